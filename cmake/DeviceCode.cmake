@@ -1,0 +1,29 @@
+# wavekit_add_device_object(NAME <name> SOURCE <file.hip> TARGET <gfx908|gfx90a|gfx942>
+#                           [OPT -O2] [COV 5] [EXTRA_FLAGS ...] [OUTPUT_VAR var])
+# Compiles HIP-dialect device C++ to an AMDGPU code object with clang-22 alone: no ROCm
+# installation, no device libraries, no HIP headers.
+function(wavekit_add_device_object)
+  cmake_parse_arguments(ARG "" "NAME;SOURCE;TARGET;OPT;COV;OUTPUT_VAR;OUTPUT_DIR" "EXTRA_FLAGS;DEPENDS" ${ARGN})
+  if(NOT ARG_OPT)
+    set(ARG_OPT -O2)
+  endif()
+  if(NOT ARG_COV)
+    set(ARG_COV 5)
+  endif()
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  set(out ${ARG_OUTPUT_DIR}/${ARG_NAME}.co)
+  get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only -nogpulib -nogpuinc
+            --offload-arch=${ARG_TARGET} ${ARG_OPT} -mcode-object-version=${ARG_COV}
+            -I${PROJECT_SOURCE_DIR}/src/probe_sdk/include ${ARG_EXTRA_FLAGS} -o ${out} ${src}
+    DEPENDS ${src} ${ARG_DEPENDS}
+    COMMENT "device code ${ARG_NAME} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
+    VERBATIM)
+  if(ARG_OUTPUT_VAR)
+    set(${ARG_OUTPUT_VAR} ${out} PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,6 +1,9 @@
 # LLVM 22 from Debian's llvm-22-dev: MC (decoding/encoding), Object, MsgPack, linked through the
 # shared libLLVM so that every binary stays small and links fast.
-find_package(LLVM 22 REQUIRED CONFIG HINTS /usr/lib/llvm-22/lib/cmake/llvm)
+find_package(LLVM REQUIRED CONFIG PATHS /usr/lib/llvm-22/lib/cmake/llvm NO_DEFAULT_PATH)
+if(NOT LLVM_VERSION_MAJOR EQUAL 22)
+  message(FATAL_ERROR "wavekit needs LLVM 22 (found ${LLVM_PACKAGE_VERSION}): run scripts/setup.sh")
+endif()
 message(STATUS "wavekit: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 
 add_library(wavekit_llvm INTERFACE)

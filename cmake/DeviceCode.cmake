@@ -17,7 +17,7 @@ function(wavekit_add_device_object)
   get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only -nogpulib -nogpuinc
+    COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
             --offload-arch=${ARG_TARGET} ${ARG_OPT} -mcode-object-version=${ARG_COV}
             -I${PROJECT_SOURCE_DIR}/src/probe_sdk/include ${ARG_EXTRA_FLAGS} -o ${out} ${src}
     DEPENDS ${src} ${ARG_DEPENDS}

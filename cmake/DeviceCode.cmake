@@ -19,7 +19,7 @@ function(wavekit_add_device_object)
     OUTPUT ${out}
     COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
             --offload-arch=${ARG_TARGET} ${ARG_OPT} -mcode-object-version=${ARG_COV}
-            -I${PROJECT_SOURCE_DIR}/src/probe_sdk/include ${ARG_EXTRA_FLAGS} -o ${out} ${src}
+            -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include -I${PROJECT_SOURCE_DIR}/src/hostcall/include ${ARG_EXTRA_FLAGS} -o ${out} ${src}
     DEPENDS ${src} ${ARG_DEPENDS}
     COMMENT "device code ${ARG_NAME} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
     VERBATIM)

@@ -1,0 +1,188 @@
+// The emulator's execution core: runs one AMDGPU kernel dispatch (gfx908, gfx90a, gfx942; wave64)
+// on host threads. Device pointers are host pointers; every access the emulated code makes is
+// checked against a MemoryMap, and a miss stops the dispatch with a memory-fault report instead
+// of touching the host. Code is decoded once per loaded object (CodeCache) through LLVM MC and
+// kept in a pre-decoded form, so that the execution loop never parses text or MCInsts.
+//
+// Typical use (the hsa part's packet processor does exactly this):
+//   MemoryMap memory;  memory.add(buffer, bytes);  memory.add(kernarg, kernarg_bytes, ...);
+//   CodeCache code;    code.add_object(Processor::gfx90a, image_base, image_size, 0);
+//   DispatchParams p;  p.kernel_descriptor = image_base + kd_vaddr; p.kernarg = kernarg; ...
+//   DispatchResult r = dispatch(p, memory, code);   // r.ok() or r.error / r.message / r.faults
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace wavekit::emu {
+
+enum class Processor { gfx908, gfx90a, gfx942 };
+
+// "gfx908" / "gfx90a" / "gfx942" (a ":feature+" suffix is accepted and ignored); anything else
+// (including the wave32 RDNA targets) throws wavekit::Error naming the target.
+Processor parse_processor(std::string_view name);
+std::string_view processor_name(Processor processor);
+
+// The flat-address apertures the emulated GPU reports (src_shared_base / src_private_base, and
+// the values a runtime writes into hidden_shared_base / hidden_private_base). A generic (flat)
+// address whose upper 32 bits equal an aperture's is an LDS or private (scratch) address; both
+// lie above the 47-bit user address space, so no host pointer can alias them.
+inline constexpr std::uint64_t kSharedApertureBase = 0x0001'0000'0000'0000ull;
+inline constexpr std::uint64_t kPrivateApertureBase = 0x0002'0000'0000'0000ull;
+
+// The host address ranges the emulated GPU may touch: allocations, loaded code-object segments,
+// kernarg segments, hostcall buffers. Thread-safe; ranges may be added and removed while a
+// dispatch runs (e.g. by a hostcall service allocating device memory).
+class MemoryMap {
+ public:
+  enum Access : unsigned { kRead = 1, kWrite = 2, kReadWrite = 3 };
+  struct Range {
+    std::uint64_t base = 0;
+    std::uint64_t size = 0;
+    unsigned access = kReadWrite;
+    std::string label;  // for fault reports, e.g. "kernarg", "arg0", "code object foo.co"
+  };
+
+  MemoryMap();
+  ~MemoryMap();
+  MemoryMap(const MemoryMap&) = delete;
+  MemoryMap& operator=(const MemoryMap&) = delete;
+
+  // Ranges must not overlap an existing range (throws wavekit::Error naming both); size > 0.
+  void add(const void* base, std::size_t size, unsigned access = kReadWrite, std::string label = {});
+  // Removes the range that starts at `base`; returns false when there is none.
+  bool remove(const void* base);
+  // True when [address, address + size) lies inside one range that allows `access`.
+  bool contains(std::uint64_t address, std::size_t size, unsigned access) const;
+  std::optional<Range> find(std::uint64_t address) const;
+  std::vector<Range> ranges() const;
+  // Increments on every add/remove; lets executing waves keep a cheap snapshot.
+  std::uint64_t generation() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Decoded-once code per loaded object. An object is registered with the host range it occupies
+// and the virtual address of its first byte in the original ELF (0 when the whole image, from
+// vaddr 0, was mapped at host_base). Instructions are decoded lazily at first fetch and cached,
+// so data between functions is never decoded. Thread-safe.
+class CodeCache {
+ public:
+  CodeCache();
+  ~CodeCache();
+  CodeCache(const CodeCache&) = delete;
+  CodeCache& operator=(const CodeCache&) = delete;
+
+  // Registers [host_base, host_base + size) as code of `processor`; throws wavekit::Error when
+  // it overlaps an object already registered.
+  void add_object(Processor processor, const void* host_base, std::size_t size,
+                  std::uint64_t original_vaddr_base = 0);
+  bool remove_object(const void* host_base);
+
+  // Basic-block starts (ORIGINAL virtual addresses) of an object, normally from the analysis
+  // library. Ground-truth block counts are keyed by these. Without them the emulator uses the
+  // leaders it finds itself (entry points, branch targets, the instruction after a branch).
+  void set_block_starts(const void* host_base, std::span<const std::uint64_t> original_vaddrs);
+
+  // Host PC -> original virtual address (nullopt when the PC is in no registered object).
+  std::optional<std::uint64_t> original_address(std::uint64_t host_pc) const;
+  // Original virtual address -> host PC within the object registered at host_base.
+  std::optional<std::uint64_t> host_address(const void* host_base,
+                                            std::uint64_t original_vaddr) const;
+  // The disassembly text of the instruction at host_pc ("" when not decodable); for reports.
+  std::string instruction_text(std::uint64_t host_pc) const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+struct DispatchOptions {
+  unsigned host_threads = 0;        // 0: every core of the host
+  unsigned max_resident_waves = 0;  // 0: 8 waves per SIMD of the emulated GPU (see dispatch.cpp)
+  bool record_block_counts = false;
+  bool record_block_sequence = false;  // per wave, every executed block start in order
+  // Instructions a wave runs before its workgroup switches to its next wave (waves also switch
+  // at s_barrier, at an s_waitcnt that has to wait, and at s_sleep).
+  unsigned interleave_quantum = 256;
+  // No-progress detection: when the resident waves together execute this many instructions
+  // without any of them storing to memory, changing memory with an atomic, ending, or passing
+  // a barrier, AND at least no_progress_seconds of wall time passed since that last progress,
+  // the dispatch stops with ErrorKind::no_progress (the time floor leaves room for host-side
+  // services such as hostcall, whose progress the emulator cannot see).
+  std::uint64_t no_progress_instructions = 1ull << 26;
+  double no_progress_seconds = 2.0;
+};
+
+struct DispatchParams {
+  Processor processor = Processor::gfx90a;
+  const void* kernel_descriptor = nullptr;  // host address of the 64-byte kernel descriptor
+  const void* kernarg = nullptr;            // kernarg segment (explicit + hidden arguments)
+  std::uint32_t grid[3] = {1, 1, 1};        // in work-items, as in the AQL packet
+  std::uint32_t workgroup[3] = {1, 1, 1};   // work-items per workgroup
+  std::uint32_t private_segment_size = 0;   // bytes per work-item (AQL packet; >= KD's)
+  std::uint32_t group_segment_size = 0;     // bytes of LDS per workgroup (AQL packet; >= KD's)
+  const void* dispatch_packet = nullptr;    // hsa_kernel_dispatch_packet_t*, dispatch-ptr SGPRs
+  const void* queue = nullptr;              // hsa_queue_t* / amd_queue_t*, queue-ptr SGPRs
+  std::uint64_t dispatch_id = 0;
+  DispatchOptions options;
+};
+
+enum class ErrorKind {
+  none,
+  invalid_dispatch,           // bad parameters or kernel descriptor (message says which)
+  memory_fault,               // access outside the MemoryMap / LDS / scratch
+  illegal_instruction,        // bytes that do not decode, or a PC outside registered code
+  unimplemented_instruction,  // decodes, but the emulator has no semantics for it
+  trap,                       // s_trap
+  no_progress,                // resident waves spin without progress (faults = waiting waves)
+};
+std::string_view error_kind_name(ErrorKind kind);
+
+struct WaveLocation {
+  std::uint64_t linear_wave_id = 0;
+  std::uint32_t workgroup[3] = {0, 0, 0};
+  std::uint32_t wave_in_workgroup = 0;
+  std::uint64_t host_pc = 0;
+  std::uint64_t pc = 0;  // original virtual address (host_pc when not in a registered object)
+  std::string instruction;   // disassembly of the instruction at pc, when decodable
+  std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
+};
+
+struct WaveRecord {
+  std::uint64_t linear_wave_id = 0;  // (wg.x + wg.y*ngx + wg.z*ngx*ngy) * waves_per_wg + wave
+  std::uint32_t workgroup[3] = {0, 0, 0};
+  std::uint32_t wave_in_workgroup = 0;
+  std::uint64_t instructions = 0;  // executed wave-instructions
+  // (original block start vaddr, times entered), sorted by address; with record_block_counts.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> block_counts;
+  std::vector<std::uint64_t> block_sequence;  // with record_block_sequence
+};
+
+struct DispatchResult {
+  ErrorKind error = ErrorKind::none;
+  std::string message;              // human-readable; names the wave, PC, instruction, address
+  std::vector<WaveLocation> faults;  // the faulting wave, or every waiting wave (no_progress)
+  std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
+  std::uint64_t total_instructions = 0;
+  std::uint64_t total_waves = 0;
+  std::uint32_t waves_per_workgroup = 0;
+  bool ok() const { return error == ErrorKind::none; }
+};
+
+// Runs the dispatch to completion (or to the first error) on options.host_threads threads.
+// Never throws for faults of the emulated code; throws wavekit::Error only for misuse that
+// cannot be reported as a result (none at present: bad parameters are ErrorKind::invalid_dispatch).
+DispatchResult dispatch(const DispatchParams& params, MemoryMap& memory, CodeCache& code);
+
+}  // namespace wavekit::emu

@@ -77,7 +77,7 @@ enum class ControlFlow {
   call,                // s_swappc_b64 (or s_call_b64): continues after the callee returns
   indirect,            // s_setpc_b64: a return (s[30:31]) or a computed jump
   end_program,         // s_endpgm (and its variants)
-  trap,                // s_trap
+  trap,                // s_trap: enters the trap handler, which may resume after it
 };
 std::string_view to_string(MemoryKind kind);
 std::string_view to_string(MemoryAccess access);
@@ -85,7 +85,7 @@ std::string_view to_string(ControlFlow flow);
 
 struct Instruction {
   std::uint64_t address = 0;
-  std::uint8_t size = 0;  // bytes: 4, 8 or 12 (with a literal)
+  std::uint8_t size = 0;                    // bytes: 4, 8 or 12 (with a literal)
   std::array<std::uint8_t, 16> encoding{};  // the first `size` bytes are the instruction
   unsigned opcode = 0;                      // LLVM MC opcode (MCInstrInfo::getName)
   std::string mnemonic;                     // "s_cbranch_execz"
@@ -101,7 +101,7 @@ struct Instruction {
   std::optional<std::uint64_t> branch_target;
 
   std::span<const std::uint8_t> bytes() const { return {encoding.data(), size}; }
-  // Control does not fall through to the next instruction (branch, indirect, end, trap).
+  // Control does not fall through to the next instruction (branch, indirect, end_program).
   bool ends_flow() const;
 };
 

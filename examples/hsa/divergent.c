@@ -1,0 +1,72 @@
+/* divergent: a kernel whose lanes take data-dependent paths and loop counts, checked against
+ * the same computation on the CPU. The main demo for `wavekit run --tool bbcount`.
+ * usage: divergent [CODE_OBJECT] */
+#include "hsa_example.h"
+
+static unsigned divergent_reference(unsigned value) {
+  unsigned result;
+  switch (value & 3) {
+    case 0:
+      result = value * 3;
+      break;
+    case 1:
+      result = value ^ 0x5a5a5a5au;
+      break;
+    case 2:
+      result = value >> 2;
+      break;
+    default:
+      result = value + 12345;
+      break;
+  }
+  unsigned steps = 0;
+  for (unsigned x = (value % 97) + 1; x != 1 && steps < 1000; ++steps)
+    x = (x & 1) ? 3 * x + 1 : x / 2;
+  return result + steps;
+}
+
+int main(int argc, char** argv) {
+  const char* object = example_code_object(argc, argv, 1, "divergent.co");
+  example_context context;
+  example_init(&context);
+  hsa_executable_t executable = example_load(&context, &object, 1);
+  example_kernel kernel = example_find_kernel(&context, executable, "divergent");
+
+  const unsigned n = 4096;
+  unsigned* input = example_allocate(&context, n * sizeof(unsigned));
+  unsigned* output = example_allocate(&context, n * sizeof(unsigned));
+  unsigned state = 12345;
+  for (unsigned i = 0; i < n; ++i) {
+    state = state * 1103515245u + 12345u; /* a fixed pseudo-random input */
+    input[i] = state >> 8;
+  }
+  struct {
+    const unsigned* input;
+    unsigned* output;
+    unsigned n;
+  } args = {input, output, n};
+  void* kernarg = example_kernarg(&context, &kernel, &args, sizeof args, n, 128);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  example_dispatch(&context, &kernel, kernarg, n, 128, done);
+  example_wait(done, 1);
+
+  unsigned wrong = 0;
+  unsigned long long checksum = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    checksum += output[i];
+    if (output[i] != divergent_reference(input[i]) && wrong++ < 5)
+      fprintf(stderr, "output[%u] = %u, expected %u\n", i, output[i],
+              divergent_reference(input[i]));
+  }
+  printf("divergent on %s: %u elements, checksum %llu, %u wrong\n", context.gpu_name, n, checksum,
+         wrong);
+
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_memory_free(kernarg));
+  CHECK(hsa_amd_memory_pool_free(input));
+  CHECK(hsa_amd_memory_pool_free(output));
+  CHECK(hsa_executable_destroy(executable));
+  example_shut_down(&context);
+  return wrong == 0 ? 0 : 1;
+}

@@ -1,0 +1,98 @@
+// `wavekit launch`: run one kernel of a code object on the emulator with arguments from the
+// command line, and the launch state a packet processor and a HIP-like runtime would set up:
+// the kernarg segment (explicit arguments matched to the metadata `.args`, COV4/COV5 hidden
+// arguments filled from the grid), the AQL packet's sizes, scratch and LDS from the note.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "wavekit/hsa/loader.h"
+
+namespace wavekit::hsa {
+
+// One `--arg` value: a buffer (file:PATH, zeros:BYTES) whose pointer is passed, or a scalar
+// passed by value (i32:V u32:V i64:V u64:V f32:V f64:V).
+struct ArgumentSpec {
+  enum class Kind { file, zeros, i32, u32, i64, u64, f32, f64 };
+  Kind kind = Kind::zeros;
+  std::string text;                 // as given, for messages
+  std::vector<std::uint8_t> bytes;  // buffer contents, or the scalar's little-endian bytes
+  bool is_buffer() const { return kind == Kind::file || kind == Kind::zeros; }
+};
+
+// Parses one SPEC; throws wavekit::Error naming the spec (e.g. "--arg i32:x: 'x' is not an
+// integer", "--arg file:/nope: cannot open ...").
+ArgumentSpec parse_argument(const std::string& spec);
+
+// "X[,Y[,Z]]" -> {X, Y, Z} (missing components are 1) and the number given; every component
+// must be >= 1. Throws wavekit::Error naming `option`.
+struct Dimensions {
+  std::array<std::uint32_t, 3> size{1, 1, 1};
+  unsigned count = 1;
+};
+Dimensions parse_dimensions(const std::string& option, const std::string& text);
+
+// Values the hidden arguments take that do not come from the grid.
+struct HiddenArgumentValues {
+  std::uint64_t hostcall_buffer = 0;
+  std::uint64_t printf_buffer = 0;
+  std::uint64_t queue_ptr = 0;
+  std::uint64_t heap = 0;
+};
+
+// Writes every hidden argument `kernel`'s metadata lists at its metadata offset (COV4 and COV5
+// alike: the offsets come from the note): block counts, group sizes, remainders, global offsets
+// (0), grid dimensions, the private/shared aperture bases of the emulated GPU, and the buffers
+// in `values`. `kernarg` must hold kernel.kernarg_segment_size bytes.
+void fill_hidden_arguments(const KernelInfo& kernel, const Dimensions& grid,
+                           const Dimensions& block, const HiddenArgumentValues& values,
+                           std::uint8_t* kernarg);
+
+// Checks `specs` against the explicit (non-hidden) arguments of `kernel`, in order: the count
+// must match, a buffer spec needs a pointer-sized argument (global_buffer, or any 8-byte
+// argument of address space global/generic), a scalar spec an argument of its size. Throws
+// wavekit::Error naming the argument (index, name, kind, size) that does not fit.
+void check_arguments(const KernelInfo& kernel, const std::vector<ArgumentSpec>& specs);
+
+struct LaunchRequest {
+  std::string code_object;  // path
+  std::string kernel;
+  Dimensions grid;   // work-items per dimension (the AQL convention)
+  Dimensions block;  // work-items per workgroup
+  std::vector<ArgumentSpec> arguments;
+  unsigned host_threads = 0;        // 0: every core
+  unsigned max_resident_waves = 0;  // 0: the emulator's default
+  bool record_block_counts = false;
+  bool record_block_sequence = false;
+};
+
+struct LaunchOutcome {
+  std::string kernel;
+  std::string target;
+  bool ok = false;
+  std::string error;  // the emulator's report when !ok (kind, waves, PCs, addresses)
+  // Buffer argument i (position in the argument list) -> its bytes after the dispatch.
+  std::vector<std::pair<unsigned, std::vector<std::uint8_t>>> buffers;
+  std::uint64_t workgroups = 0;
+  std::uint64_t waves = 0;
+  std::uint32_t waves_per_workgroup = 0;
+  std::uint64_t instructions = 0;
+  double seconds = 0;
+  // --trace-blocks document ({"kernel", "waves": [...]}) and per-wave block sequences.
+  nlohmann::json block_trace;
+  std::vector<std::pair<std::uint64_t, std::vector<std::uint64_t>>> block_sequences;
+};
+
+// Loads the object, checks and binds the arguments, dispatches, and collects the results.
+// Throws wavekit::Error for anything the user can fix (bad object, unknown kernel, argument
+// mismatch, a block larger than the kernel allows). The grid need not be a multiple of the
+// block: partial workgroups are allowed, as in AQL. Emulator faults come back in
+// LaunchOutcome::error.
+LaunchOutcome launch(const LaunchRequest& request);
+
+}  // namespace wavekit::hsa

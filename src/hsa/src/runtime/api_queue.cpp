@@ -1,0 +1,371 @@
+// HSA API: user-mode AQL queues and the packet processor. Each queue has a host thread that
+// plays the command processor: it takes packets in order from the ring once their header is no
+// longer INVALID, runs kernel dispatches through emu::dispatch with the packet's sizes, waits on
+// barrier-AND/OR dependencies, decrements completion signals, resets the header to INVALID and
+// advances the read index. Packets run one after another, so the header's barrier bit always
+// holds; acquire/release fences are full host fences (host memory is the device's memory).
+//
+// A dispatch that fails in the emulator (memory fault, illegal/unimplemented instruction, trap,
+// no progress, invalid kernel object) is reported on stderr with the waves, PCs and addresses.
+// Then, as ROCr: with a queue error callback, the callback gets the status and the queue turns
+// inactive; without one, the process ends (exit status 1; ROCr aborts). Unlike ROCr, the
+// completion signals of the failed packet and of every later packet of an inactive queue are
+// still decremented (the packets are discarded), so that a program waiting on them ends
+// instead of hanging.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "../dispatch_report.h"
+#include "runtime.h"
+
+using namespace wavekit::hsa::runtime;
+namespace emu = wavekit::emu;
+
+namespace {
+
+constexpr auto kIdlePoll = std::chrono::milliseconds(1);
+
+Queue* queue_of(const hsa_queue_t* queue) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  auto it = rt.queues.find(queue);
+  return it == rt.queues.end() ? nullptr : it->second.get();
+}
+
+std::uint64_t* write_index(const hsa_queue_t* queue) {
+  return const_cast<std::uint64_t*>(
+      &reinterpret_cast<const amd_queue_t*>(queue)->write_dispatch_id);
+}
+std::uint64_t* read_index(const hsa_queue_t* queue) {
+  return const_cast<std::uint64_t*>(&reinterpret_cast<const amd_queue_t*>(queue)->read_dispatch_id);
+}
+
+void complete(hsa_signal_t completion_signal) {
+  if (!completion_signal.handle) return;
+  __atomic_fetch_sub(const_cast<std::int64_t*>(&signal_of(completion_signal)->value), 1,
+                     __ATOMIC_RELEASE);
+  notify_signal_change();
+}
+
+hsa_status_t status_for(emu::ErrorKind kind) {
+  switch (kind) {
+    case emu::ErrorKind::none:
+      return HSA_STATUS_SUCCESS;
+    case emu::ErrorKind::invalid_dispatch:
+      return HSA_STATUS_ERROR_INVALID_PACKET_FORMAT;
+    case emu::ErrorKind::memory_fault:
+      return static_cast<hsa_status_t>(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+    case emu::ErrorKind::illegal_instruction:
+    case emu::ErrorKind::unimplemented_instruction:
+      return static_cast<hsa_status_t>(HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION);
+    case emu::ErrorKind::trap:
+      return HSA_STATUS_ERROR_EXCEPTION;
+    case emu::ErrorKind::no_progress:
+      return HSA_STATUS_ERROR_FATAL;
+  }
+  return HSA_STATUS_ERROR;
+}
+
+std::string kernel_name_at(std::uint64_t descriptor) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  for (auto& [key, executable] : rt.executables)
+    if (const auto* kernel = executable->loader.kernel_at(descriptor)) return kernel->name;
+  return "kernel object 0x" + [&] {
+    char text[20];
+    std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(descriptor));
+    return std::string(text);
+  }();
+}
+
+// Reports a failed packet and applies the queue-error semantics described at the top.
+void fail_packet(Queue& queue, hsa_status_t status, const std::string& report) {
+  std::fprintf(stderr, "wavekit emulator: queue %llu: %s\n",
+               static_cast<unsigned long long>(queue.amd->hsa_queue.id), report.c_str());
+  queue.inactive = true;
+  if (queue.callback) {
+    queue.callback(status, &queue.amd->hsa_queue, queue.callback_data);
+    return;
+  }
+  std::fprintf(
+      stderr, "wavekit emulator: no queue error callback; terminating the process as ROCr would\n");
+  std::fflush(nullptr);
+  _exit(1);
+}
+
+void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
+                  std::uint64_t dispatch_id) {
+  Runtime& rt = runtime();
+  const std::string kernel = kernel_name_at(packet.kernel_object);
+  if (!rt.memory.contains(packet.kernel_object, 64, emu::MemoryMap::kRead)) {
+    fail_packet(
+        queue, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "kernel_object 0x" + [&] {
+          char text[20];
+          std::snprintf(text, sizeof text, "%llx",
+                        static_cast<unsigned long long>(packet.kernel_object));
+          return std::string(text);
+        }() + " is not a kernel descriptor of a loaded executable");
+    return;
+  }
+  emu::DispatchParams params;
+  params.processor = queue.agent->processor;
+  params.kernel_descriptor = reinterpret_cast<const void*>(packet.kernel_object);
+  params.kernarg = packet.kernarg_address;
+  unsigned dimensions = (packet.setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3;
+  params.grid[0] = packet.grid_size_x;
+  params.grid[1] = dimensions >= 2 ? packet.grid_size_y : 1;
+  params.grid[2] = dimensions >= 3 ? packet.grid_size_z : 1;
+  params.workgroup[0] = packet.workgroup_size_x;
+  params.workgroup[1] = dimensions >= 2 ? packet.workgroup_size_y : 1;
+  params.workgroup[2] = dimensions >= 3 ? packet.workgroup_size_z : 1;
+  params.private_segment_size = packet.private_segment_size;
+  params.group_segment_size = packet.group_segment_size;
+  params.dispatch_packet = &packet;
+  params.queue = queue.amd;
+  params.dispatch_id = dispatch_id;
+  params.options.host_threads = rt.host_threads;
+  params.options.max_resident_waves = rt.max_resident_waves;
+  emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
+  if (!result.ok())
+    fail_packet(queue, status_for(result.error), wavekit::hsa::describe_failure(result, kernel));
+}
+
+bool barrier_satisfied(const hsa_signal_t* dependencies, bool any) {
+  bool all_done = true;
+  bool any_done = false;
+  for (int i = 0; i < 5; ++i) {
+    if (!dependencies[i].handle) continue;  // a null dependency counts as satisfied
+    bool done = __atomic_load_n(&signal_of(dependencies[i])->value, __ATOMIC_ACQUIRE) == 0;
+    all_done = all_done && done;
+    any_done = any_done || done;
+  }
+  bool no_dependency =
+      std::all_of(dependencies, dependencies + 5, [](hsa_signal_t s) { return s.handle == 0; });
+  return any ? (any_done || no_dependency) : all_done;
+}
+
+void packet_processor(Queue* queue) {
+  Runtime& rt = runtime();
+  auto* ring = static_cast<hsa_kernel_dispatch_packet_t*>(queue->ring);
+  const std::uint32_t size = queue->amd->hsa_queue.size;
+  const hsa_queue_t* hsa_queue = &queue->amd->hsa_queue;
+  while (!queue->stop.load()) {
+    std::uint64_t read = __atomic_load_n(read_index(hsa_queue), __ATOMIC_ACQUIRE);
+    auto* slot = &ring[read % size];
+    std::uint16_t header = __atomic_load_n(&slot->header, __ATOMIC_ACQUIRE);
+    unsigned type = (header >> HSA_PACKET_HEADER_TYPE) & ((1u << HSA_PACKET_HEADER_WIDTH_TYPE) - 1);
+    if (read >= __atomic_load_n(write_index(hsa_queue), __ATOMIC_ACQUIRE) ||
+        type == HSA_PACKET_TYPE_INVALID) {
+      std::unique_lock lock(rt.signal_mutex);
+      rt.signal_changed.wait_for(lock, kIdlePoll);
+      continue;
+    }
+    hsa_signal_t completion{};
+    if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
+      const auto* barrier = reinterpret_cast<const hsa_barrier_and_packet_t*>(slot);
+      completion = barrier->completion_signal;
+      bool any = type == HSA_PACKET_TYPE_BARRIER_OR;
+      while (!queue->inactive && !queue->stop.load() &&
+             !barrier_satisfied(barrier->dep_signal, any)) {
+        std::unique_lock lock(rt.signal_mutex);
+        rt.signal_changed.wait_for(lock, std::chrono::microseconds(200));
+      }
+    } else if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      completion = slot->completion_signal;
+      if (queue->inactive) {
+        std::fprintf(
+            stderr, "wavekit emulator: queue %llu is inactive after an error; dispatch discarded\n",
+            static_cast<unsigned long long>(hsa_queue->id));
+      } else {
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // acquire fence of the packet
+        run_dispatch(*queue, *slot, read);
+        std::atomic_thread_fence(std::memory_order_seq_cst);  // release fence of the packet
+      }
+    } else {
+      completion = slot->completion_signal;
+      if (!queue->inactive)
+        fail_packet(*queue, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                    "packet " + std::to_string(read) + " has type " + std::to_string(type) +
+                        ", which the emulated GPU does not process (kernel dispatch and barrier "
+                        "packets only)");
+    }
+    complete(completion);
+    __atomic_store_n(&slot->header,
+                     static_cast<std::uint16_t>(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE),
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(read_index(hsa_queue), read + 1, __ATOMIC_RELEASE);
+  }
+}
+
+}  // namespace
+
+namespace wavekit::hsa::runtime {
+
+hsa_status_t destroy_queue(hsa_queue_t* hsa_queue) {
+  Runtime& rt = runtime();
+  std::unique_ptr<Queue> queue;
+  {
+    std::lock_guard lock(rt.mutex);
+    auto it = rt.queues.find(hsa_queue);
+    if (it == rt.queues.end()) return HSA_STATUS_ERROR_INVALID_QUEUE;
+    queue = std::move(it->second);
+    rt.queues.erase(it);
+  }
+  queue->stop = true;
+  notify_signal_change();
+  queue->processor.join();
+  {
+    std::lock_guard lock(rt.mutex);
+    rt.signals.erase(signal_of(queue->amd->hsa_queue.doorbell_signal));
+  }
+  release(signal_of(queue->amd->hsa_queue.doorbell_signal));
+  release(queue->ring);
+  release(queue->amd);
+  return HSA_STATUS_SUCCESS;
+}
+
+}  // namespace wavekit::hsa::runtime
+
+extern "C" {
+
+hsa_status_t hsa_queue_create(hsa_agent_t agent_handle, uint32_t size, hsa_queue_type32_t type,
+                              void (*callback)(hsa_status_t status, hsa_queue_t* source,
+                                               void* data),
+                              void* data, uint32_t, uint32_t, hsa_queue_t** queue_out) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  Runtime& rt = runtime();
+  if (agent_handle.handle == reinterpret_cast<std::uint64_t>(&rt.cpu))
+    return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
+  if (agent_handle.handle != reinterpret_cast<std::uint64_t>(&rt.gpu))
+    return HSA_STATUS_ERROR_INVALID_AGENT;
+  if (!queue_out || size < 64 || size > 131072 || (size & (size - 1)) != 0)
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (type != HSA_QUEUE_TYPE_MULTI && type != HSA_QUEUE_TYPE_SINGLE)
+    return HSA_STATUS_ERROR_INVALID_QUEUE_CREATION;
+
+  auto queue = std::make_unique<Queue>();
+  queue->agent = &rt.gpu;
+  queue->callback = callback;
+  queue->callback_data = data;
+  queue->amd = static_cast<amd_queue_t*>(allocate(sizeof(amd_queue_t), 64, "amd_queue_t"));
+  queue->ring = allocate(std::size_t(size) * 64, 64, "AQL ring");
+  hsa_signal_t doorbell{};
+  if (!queue->amd || !queue->ring ||
+      hsa_signal_create(0, 0, nullptr, &doorbell) != HSA_STATUS_SUCCESS) {
+    release(queue->amd);
+    release(queue->ring);
+    return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  }
+  auto* packets = static_cast<hsa_kernel_dispatch_packet_t*>(queue->ring);
+  for (std::uint32_t i = 0; i < size; ++i)
+    packets[i].header = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+  amd_queue_t& amd = *queue->amd;
+  amd.hsa_queue.type = type;
+  amd.hsa_queue.features = HSA_QUEUE_FEATURE_KERNEL_DISPATCH;
+  amd.hsa_queue.base_address = queue->ring;
+  amd.hsa_queue.doorbell_signal = doorbell;
+  amd.hsa_queue.size = size;
+  // Device code of code-object v4 finds the LDS and scratch apertures here.
+  amd.group_segment_aperture_base_hi = static_cast<std::uint32_t>(emu::kSharedApertureBase >> 32);
+  amd.private_segment_aperture_base_hi =
+      static_cast<std::uint32_t>(emu::kPrivateApertureBase >> 32);
+  amd.max_wave_id = 31;
+  amd.queue_properties = AMD_QUEUE_PROPERTIES_IS_PTR64;
+  {
+    std::lock_guard lock(rt.mutex);
+    amd.hsa_queue.id = rt.next_queue_id++;
+    amd.max_cu_id = 0;
+  }
+  Queue* raw = queue.get();
+  {
+    std::lock_guard lock(rt.mutex);
+    rt.queues[&amd.hsa_queue] = std::move(queue);
+  }
+  raw->processor = std::thread(packet_processor, raw);
+  *queue_out = &amd.hsa_queue;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_queue_destroy(hsa_queue_t* hsa_queue) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  return destroy_queue(hsa_queue);
+}
+
+hsa_status_t hsa_queue_inactivate(hsa_queue_t* hsa_queue) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  Queue* queue = queue_of(hsa_queue);
+  if (!queue) return HSA_STATUS_ERROR_INVALID_QUEUE;
+  queue->inactive = true;
+  return HSA_STATUS_SUCCESS;
+}
+
+#define WAVEKIT_QUEUE_LOAD(which, suffix, order)                               \
+  uint64_t hsa_queue_load_##which##_index_##suffix(const hsa_queue_t* queue) { \
+    return __atomic_load_n(which##_index(queue), order);                       \
+  }
+WAVEKIT_QUEUE_LOAD(read, scacquire, __ATOMIC_ACQUIRE)
+WAVEKIT_QUEUE_LOAD(read, acquire, __ATOMIC_ACQUIRE)
+WAVEKIT_QUEUE_LOAD(read, relaxed, __ATOMIC_RELAXED)
+WAVEKIT_QUEUE_LOAD(write, scacquire, __ATOMIC_ACQUIRE)
+WAVEKIT_QUEUE_LOAD(write, acquire, __ATOMIC_ACQUIRE)
+WAVEKIT_QUEUE_LOAD(write, relaxed, __ATOMIC_RELAXED)
+
+#define WAVEKIT_QUEUE_STORE(which, suffix, order)                                           \
+  void hsa_queue_store_##which##_index_##suffix(const hsa_queue_t* queue, uint64_t value) { \
+    __atomic_store_n(which##_index(queue), value, order);                                   \
+    notify_signal_change();                                                                 \
+  }
+WAVEKIT_QUEUE_STORE(write, relaxed, __ATOMIC_RELAXED)
+WAVEKIT_QUEUE_STORE(write, screlease, __ATOMIC_RELEASE)
+WAVEKIT_QUEUE_STORE(write, release, __ATOMIC_RELEASE)
+WAVEKIT_QUEUE_STORE(read, relaxed, __ATOMIC_RELAXED)
+WAVEKIT_QUEUE_STORE(read, screlease, __ATOMIC_RELEASE)
+WAVEKIT_QUEUE_STORE(read, release, __ATOMIC_RELEASE)
+
+#define WAVEKIT_QUEUE_WRITE_INDEX_ORDERS(MACRO) \
+  MACRO(acq_rel, __ATOMIC_ACQ_REL)              \
+  MACRO(scacq_screl, __ATOMIC_ACQ_REL)          \
+  MACRO(acquire, __ATOMIC_ACQUIRE)              \
+  MACRO(scacquire, __ATOMIC_ACQUIRE)            \
+  MACRO(relaxed, __ATOMIC_RELAXED)              \
+  MACRO(release, __ATOMIC_RELEASE)              \
+  MACRO(screlease, __ATOMIC_RELEASE)
+
+#define WAVEKIT_QUEUE_ADD(suffix, order)                                                  \
+  uint64_t hsa_queue_add_write_index_##suffix(const hsa_queue_t* queue, uint64_t value) { \
+    return __atomic_fetch_add(write_index(queue), value, order);                          \
+  }
+WAVEKIT_QUEUE_WRITE_INDEX_ORDERS(WAVEKIT_QUEUE_ADD)
+
+#define WAVEKIT_QUEUE_CAS(suffix, order)                                                   \
+  uint64_t hsa_queue_cas_write_index_##suffix(const hsa_queue_t* queue, uint64_t expected, \
+                                              uint64_t value) {                            \
+    uint64_t observed = expected;                                                          \
+    __atomic_compare_exchange_n(write_index(queue), &observed, value, false, order,        \
+                                order == __ATOMIC_RELEASE   ? __ATOMIC_RELAXED             \
+                                : order == __ATOMIC_ACQ_REL ? __ATOMIC_ACQUIRE             \
+                                                            : order);                      \
+    return observed;                                                                       \
+  }
+WAVEKIT_QUEUE_WRITE_INDEX_ORDERS(WAVEKIT_QUEUE_CAS)
+
+hsa_status_t hsa_amd_queue_cu_set_mask(const hsa_queue_t* queue, uint32_t, const uint32_t*) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  return queue_of(queue) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
+}
+
+hsa_status_t hsa_amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priority_t) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  return queue_of(queue) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
+}
+
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t* queue, int) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  return queue_of(queue) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
+}
+
+}  // extern "C"

@@ -1,0 +1,140 @@
+#include "runtime.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+namespace wavekit::hsa::runtime {
+
+namespace {
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+    }
+  }
+  return "host CPU";
+}
+
+}  // namespace
+
+unsigned environment_unsigned(const char* variable, unsigned fallback) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  unsigned long value = std::strtoul(text, &end, 10);
+  if (*end != '\0' || value > 1u << 20) {
+    std::fprintf(stderr, "wavekit emulator: %s='%s' is not a number\n", variable, text);
+    std::exit(1);
+  }
+  return static_cast<unsigned>(value);
+}
+
+Runtime::Runtime() {
+  const char* target = std::getenv("WAVEKIT_EMU_TARGET");
+  std::string target_name = target && *target ? target : "gfx90a";
+  try {
+    gpu.processor = emu::parse_processor(target_name);
+  } catch (const std::exception& error) {
+    // Without a valid target there is no GPU to offer; say so once and stop, as a
+    // misconfigured driver would.
+    std::fprintf(stderr, "wavekit emulator: WAVEKIT_EMU_TARGET: %s\n", error.what());
+    std::exit(1);
+  }
+  gpu.type = HSA_DEVICE_TYPE_GPU;
+  gpu.name = std::string(emu::processor_name(gpu.processor));
+  gpu.node = 1;
+  cpu.type = HSA_DEVICE_TYPE_CPU;
+  cpu.name = cpu_model_name();
+  cpu.node = 0;
+  isa.processor = gpu.processor;
+  isa.name = "amdgcn-amd-amdhsa--" + gpu.name;
+
+  system_fine_grained.owner = &cpu;
+  system_fine_grained.global_flags =
+      HSA_REGION_GLOBAL_FLAG_KERNARG | HSA_REGION_GLOBAL_FLAG_FINE_GRAINED;
+  system_coarse_grained.owner = &cpu;
+  system_coarse_grained.global_flags = HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED;
+  gpu_local.owner = &gpu;
+  gpu_local.global_flags = HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED;
+  // As in ROCr: the system regions are listed under every agent, the pools under their owner.
+  cpu.regions = {&system_fine_grained, &system_coarse_grained};
+  cpu.pools = {&system_fine_grained, &system_coarse_grained};
+  gpu.regions = {&gpu_local, &system_fine_grained, &system_coarse_grained};
+  gpu.pools = {&gpu_local};
+
+  host_threads = environment_unsigned("WAVEKIT_EMU_THREADS", 0);
+  max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
+}
+
+Runtime& runtime() {
+  static Runtime* instance = new Runtime();  // never destroyed: queues may outlive static dtors
+  return *instance;
+}
+
+bool initialized() {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  return rt.init_count > 0;
+}
+
+void* allocate(std::size_t size, std::size_t alignment, const std::string& label) {
+  if (size == 0) return nullptr;
+  std::size_t rounded = (size + alignment - 1) / alignment * alignment;
+  void* pointer = std::aligned_alloc(alignment, rounded);
+  if (!pointer) return nullptr;
+  std::memset(pointer, 0, rounded);
+  Runtime& rt = runtime();
+  rt.memory.add(pointer, rounded, emu::MemoryMap::kReadWrite, label);
+  std::lock_guard lock(rt.mutex);
+  rt.allocations[reinterpret_cast<std::uint64_t>(pointer)] = rounded;
+  return pointer;
+}
+
+bool release(void* pointer) {
+  Runtime& rt = runtime();
+  {
+    std::lock_guard lock(rt.mutex);
+    auto it = rt.allocations.find(reinterpret_cast<std::uint64_t>(pointer));
+    if (it == rt.allocations.end()) return false;
+    rt.allocations.erase(it);
+  }
+  rt.memory.remove(pointer);
+  std::free(pointer);
+  return true;
+}
+
+void notify_signal_change() {
+  Runtime& rt = runtime();
+  { std::lock_guard lock(rt.signal_mutex); }
+  rt.signal_changed.notify_all();
+}
+
+amd_signal_t* signal_of(hsa_signal_t signal) {
+  return reinterpret_cast<amd_signal_t*>(signal.handle);
+}
+
+hsa_status_t status_of(const LoaderError& error) {
+  switch (error.kind()) {
+    case LoaderErrorKind::invalid_code_object:
+      return HSA_STATUS_ERROR_INVALID_CODE_OBJECT;
+    case LoaderErrorKind::incompatible_code_object:
+      return HSA_STATUS_ERROR_INCOMPATIBLE_ARGUMENTS;
+    case LoaderErrorKind::variable_undefined:
+      return HSA_STATUS_ERROR_VARIABLE_UNDEFINED;
+    case LoaderErrorKind::variable_already_defined:
+      return HSA_STATUS_ERROR_VARIABLE_ALREADY_DEFINED;
+    case LoaderErrorKind::frozen_executable:
+      return HSA_STATUS_ERROR_FROZEN_EXECUTABLE;
+  }
+  return HSA_STATUS_ERROR;
+}
+
+std::string ExecutableSymbol::name() const { return kernel ? kernel->symbol : variable->name; }
+
+}  // namespace wavekit::hsa::runtime

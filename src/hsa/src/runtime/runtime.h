@@ -1,0 +1,143 @@
+// Internal state of the HSA runtime over the emulator (not a public header). One process-wide
+// Runtime holds the agents, the memory the emulated GPU may touch (emu::MemoryMap), the decoded
+// code (emu::CodeCache), and the live queues, signals, readers and executables. Handles given
+// to the application are addresses of these objects, as in ROCr (an hsa_signal_t is the
+// address of its amd_signal_t, which device code such as hostcall also uses).
+#pragma once
+
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wavekit/emu/emu.h"
+#include "wavekit/hsa/loader.h"
+
+namespace wavekit::hsa::runtime {
+
+struct Agent;
+
+// A region and an AMD memory pool are the same thing seen through two APIs.
+struct Region {
+  Agent* owner = nullptr;
+  hsa_region_segment_t segment = HSA_REGION_SEGMENT_GLOBAL;
+  std::uint32_t global_flags = 0;  // HSA_REGION_GLOBAL_FLAG_*
+  bool listed_as_pool = true;      // reported by hsa_amd_agent_iterate_memory_pools
+};
+
+struct Agent {
+  hsa_device_type_t type = HSA_DEVICE_TYPE_CPU;
+  std::string name;  // "gfx90a" for the GPU, the CPU's model name otherwise
+  emu::Processor processor = emu::Processor::gfx90a;
+  std::uint32_t node = 0;
+  std::vector<Region*> regions;  // hsa_agent_iterate_regions
+  std::vector<Region*> pools;    // hsa_amd_agent_iterate_memory_pools
+};
+
+struct Isa {
+  std::string name;  // "amdgcn-amd-amdhsa--gfx90a"
+  emu::Processor processor = emu::Processor::gfx90a;
+};
+
+struct Queue {
+  amd_queue_t* amd = nullptr;  // what the application and device code see (hsa_queue_t first)
+  void* ring = nullptr;
+  Agent* agent = nullptr;
+  void (*callback)(hsa_status_t, hsa_queue_t*, void*) = nullptr;
+  void* callback_data = nullptr;
+  std::thread processor;
+  std::atomic<bool> stop{false};
+  std::atomic<bool> inactive{false};
+};
+
+struct CodeObjectReader {
+  std::vector<std::uint8_t> bytes;
+  std::string name;
+};
+
+struct ExecutableSymbol;
+
+struct ExecutableState {
+  Executable loader;
+  hsa_executable_state_t state = HSA_EXECUTABLE_STATE_UNFROZEN;
+  std::vector<std::unique_ptr<ExecutableSymbol>> symbols;  // built at freeze
+  std::vector<std::uint64_t> registered_code;              // load bases given to CodeCache
+  std::vector<std::uint64_t> registered_memory;            // load bases given to MemoryMap
+};
+
+struct ExecutableSymbol {
+  ExecutableState* executable = nullptr;
+  const KernelInfo* kernel = nullptr;      // a kernel symbol
+  const VariableInfo* variable = nullptr;  // or a variable symbol
+  std::string name() const;
+};
+
+struct Runtime {
+  std::mutex mutex;  // guards everything below that is not atomic or internally synchronised
+  int init_count = 0;
+
+  Agent cpu;
+  Agent gpu;
+  Isa isa;
+  // System memory (both agents can reach it) and the GPU's "device-local" memory, which on
+  // the emulator is host memory too.
+  Region system_fine_grained;  // kernarg + fine-grained, like ROCr's system kernarg pool
+  Region system_coarse_grained;
+  Region gpu_local;  // coarse-grained, owned by the GPU agent
+
+  emu::MemoryMap memory;
+  emu::CodeCache code;
+
+  std::map<std::uint64_t, std::size_t> allocations;  // host base -> size
+  std::set<const amd_signal_t*> signals;
+  std::map<const hsa_queue_t*, std::unique_ptr<Queue>> queues;
+  std::map<const CodeObjectReader*, std::unique_ptr<CodeObjectReader>> readers;
+  std::map<const ExecutableState*, std::unique_ptr<ExecutableState>> executables;
+  std::uint64_t next_queue_id = 0;
+
+  unsigned host_threads = 0;        // WAVEKIT_EMU_THREADS, 0: every core
+  unsigned max_resident_waves = 0;  // WAVEKIT_EMU_MAX_RESIDENT_WAVES, 0: emulator default
+
+  // Host-side signal changes bump this and notify; waiters also poll, because device code
+  // changes signal values without telling anyone.
+  std::mutex signal_mutex;
+  std::condition_variable signal_changed;
+
+  Runtime();
+};
+
+Runtime& runtime();
+bool initialized();
+
+// Registers/unregisters a host allocation with the emulated GPU's memory map.
+void* allocate(std::size_t size, std::size_t alignment, const std::string& label);
+bool release(void* pointer);
+
+// Wakes every waiter on any signal (and the packet processors).
+void notify_signal_change();
+amd_signal_t* signal_of(hsa_signal_t signal);
+
+// Stops a queue's packet processor and frees the queue (hsa_queue_destroy, and hsa_shut_down
+// for the queues the application left behind).
+hsa_status_t destroy_queue(hsa_queue_t* queue);
+
+// The status the C API returns for a loader failure.
+hsa_status_t status_of(const LoaderError& error);
+
+// Reads an unsigned integer from the environment; `fallback` when unset; exits the process
+// with a message naming the variable when it is not a number (a misconfigured run should stop,
+// not silently use a default).
+unsigned environment_unsigned(const char* variable, unsigned fallback);
+
+}  // namespace wavekit::hsa::runtime

@@ -1,0 +1,79 @@
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <map>
+#include <shared_mutex>
+#include <sstream>
+
+#include "wavekit/emu/emu.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::emu {
+
+struct MemoryMap::State {
+  mutable std::shared_mutex mutex;
+  std::map<std::uint64_t, Range> ranges;  // keyed by base
+  std::atomic<std::uint64_t> generation{0};
+};
+
+MemoryMap::MemoryMap() : state_(std::make_unique<State>()) {}
+MemoryMap::~MemoryMap() = default;
+
+static std::string describe(const MemoryMap::Range& range) {
+  std::ostringstream out;
+  out << "[0x" << std::hex << range.base << ", 0x" << range.base + range.size << ")";
+  if (!range.label.empty()) out << " (" << range.label << ")";
+  return out.str();
+}
+
+void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::string label) {
+  Range range{reinterpret_cast<std::uint64_t>(base), size, access, std::move(label)};
+  if (size == 0) throw Error("emu memory map: empty range " + describe(range));
+  std::unique_lock lock(state_->mutex);
+  auto next = state_->ranges.lower_bound(range.base);
+  if (next != state_->ranges.end() && next->first < range.base + range.size)
+    throw Error("emu memory map: " + describe(range) + " overlaps " + describe(next->second));
+  if (next != state_->ranges.begin()) {
+    auto previous = std::prev(next);
+    if (previous->first + previous->second.size > range.base)
+      throw Error("emu memory map: " + describe(range) + " overlaps " +
+                  describe(previous->second));
+  }
+  state_->ranges.emplace(range.base, std::move(range));
+  state_->generation.fetch_add(1, std::memory_order_release);
+}
+
+bool MemoryMap::remove(const void* base) {
+  std::unique_lock lock(state_->mutex);
+  bool removed = state_->ranges.erase(reinterpret_cast<std::uint64_t>(base)) != 0;
+  if (removed) state_->generation.fetch_add(1, std::memory_order_release);
+  return removed;
+}
+
+std::optional<MemoryMap::Range> MemoryMap::find(std::uint64_t address) const {
+  std::shared_lock lock(state_->mutex);
+  auto it = state_->ranges.upper_bound(address);
+  if (it == state_->ranges.begin()) return std::nullopt;
+  --it;
+  if (address - it->first >= it->second.size) return std::nullopt;
+  return it->second;
+}
+
+bool MemoryMap::contains(std::uint64_t address, std::size_t size, unsigned access) const {
+  auto range = find(address);
+  return range && (range->access & access) == access &&
+         address + size <= range->base + range->size && address + size >= address;
+}
+
+std::vector<MemoryMap::Range> MemoryMap::ranges() const {
+  std::shared_lock lock(state_->mutex);
+  std::vector<Range> all;
+  for (auto& [base, range] : state_->ranges) all.push_back(range);
+  return all;
+}
+
+std::uint64_t MemoryMap::generation() const {
+  return state_->generation.load(std::memory_order_acquire);
+}
+
+}  // namespace wavekit::emu

@@ -1,0 +1,138 @@
+// The per-wave arena and the WAVEKIT note that describes it.
+//
+// Every instrumented kernel gets one slot of `stride` bytes per wave: the capture region
+// (wavekit/probe/capture.h) first, then each declared per-wave variable, 8-byte aligned. The
+// rewritten object carries the layout in a note of its own (name "WAVEKIT", type
+// kNoteTypeRewrite, a MessagePack map; docs/rewrite.md gives the schema), so that a launcher
+// with no other knowledge can allocate waves x stride bytes, pass the pointer in the appended
+// kernel argument and decode the slots by variable name afterwards.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace wavekit::codeobj {
+class CodeObject;
+}
+
+namespace wavekit::rewrite {
+
+inline constexpr const char* kNoteName = "WAVEKIT";
+inline constexpr std::uint32_t kNoteTypeRewrite = 1;
+inline constexpr const char* kNoteSectionName = ".note.wavekit";
+inline constexpr unsigned kNoteVersionMajor = 1;
+inline constexpr unsigned kNoteVersionMinor = 0;
+
+struct PerWaveVariable {
+  std::string name;
+  std::uint32_t element_size = 8;  // bytes per element
+  std::uint32_t count = 1;         // elements
+  std::uint32_t alignment = 8;     // at least 8 (rewriting.md §7)
+  // Optional: what each element stands for, as an original code address (bbcount: one
+  // counter per basic block, keyed by the block's original start address).
+  std::vector<std::uint64_t> keys;
+
+  std::uint64_t size() const { return std::uint64_t{element_size} * count; }
+};
+
+struct PlacedVariable {
+  PerWaveVariable variable;
+  std::uint64_t offset = 0;  // from the start of the wave's slot
+};
+
+class ArenaLayout {
+ public:
+  ArenaLayout();  // holds just the capture region
+
+  // Places a variable after the previous ones; throws wavekit::Error for a duplicate or empty
+  // name, a zero size, an alignment that is not a power of two, or keys that do not match count.
+  const PlacedVariable& add(PerWaveVariable variable);
+
+  const std::vector<PlacedVariable>& variables() const { return variables_; }
+  const PlacedVariable* find(const std::string& name) const;
+  // Bytes per wave, a multiple of 8 (and of the largest alignment).
+  std::uint64_t stride() const;
+
+ private:
+  std::vector<PlacedVariable> variables_;
+  std::uint64_t end_ = 0;
+  std::uint64_t max_alignment_ = 8;
+};
+
+// One instrumented kernel, as the launcher needs to know it.
+struct InstrumentedKernel {
+  std::string name;               // .name in the AMDGPU note
+  std::string descriptor_symbol;  // "<name>.kd"
+  std::uint64_t arena_arg_offset = 0;  // kernarg offset of the appended 8-byte arena pointer
+  ArenaLayout layout;
+};
+
+// A run of relocated code: [new_address, new_address + size) came from original_address on.
+// Instructions are copied one for one, so inside a run both sides advance together; inserted
+// code sits between runs and maps to the original instruction it precedes.
+struct AddressRange {
+  std::uint64_t new_address = 0;
+  std::uint64_t original_address = 0;
+  std::uint64_t size = 0;
+};
+
+struct RewriteNote {
+  std::string tool;  // "bbcount", "callret", "custom" ...
+  std::string original_sha256;  // hex digest of the input object: sites are (hash, address)
+  std::string probe_library;    // file name the launcher loads into the same executable ("" none)
+  bool needs_hostcall = false;  // the launcher must run the hostcall service
+  std::vector<InstrumentedKernel> kernels;
+  std::vector<AddressRange> address_map;
+
+  const InstrumentedKernel* find_kernel(const std::string& name) const;  // by name or symbol
+  // The original address of a rewritten one; nullopt outside the relocated code.
+  std::optional<std::uint64_t> original_address(std::uint64_t new_address) const;
+};
+
+// The note's descriptor (MessagePack, written with LLVM's msgpack::Document, keys sorted).
+std::vector<std::uint8_t> encode_note(const RewriteNote& note);
+// Throws wavekit::Error naming `context` and the offending key for anything malformed.
+RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& context);
+// The note of a rewritten code object; nullopt for an object wavekit did not rewrite.
+std::optional<RewriteNote> find_note(const codeobj::CodeObject& object);
+
+// The note as JSON (same keys), for `wavekit inspect`-style output and tests.
+nlohmann::json note_to_json(const RewriteNote& note);
+
+// The number of waves a dispatch launches: ceil(grid/workgroup) per dimension, times
+// ceil(workgroup x*y*z / 64). Throws for zero sizes.
+std::uint64_t dispatch_wave_count(const std::uint32_t grid_size[3],
+                                  const std::uint16_t workgroup_size[3]);
+
+// What a launcher does for a dispatch of an instrumented kernel: allocate arena_size() bytes
+// of zeroed, host-coherent memory, write the header there (fill_arena_header), put the
+// arena's address at kernel.arena_arg_offset in the kernarg segment, and after the dispatch
+// hand the arena to the tool's reporter. `grid_size` is in work-items, as in the AQL packet.
+std::uint64_t arena_size(const InstrumentedKernel& kernel, const std::uint32_t grid_size[3],
+                         const std::uint16_t workgroup_size[3]);
+void fill_arena_header(std::span<std::uint8_t> arena, const InstrumentedKernel& kernel,
+                       const std::uint32_t grid_size[3], const std::uint16_t workgroup_size[3]);
+
+// One wave's slot, decoded: its identity from the capture region and a view of its bytes.
+struct WaveSlot {
+  std::uint64_t wave_id = 0;
+  std::uint32_t workgroup_id[3] = {0, 0, 0};
+  std::uint32_t wave_in_workgroup = 0;
+  std::span<const std::uint8_t> bytes;  // the whole slot (stride bytes)
+};
+// The slots of the waves that ran (capture region marked entered), in wave order. Throws
+// wavekit::Error when the arena is shorter than its header says or the header's stride
+// disagrees with the note.
+std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
+                                 const InstrumentedKernel& kernel);
+// Element `index` of a variable in a slot, as an unsigned integer of the variable's element
+// size (1, 2, 4 or 8 bytes).
+std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable,
+                           std::size_t index);
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,120 @@
+// The mutator API: open a code object, look at its kernels, blocks and instructions, say what
+// to insert where, write the instrumented object. A block counter is a page of code:
+//
+//   auto mutator = Mutator::open(wavekit::read_file("k.co"), "k.co");
+//   PerWaveVariable counts;  counts.name = "block_counts";  counts.element_size = 8;
+//   mutator.declare(counts);
+//   Snippet count;  count.variable = "block_counts";  count.indexed_by_block = true;
+//   PointSpec point;  point.where = PointKind::block_entry;  point.snippet = count;
+//   mutator.at(point);
+//   wavekit::write_file("k.bbcount.co", mutator.write().bytes);
+//
+// A variable that a block-indexed snippet uses gets one element per basic block of each
+// kernel, keyed by the blocks' original addresses (its declared count is replaced).
+//
+// Everything a point can name is an ORIGINAL address: the rewritten object keeps the original
+// code where it was and runs a relocated copy, and its WAVEKIT note maps the copy back.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "wavekit/rewrite/arena.h"
+#include "wavekit/rewrite/plan.h"
+#include "wavekit/rewrite/tools.h"
+
+namespace wavekit::codeobj {
+class CodeObject;
+}
+
+namespace wavekit::rewrite {
+
+struct InstructionView {
+  std::uint64_t address = 0;  // original virtual address
+  std::uint32_t size = 0;
+  std::string text;      // LLVM's disassembly
+  std::string mnemonic;  // "s_cbranch_execz"
+  bool is_branch = false;   // direct SOPP branch (conditional or not)
+  bool is_call = false;     // s_swappc_b64
+  bool is_return = false;   // s_setpc_b64 (the compiler's return)
+  bool is_end = false;      // s_endpgm
+  std::optional<MemoryKind> memory;  // for memory instructions
+};
+
+struct BlockView {
+  std::size_t index = 0;      // in the kernel: the bbcount counter index
+  std::uint64_t start = 0;    // original address of the first instruction
+  std::uint64_t end = 0;      // one past the last instruction
+  std::vector<InstructionView> instructions;
+};
+
+struct KernelView {
+  std::string name;
+  std::string descriptor_symbol;
+  std::uint64_t entry = 0;  // original entry address
+  std::vector<BlockView> blocks;
+};
+
+// The rewriter's result: the object, and what it did, for reports and benchmarks.
+struct RewriteResult {
+  std::vector<std::uint8_t> bytes;
+  RewriteNote note;
+  std::uint64_t instructions_relocated = 0;
+  std::uint64_t points_instrumented = 0;
+};
+
+// Controls for the engine that are not part of the plan.
+struct RewriteOptions {
+  // Negative controls for the test suite: each disables one step the design requires, so a
+  // test can prove the suite would notice its absence. Never set outside tests.
+  bool test_skip_prologue_sgpr_moves = false;
+};
+
+class Mutator {
+ public:
+  // Opens an AMDGPU code object, or, from a fat binary / offload bundle / host ELF with
+  // .hip_fatbin, the code object for `processor` (required when there are several). Throws
+  // wavekit::Error naming `name` for anything it cannot rewrite (wave32 targets, no kernels).
+  static Mutator open(std::span<const std::uint8_t> bytes, std::string name,
+                      std::string processor = {});
+  Mutator(Mutator&&) noexcept;
+  Mutator& operator=(Mutator&&) noexcept;
+  ~Mutator();
+
+  const codeobj::CodeObject& object() const;
+  // The kernels with their basic blocks (computed once, on first use).
+  const std::vector<KernelView>& kernels() const;
+  const KernelView* kernel(const std::string& name) const;
+
+  // Restricts instrumentation to these kernels (by name or descriptor symbol; default: all).
+  void select_kernels(std::vector<std::string> names);
+  // Declares a per-wave variable. count == 0 with keys empty means "one element per basic
+  // block of each kernel" (bbcount), laid out per kernel with the block addresses as keys.
+  void declare(PerWaveVariable variable);
+  void at(PointSpec point);
+  // The plan built so far (what `wavekit rewrite --plan` would read).
+  Plan plan() const;
+  void set_tool_name(std::string tool);
+
+  RewriteResult write(const RewriteOptions& options = {}) const;
+
+ private:
+  struct State;
+  explicit Mutator(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// The engine behind Mutator::write and `wavekit rewrite`: code object in, code object out.
+// Deterministic: the same input and plan give the same bytes. Refuses (wavekit::Error naming the
+// kernel and the reason) anything it cannot instrument correctly.
+RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
+                      const RewriteOptions& options = {});
+
+// The basic blocks of each kernel, as the rewriter (and bbcount's keys) see them.
+std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object);
+
+}  // namespace wavekit::rewrite

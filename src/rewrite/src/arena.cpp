@@ -1,0 +1,346 @@
+#include "wavekit/rewrite/arena.h"
+
+#include <llvm/BinaryFormat/MsgPackDocument.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/probe/capture.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+// Reading side: every lookup names the key it wanted, so a corrupt note says what is wrong.
+class Reader {
+ public:
+  explicit Reader(std::string context) : context_(std::move(context)) {}
+
+  [[noreturn]] void bad(const std::string& what) const { fail(context_, "WAVEKIT note: " + what); }
+
+  llvm::msgpack::DocNode field(llvm::msgpack::MapDocNode map, const std::string& key) const {
+    auto found = map.find(key);
+    if (found == map.end()) bad("missing key '" + key + "'");
+    return found->second;
+  }
+  std::uint64_t integer(llvm::msgpack::MapDocNode map, const std::string& key) const {
+    llvm::msgpack::DocNode node = field(map, key);
+    if (node.getKind() == llvm::msgpack::Type::UInt) return node.getUInt();
+    if (node.getKind() == llvm::msgpack::Type::Int && node.getInt() >= 0) return node.getInt();
+    bad("'" + key + "' is not an unsigned integer");
+  }
+  std::string string(llvm::msgpack::MapDocNode map, const std::string& key) const {
+    llvm::msgpack::DocNode node = field(map, key);
+    if (node.getKind() != llvm::msgpack::Type::String) bad("'" + key + "' is not a string");
+    return node.getString().str();
+  }
+  bool boolean(llvm::msgpack::MapDocNode map, const std::string& key) const {
+    llvm::msgpack::DocNode node = field(map, key);
+    if (node.getKind() != llvm::msgpack::Type::Boolean) bad("'" + key + "' is not a boolean");
+    return node.getBool();
+  }
+  llvm::msgpack::ArrayDocNode array(llvm::msgpack::MapDocNode map, const std::string& key) const {
+    llvm::msgpack::DocNode node = field(map, key);
+    if (!node.isArray()) bad("'" + key + "' is not an array");
+    return node.getArray();
+  }
+  llvm::msgpack::MapDocNode map_of(llvm::msgpack::DocNode node, const std::string& what) const {
+    if (!node.isMap()) bad(what + " is not a map");
+    return node.getMap();
+  }
+  std::uint64_t element(llvm::msgpack::DocNode node, const std::string& what) const {
+    if (node.getKind() == llvm::msgpack::Type::UInt) return node.getUInt();
+    if (node.getKind() == llvm::msgpack::Type::Int && node.getInt() >= 0) return node.getInt();
+    bad(what + " is not an unsigned integer");
+  }
+
+ private:
+  std::string context_;
+};
+
+}  // namespace
+
+ArenaLayout::ArenaLayout() : end_(probe::kCaptureSize) {}
+
+const PlacedVariable& ArenaLayout::add(PerWaveVariable variable) {
+  if (variable.name.empty()) throw Error("per-wave variable: the name is empty");
+  if (find(variable.name))
+    throw Error("per-wave variable '" + variable.name + "' is declared twice");
+  if (variable.element_size == 0 || variable.count == 0)
+    throw Error("per-wave variable '" + variable.name + "' has size 0");
+  variable.alignment = std::max<std::uint32_t>(variable.alignment, 8);
+  if (!std::has_single_bit(variable.alignment))
+    throw Error("per-wave variable '" + variable.name + "': alignment " +
+                std::to_string(variable.alignment) + " is not a power of two");
+  if (!variable.keys.empty() && variable.keys.size() != variable.count)
+    throw Error("per-wave variable '" + variable.name + "' has " +
+                std::to_string(variable.keys.size()) + " keys for " +
+                std::to_string(variable.count) + " elements");
+  const std::uint64_t offset = align_up(end_, variable.alignment);
+  end_ = offset + variable.size();
+  max_alignment_ = std::max<std::uint64_t>(max_alignment_, variable.alignment);
+  variables_.push_back(PlacedVariable{std::move(variable), offset});
+  return variables_.back();
+}
+
+const PlacedVariable* ArenaLayout::find(const std::string& name) const {
+  for (const PlacedVariable& placed : variables_)
+    if (placed.variable.name == name) return &placed;
+  return nullptr;
+}
+
+std::uint64_t ArenaLayout::stride() const { return align_up(end_, max_alignment_); }
+
+const InstrumentedKernel* RewriteNote::find_kernel(const std::string& name) const {
+  for (const InstrumentedKernel& kernel : kernels)
+    if (kernel.name == name || kernel.descriptor_symbol == name) return &kernel;
+  return nullptr;
+}
+
+std::optional<std::uint64_t> RewriteNote::original_address(std::uint64_t new_address) const {
+  for (const AddressRange& range : address_map)
+    if (new_address >= range.new_address && new_address < range.new_address + range.size)
+      return range.original_address + (new_address - range.new_address);
+  return std::nullopt;
+}
+
+std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
+  llvm::msgpack::Document document;
+  llvm::msgpack::MapDocNode root = document.getRoot().getMap(/*Convert=*/true);
+  llvm::msgpack::ArrayDocNode version = document.getArrayNode();
+  version.push_back(document.getNode(std::uint64_t{kNoteVersionMajor}));
+  version.push_back(document.getNode(std::uint64_t{kNoteVersionMinor}));
+  root["wavekit.version"] = version;
+  root["wavekit.tool"] = document.getNode(note.tool, /*Copy=*/true);
+  root["wavekit.original_sha256"] = document.getNode(note.original_sha256, /*Copy=*/true);
+  root["wavekit.probe_library"] = document.getNode(note.probe_library, /*Copy=*/true);
+  root["wavekit.needs_hostcall"] = document.getNode(note.needs_hostcall);
+
+  llvm::msgpack::ArrayDocNode kernels = document.getArrayNode();
+  for (const InstrumentedKernel& kernel : note.kernels) {
+    llvm::msgpack::MapDocNode map = document.getMapNode();
+    map[".name"] = document.getNode(kernel.name, /*Copy=*/true);
+    map[".symbol"] = document.getNode(kernel.descriptor_symbol, /*Copy=*/true);
+    map[".arena_arg_offset"] = document.getNode(kernel.arena_arg_offset);
+    map[".stride"] = document.getNode(kernel.layout.stride());
+    map[".capture_size"] = document.getNode(std::uint64_t{probe::kCaptureSize});
+    llvm::msgpack::ArrayDocNode variables = document.getArrayNode();
+    for (const PlacedVariable& placed : kernel.layout.variables()) {
+      llvm::msgpack::MapDocNode var = document.getMapNode();
+      var[".name"] = document.getNode(placed.variable.name, /*Copy=*/true);
+      var[".offset"] = document.getNode(placed.offset);
+      var[".element_size"] = document.getNode(std::uint64_t{placed.variable.element_size});
+      var[".count"] = document.getNode(std::uint64_t{placed.variable.count});
+      var[".alignment"] = document.getNode(std::uint64_t{placed.variable.alignment});
+      llvm::msgpack::ArrayDocNode keys = document.getArrayNode();
+      for (std::uint64_t key : placed.variable.keys) keys.push_back(document.getNode(key));
+      var[".keys"] = keys;
+      variables.push_back(var);
+    }
+    map[".variables"] = variables;
+    kernels.push_back(map);
+  }
+  root["wavekit.kernels"] = kernels;
+
+  llvm::msgpack::ArrayDocNode ranges = document.getArrayNode();
+  for (const AddressRange& range : note.address_map) {
+    llvm::msgpack::ArrayDocNode triple = document.getArrayNode();
+    triple.push_back(document.getNode(range.new_address));
+    triple.push_back(document.getNode(range.original_address));
+    triple.push_back(document.getNode(range.size));
+    ranges.push_back(triple);
+  }
+  root["wavekit.address_map"] = ranges;
+
+  std::string bytes;
+  document.writeToBlob(bytes);
+  return {bytes.begin(), bytes.end()};
+}
+
+RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& context) {
+  Reader reader(context);
+  llvm::msgpack::Document document;
+  if (!document.readFromBlob(
+          llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()),
+          /*Multi=*/false))
+    reader.bad("the descriptor is not valid MessagePack");
+  llvm::msgpack::MapDocNode root = reader.map_of(document.getRoot(), "the descriptor");
+
+  llvm::msgpack::ArrayDocNode version = reader.array(root, "wavekit.version");
+  if (version.size() != 2 || reader.element(version[0], "wavekit.version[0]") != kNoteVersionMajor)
+    reader.bad("unsupported wavekit.version (this build reads " +
+               std::to_string(kNoteVersionMajor) + ".x)");
+
+  RewriteNote note;
+  note.tool = reader.string(root, "wavekit.tool");
+  note.original_sha256 = reader.string(root, "wavekit.original_sha256");
+  note.probe_library = reader.string(root, "wavekit.probe_library");
+  note.needs_hostcall = reader.boolean(root, "wavekit.needs_hostcall");
+
+  for (llvm::msgpack::DocNode node : reader.array(root, "wavekit.kernels")) {
+    llvm::msgpack::MapDocNode map = reader.map_of(node, "a wavekit.kernels entry");
+    InstrumentedKernel kernel;
+    kernel.name = reader.string(map, ".name");
+    kernel.descriptor_symbol = reader.string(map, ".symbol");
+    kernel.arena_arg_offset = reader.integer(map, ".arena_arg_offset");
+    if (reader.integer(map, ".capture_size") != probe::kCaptureSize)
+      reader.bad("kernel '" + kernel.name + "': .capture_size is not " +
+                 std::to_string(probe::kCaptureSize));
+    for (llvm::msgpack::DocNode var_node : reader.array(map, ".variables")) {
+      llvm::msgpack::MapDocNode var = reader.map_of(var_node, "a .variables entry");
+      PerWaveVariable variable;
+      variable.name = reader.string(var, ".name");
+      variable.element_size = static_cast<std::uint32_t>(reader.integer(var, ".element_size"));
+      variable.count = static_cast<std::uint32_t>(reader.integer(var, ".count"));
+      variable.alignment = static_cast<std::uint32_t>(reader.integer(var, ".alignment"));
+      for (llvm::msgpack::DocNode key : reader.array(var, ".keys"))
+        variable.keys.push_back(reader.element(key, ".keys element"));
+      const std::uint64_t offset = reader.integer(var, ".offset");
+      try {
+        if (kernel.layout.add(std::move(variable)).offset != offset)
+          reader.bad("kernel '" + kernel.name + "': variable offsets do not follow the layout rule");
+      } catch (const Error& error) {
+        reader.bad(std::string("kernel '") + kernel.name + "': " + error.what());
+      }
+    }
+    if (reader.integer(map, ".stride") != kernel.layout.stride())
+      reader.bad("kernel '" + kernel.name + "': .stride disagrees with its variables");
+    note.kernels.push_back(std::move(kernel));
+  }
+
+  for (llvm::msgpack::DocNode node : reader.array(root, "wavekit.address_map")) {
+    if (!node.isArray() || node.getArray().size() != 3)
+      reader.bad("a wavekit.address_map entry is not [new, original, size]");
+    llvm::msgpack::ArrayDocNode triple = node.getArray();
+    note.address_map.push_back(AddressRange{reader.element(triple[0], "address_map new"),
+                                            reader.element(triple[1], "address_map original"),
+                                            reader.element(triple[2], "address_map size")});
+  }
+  return note;
+}
+
+std::optional<RewriteNote> find_note(const codeobj::CodeObject& object) {
+  for (const codeobj::Note& note : object.notes())
+    if (note.name == kNoteName && note.type == kNoteTypeRewrite)
+      return decode_note(note.desc, object.name());
+  return std::nullopt;
+}
+
+nlohmann::json note_to_json(const RewriteNote& note) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const InstrumentedKernel& kernel : note.kernels) {
+    nlohmann::json variables = nlohmann::json::array();
+    for (const PlacedVariable& placed : kernel.layout.variables())
+      variables.push_back({{".name", placed.variable.name},
+                           {".offset", placed.offset},
+                           {".element_size", placed.variable.element_size},
+                           {".count", placed.variable.count},
+                           {".alignment", placed.variable.alignment},
+                           {".keys", placed.variable.keys}});
+    kernels.push_back({{".name", kernel.name},
+                       {".symbol", kernel.descriptor_symbol},
+                       {".arena_arg_offset", kernel.arena_arg_offset},
+                       {".stride", kernel.layout.stride()},
+                       {".capture_size", probe::kCaptureSize},
+                       {".variables", variables}});
+  }
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const AddressRange& range : note.address_map)
+    ranges.push_back({range.new_address, range.original_address, range.size});
+  return {{"wavekit.version", {kNoteVersionMajor, kNoteVersionMinor}},
+          {"wavekit.tool", note.tool},
+          {"wavekit.original_sha256", note.original_sha256},
+          {"wavekit.probe_library", note.probe_library},
+          {"wavekit.needs_hostcall", note.needs_hostcall},
+          {"wavekit.kernels", kernels},
+          {"wavekit.address_map", ranges}};
+}
+
+std::uint64_t arena_size(const InstrumentedKernel& kernel, const std::uint32_t grid_size[3],
+                         const std::uint16_t workgroup_size[3]) {
+  return probe::kArenaHeaderSize +
+         dispatch_wave_count(grid_size, workgroup_size) * kernel.layout.stride();
+}
+
+void fill_arena_header(std::span<std::uint8_t> arena, const InstrumentedKernel& kernel,
+                       const std::uint32_t grid_size[3], const std::uint16_t workgroup_size[3]) {
+  if (arena.size() < arena_size(kernel, grid_size, workgroup_size))
+    throw Error("arena for kernel '" + kernel.name + "': " + std::to_string(arena.size()) +
+                " bytes, the dispatch needs " +
+                std::to_string(arena_size(kernel, grid_size, workgroup_size)));
+  probe::ArenaHeader header{};
+  std::uint32_t items = 1;
+  for (int dim = 0; dim < 3; ++dim) {
+    header.workgroup_size[dim] = workgroup_size[dim];
+    header.grid_workgroups[dim] = (grid_size[dim] + workgroup_size[dim] - 1) / workgroup_size[dim];
+    items *= workgroup_size[dim];
+  }
+  header.waves_per_workgroup = static_cast<std::uint16_t>((items + 63) / 64);
+  header.wave_count = dispatch_wave_count(grid_size, workgroup_size);
+  header.stride = kernel.layout.stride();
+  std::memcpy(arena.data(), &header, sizeof header);
+}
+
+std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
+                                 const InstrumentedKernel& kernel) {
+  probe::ArenaHeader header;
+  if (arena.size() < sizeof header)
+    throw Error("arena for kernel '" + kernel.name + "': shorter than its header");
+  std::memcpy(&header, arena.data(), sizeof header);
+  if (header.stride != kernel.layout.stride())
+    throw Error("arena for kernel '" + kernel.name + "': header stride " +
+                std::to_string(header.stride) + " disagrees with the note's " +
+                std::to_string(kernel.layout.stride()));
+  if (arena.size() < probe::kArenaHeaderSize + header.wave_count * header.stride)
+    throw Error("arena for kernel '" + kernel.name + "': " + std::to_string(arena.size()) +
+                " bytes cannot hold the " + std::to_string(header.wave_count) +
+                " waves its header announces");
+  std::vector<WaveSlot> slots;
+  for (std::uint64_t wave = 0; wave < header.wave_count; ++wave) {
+    WaveSlot slot;
+    slot.bytes = arena.subspan(probe::kArenaHeaderSize + wave * header.stride, header.stride);
+    probe::CaptureRegion capture;
+    std::memcpy(&capture, slot.bytes.data(), sizeof capture);
+    if (capture.entered != 1) continue;
+    if (capture.wave_id != wave)
+      throw Error("arena for kernel '" + kernel.name + "': slot " + std::to_string(wave) +
+                  " holds wave " + std::to_string(capture.wave_id));
+    slot.wave_id = capture.wave_id;
+    for (int dim = 0; dim < 3; ++dim) slot.workgroup_id[dim] = capture.workgroup_id[dim];
+    slot.wave_in_workgroup = capture.wave_in_workgroup;
+    slots.push_back(slot);
+  }
+  return slots;
+}
+
+std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable,
+                           std::size_t index) {
+  const std::uint32_t size = variable.variable.element_size;
+  if (index >= variable.variable.count || (size != 1 && size != 2 && size != 4 && size != 8))
+    throw Error("per-wave variable '" + variable.variable.name + "': no integer element " +
+                std::to_string(index));
+  std::uint64_t value = 0;
+  std::memcpy(&value, slot.bytes.data() + variable.offset + index * size, size);
+  return value;
+}
+
+std::uint64_t dispatch_wave_count(const std::uint32_t grid_size[3],
+                                  const std::uint16_t workgroup_size[3]) {
+  std::uint64_t workgroups = 1;
+  std::uint64_t items_per_group = 1;
+  for (int dim = 0; dim < 3; ++dim) {
+    if (grid_size[dim] == 0 || workgroup_size[dim] == 0)
+      throw Error("dispatch: grid and workgroup sizes must be non-zero in every dimension");
+    workgroups *= (grid_size[dim] + workgroup_size[dim] - 1) / workgroup_size[dim];
+    items_per_group *= workgroup_size[dim];
+  }
+  return workgroups * ((items_per_group + 63) / 64);
+}
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,628 @@
+// The rewriting engine: relocate each instrumented kernel whole into a new executable section
+// with its points expanded inline, redirect the descriptor to it, and keep descriptor, AMDGPU
+// note and the WAVEKIT note in agreement (rewriting.md §3, §6, §7).
+#include <llvm/Support/SHA256.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "entry_abi.h"
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/isa/isa.h"
+#include "wavekit/probe/capture.h"
+#include "wavekit/rewrite/mutator.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+using detail::EntrySgpr;
+using detail::EntryValue;
+
+constexpr std::uint32_t kShtNote = 7;
+constexpr std::uint64_t kShfAlloc = 0x2;
+constexpr std::uint64_t kShfExecInstr = 0x4;
+// Numbered SGPRs on gfx9: s0..s101. VCC, FLAT_SCRATCH and XNACK_MASK come out of the same
+// allocation, so a grant must leave room for them above the numbered ones (amdgpu-codeobject.md §3).
+constexpr unsigned kNumberedSgprs = 102;
+constexpr unsigned kSpecialSgprs = 6;
+// SMEM immediate offsets are 20 bits on gfx9.
+constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
+
+std::string hex(std::uint64_t value) {
+  std::ostringstream out;
+  out << "0x" << std::hex << value;
+  return out.str();
+}
+
+std::string sha256_hex(std::span<const std::uint8_t> bytes) {
+  const auto digest = llvm::SHA256::hash(llvm::ArrayRef<std::uint8_t>(bytes.data(), bytes.size()));
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  for (std::uint8_t byte : digest) {
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text;
+}
+
+std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
+  switch (kind) {
+    case isa::MemoryKind::none:
+      return std::nullopt;
+    case isa::MemoryKind::scalar:
+      return MemoryKind::scalar;
+    case isa::MemoryKind::global:
+    case isa::MemoryKind::buffer:
+      return MemoryKind::global;
+    case isa::MemoryKind::flat:
+      return MemoryKind::flat;
+    case isa::MemoryKind::scratch:
+      return MemoryKind::scratch;
+    case isa::MemoryKind::lds:
+      return MemoryKind::lds;
+  }
+  return std::nullopt;
+}
+
+// A kernel's code as the rewriter sees it: the contiguous range from the entry to the end of
+// the last reachable instruction, decoded, with its basic-block leaders.
+struct KernelCode {
+  const codeobj::Kernel* kernel = nullptr;
+  std::size_t kernel_index = 0;
+  std::vector<isa::Instruction> instructions;  // every instruction of the range, in order
+  std::set<std::uint64_t> reachable;
+  std::vector<std::uint64_t> leaders;  // reachable block starts, ascending
+};
+
+const codeobj::Section& code_section(const codeobj::CodeObject& object, std::uint64_t address,
+                                     const std::string& kernel) {
+  for (const codeobj::Section& section : object.sections())
+    if (section.is_executable() && section.contains_address(address)) return section;
+  fail(object.name(), "kernel '" + kernel + "': entry " + hex(address) +
+                          " is not in an executable section");
+}
+
+KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& decoder,
+                         std::size_t kernel_index) {
+  const codeobj::Kernel& kernel = object.kernels()[kernel_index];
+  const codeobj::Section& section = code_section(object, kernel.entry_address, kernel.name);
+  const std::uint64_t section_end = section.address + section.size;
+  auto decode_at = [&](std::uint64_t address) {
+    if (address < section.address || address >= section_end)
+      fail(object.name(), "kernel '" + kernel.name + "': control reaches " + hex(address) +
+                              ", outside its code section");
+    const std::uint64_t available = std::min<std::uint64_t>(16, section_end - address);
+    isa::DecodeError error;
+    std::optional<isa::Instruction> inst =
+        decoder.decode(object.read(address, available), address, &error);
+    if (!inst) fail(object.name(), "kernel '" + kernel.name + "': " + error.message);
+    return *inst;
+  };
+
+  KernelCode code;
+  code.kernel = &kernel;
+  code.kernel_index = kernel_index;
+  // Reachability from the entry: the relocated range ends after the last reachable instruction,
+  // so padding and whatever follows the kernel are left alone.
+  std::set<std::uint64_t> leaders{kernel.entry_address};
+  std::vector<std::uint64_t> work{kernel.entry_address};
+  std::uint64_t end = kernel.entry_address;
+  while (!work.empty()) {
+    std::uint64_t address = work.back();
+    work.pop_back();
+    while (code.reachable.insert(address).second) {
+      const isa::Instruction inst = decode_at(address);
+      end = std::max(end, address + inst.size);
+      if (inst.flow == isa::ControlFlow::indirect)
+        fail(object.name(), "kernel '" + kernel.name + "': computed jump or return (" + inst.text +
+                                " at " + hex(address) + ") is not supported yet");
+      if (inst.flow == isa::ControlFlow::call)
+        fail(object.name(), "kernel '" + kernel.name + "': calls (" + inst.text + " at " +
+                                hex(address) +
+                                ") are not instrumented yet: the callee could clobber the "
+                                "instrumentation's reserved SGPRs");
+      if (inst.branch_target) {
+        if (*inst.branch_target < kernel.entry_address)
+          fail(object.name(), "kernel '" + kernel.name + "': branch at " + hex(address) +
+                                  " leaves the kernel (to " + hex(*inst.branch_target) + ")");
+        leaders.insert(*inst.branch_target);
+        leaders.insert(address + inst.size);
+        work.push_back(*inst.branch_target);
+      }
+      if (inst.ends_flow()) break;
+      address += inst.size;
+    }
+  }
+  for (std::uint64_t leader : leaders)
+    if (code.reachable.count(leader)) code.leaders.push_back(leader);
+  code.instructions = decoder.decode_all(object.read(kernel.entry_address, end - kernel.entry_address),
+                                         kernel.entry_address);
+  // Linear decoding must agree with the reachability walk, or a branch lands inside an
+  // instruction.
+  std::set<std::uint64_t> starts;
+  for (const isa::Instruction& inst : code.instructions) starts.insert(inst.address);
+  for (std::uint64_t address : code.reachable)
+    if (!starts.count(address))
+      fail(object.name(), "kernel '" + kernel.name + "': control reaches " + hex(address) +
+                              ", which is inside another instruction");
+  return code;
+}
+
+// The per-kernel plan, resolved: what to insert before which original instruction.
+struct Insertion {
+  std::vector<std::uint8_t> bytes;  // inserted before the instruction
+  std::uint64_t points = 0;
+};
+
+struct Chunk {
+  enum class Kind { prologue, code, instruction } kind = Kind::code;
+  std::vector<std::uint8_t> bytes;
+  const isa::Instruction* original = nullptr;  // Kind::instruction
+  bool getpc = false;                          // s_getpc_b64: correction follows in `bytes`
+  std::uint64_t offset = 0;                    // in the new section
+};
+
+class Engine {
+ public:
+  Engine(const codeobj::CodeObject& input, const Plan& plan, const RewriteOptions& options)
+      : input_(input),
+        plan_(plan),
+        options_(options),
+        decoder_(input.target().processor),
+        assembler_(input.target().processor) {}
+
+  RewriteResult run();
+
+ private:
+  std::vector<std::size_t> selected_kernels() const;
+  void check_plan() const;
+  ArenaLayout layout_for(const KernelCode& code) const;
+  std::vector<Chunk> build_chunks(const KernelCode& code, const InstrumentedKernel& instrumented,
+                                  const detail::ReservedSgprs& reserved,
+                                  const detail::PrologueInput& prologue, std::uint64_t* points);
+  std::vector<std::uint8_t> assemble(const std::string& text) const {
+    return assembler_.assemble(text);
+  }
+
+  const codeobj::CodeObject& input_;
+  const Plan& plan_;
+  const RewriteOptions& options_;
+  isa::Decoder decoder_;
+  isa::Assembler assembler_;
+};
+
+std::vector<std::size_t> Engine::selected_kernels() const {
+  const auto& kernels = input_.kernels();
+  if (kernels.empty()) fail(input_.name(), "the code object has no kernels");
+  std::vector<std::size_t> selected;
+  if (plan_.kernels.empty()) {
+    for (std::size_t i = 0; i < kernels.size(); ++i) selected.push_back(i);
+    return selected;
+  }
+  for (const std::string& name : plan_.kernels) {
+    auto found = std::find_if(kernels.begin(), kernels.end(), [&](const codeobj::Kernel& k) {
+      return k.name == name || k.descriptor_symbol == name;
+    });
+    if (found == kernels.end()) {
+      std::string known;
+      for (const codeobj::Kernel& k : kernels) known += (known.empty() ? "" : ", ") + k.name;
+      fail(input_.name(), "no kernel named '" + name + "' (kernels: " + known + ")");
+    }
+    const std::size_t index = static_cast<std::size_t>(found - kernels.begin());
+    if (std::find(selected.begin(), selected.end(), index) == selected.end())
+      selected.push_back(index);
+  }
+  std::sort(selected.begin(), selected.end());
+  return selected;
+}
+
+void Engine::check_plan() const {
+  if (plan_.has_calls())
+    fail(input_.name(), "probe calls are not implemented yet (this build supports inline "
+                        "snippets: increment)");
+  for (const PointSpec& point : plan_.points) {
+    if (point.snippet->op != SnippetOp::increment)
+      fail(input_.name(), "snippet op 'store' is not implemented yet");
+    switch (point.where) {
+      case PointKind::block_entry:
+      case PointKind::kernel_entry:
+      case PointKind::kernel_exit:
+      case PointKind::before_instruction:
+      case PointKind::memory:
+        break;
+      default:
+        fail(input_.name(), "points of kind '" + to_string(point.where) +
+                                "' are not implemented yet");
+    }
+  }
+}
+
+ArenaLayout Engine::layout_for(const KernelCode& code) const {
+  ArenaLayout layout;
+  for (PerWaveVariable variable : plan_.variables) {
+    // A variable indexed by block gets one element per block of this kernel, keyed by the
+    // blocks' original addresses.
+    const bool per_block = std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
+      return p.snippet && p.snippet->indexed_by_block && p.snippet->variable == variable.name;
+    });
+    if (per_block) {
+      variable.count = static_cast<std::uint32_t>(code.leaders.size());
+      variable.keys = code.leaders;
+    }
+    layout.add(std::move(variable));
+  }
+  return layout;
+}
+
+std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
+                                        const InstrumentedKernel& instrumented,
+                                        const detail::ReservedSgprs& reserved,
+                                        const detail::PrologueInput& prologue,
+                                        std::uint64_t* points) {
+  // Does the kernel wait for a partial LGKM count anywhere? Then an extra SMEM operation in
+  // flight could satisfy such a wait early, and each counter update must wait for itself.
+  bool partial_lgkm_waits = false;
+  for (const isa::Instruction& inst : code.instructions) {
+    if (inst.mnemonic != "s_waitcnt") continue;
+    const std::size_t at = inst.text.find("lgkmcnt(");
+    if (at != std::string::npos && inst.text.compare(at, 10, "lgkmcnt(0)") != 0)
+      partial_lgkm_waits = true;
+  }
+
+  auto increment = [&](const std::string& variable, std::uint64_t element) {
+    const PlacedVariable* placed = instrumented.layout.find(variable);
+    const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
+    if (placed->variable.element_size != 8)
+      fail(input_.name(), "increment snippets need 8-byte elements ('" + variable + "' has " +
+                              std::to_string(placed->variable.element_size) + ")");
+    if (offset > kMaxSmemOffset)
+      fail(input_.name(), "kernel '" + instrumented.name + "': per-wave variable '" + variable +
+                              "' lies beyond the 1 MiB a scalar offset reaches");
+    std::string text = "s_atomic_add_x2 s[" + std::to_string(reserved.one()) + ":" +
+                       std::to_string(reserved.one() + 1) + "], s[" +
+                       std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) +
+                       "], " + hex(offset) + "\n";
+    if (partial_lgkm_waits) text += "s_waitcnt lgkmcnt(0)\n";
+    return text;
+  };
+
+  std::map<std::uint64_t, std::size_t> block_index;
+  for (std::size_t i = 0; i < code.leaders.size(); ++i) block_index[code.leaders[i]] = i;
+
+  std::vector<Chunk> chunks;
+  std::string entry_text = detail::entry_prologue(prologue);
+  for (const PointSpec& point : plan_.points)
+    if (point.where == PointKind::kernel_entry) {
+      entry_text += increment(point.snippet->variable, 0);
+      ++*points;
+    }
+  chunks.push_back({Chunk::Kind::prologue, assemble(entry_text), nullptr, false, 0});
+
+  for (const isa::Instruction& inst : code.instructions) {
+    std::string before;
+    const bool reachable = code.reachable.count(inst.address) != 0;
+    for (const PointSpec& point : plan_.points) {
+      if (!reachable) break;
+      bool here = false;
+      std::uint64_t element = 0;
+      switch (point.where) {
+        case PointKind::block_entry:
+          if (block_index.count(inst.address)) {
+            here = true;
+            if (point.snippet->indexed_by_block) element = block_index[inst.address];
+          }
+          break;
+        case PointKind::kernel_exit:
+          here = inst.flow == isa::ControlFlow::end_program;
+          break;
+        case PointKind::before_instruction:
+          here = std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
+                 point.addresses.end();
+          break;
+        case PointKind::memory: {
+          const std::optional<MemoryKind> kind = memory_kind_of(inst.memory);
+          here = kind && (point.memory_kinds.empty() ||
+                          std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
+                              point.memory_kinds.end());
+          break;
+        }
+        default:
+          break;
+      }
+      if (!here) continue;
+      before += increment(point.snippet->variable, element);
+      ++*points;
+    }
+    // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
+    // written back; do that before the wave ends (rewriting.md §8).
+    if (inst.flow == isa::ControlFlow::end_program) before += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
+    if (!before.empty()) chunks.push_back({Chunk::Kind::code, assemble(before), nullptr, false, 0});
+
+    Chunk copy{Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0};
+    if (inst.mnemonic == "s_getpc_b64") {
+      // The code after it must still see the original PC: add (original - new) to the pair,
+      // keeping SCC. The literals are patched once the new address is known.
+      unsigned pair = 0;
+      while (pair < kNumberedSgprs && !inst.writes.sgpr[pair]) ++pair;
+      const std::string lo = "s" + std::to_string(pair), hi = "s" + std::to_string(pair + 1);
+      const std::string scc = "s" + std::to_string(reserved.scc_save());
+      const std::vector<std::uint8_t> fix = assemble(
+          "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
+          ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
+      copy.bytes.insert(copy.bytes.end(), fix.begin(), fix.end());
+      copy.getpc = true;
+    }
+    chunks.push_back(std::move(copy));
+  }
+  return chunks;
+}
+
+RewriteResult Engine::run() {
+  check_plan();
+  const codeobj::Target& target = input_.target();
+  // The model is move-only: the output starts as a fresh parse of the input's bytes.
+  const std::vector<std::uint8_t> original_bytes = input_.write();
+  codeobj::CodeObject output = codeobj::CodeObject::parse(original_bytes, input_.name());
+  RewriteResult result;
+  result.note.tool = plan_.tool;
+  result.note.original_sha256 = sha256_hex(original_bytes);
+  result.note.probe_library = plan_.probe_library;
+
+  struct Placed {
+    KernelCode code;
+    std::vector<Chunk> chunks;
+    std::uint64_t start = 0;  // offset of the kernel's new entry in the section
+  };
+  std::vector<Placed> placed;
+  std::vector<std::uint8_t> text;
+
+  for (std::size_t kernel_index : selected_kernels()) {
+    Placed p;
+    p.code = decode_kernel(input_, decoder_, kernel_index);
+    const codeobj::Kernel& kernel = *p.code.kernel;
+    codeobj::KernelDescriptor kd = kernel.descriptor;
+    std::optional<codeobj::KernelMetadata> meta = output.metadata().find_kernel(kernel.name);
+    if (!meta) fail(input_.name(), "kernel '" + kernel.name + "' is not in the metadata note");
+
+    InstrumentedKernel instrumented;
+    instrumented.name = kernel.name;
+    instrumented.descriptor_symbol = kernel.descriptor_symbol;
+    const std::uint64_t old_kernarg = meta->kernarg_segment_size();
+    instrumented.arena_arg_offset = (old_kernarg + 7) / 8 * 8;
+    instrumented.layout = layout_for(p.code);
+
+    // The entry SGPRs: what the original expects, and what the instrumented kernel launches
+    // with (dispatch and kernarg pointers, all three workgroup ids, all three work-item ids).
+    detail::PrologueInput prologue;
+    prologue.target = target;
+    prologue.original = detail::entry_sgprs(kd, target, kernel.name);
+    prologue.original_vgpr_workitem_id = kd.enable_vgpr_workitem_id();
+    codeobj::KernelDescriptor new_kd = kd;
+    new_kd.set_enable_sgpr_dispatch_ptr(true);
+    new_kd.set_enable_sgpr_kernarg_segment_ptr(true);
+    new_kd.set_enable_sgpr_workgroup_id_x(true);
+    new_kd.set_enable_sgpr_workgroup_id_y(true);
+    new_kd.set_enable_sgpr_workgroup_id_z(true);
+    new_kd.set_enable_vgpr_workitem_id(2);
+    unsigned user = 0;
+    for (const EntrySgpr& e : prologue.original)
+      if (e.value < EntryValue::workgroup_id_x) user += e.count;
+    user += (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) + (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2);
+    if (user > 16)
+      fail(input_.name(), "kernel '" + kernel.name + "': no room for two more user SGPRs (" +
+                              std::to_string(user) + " > 16)");
+    new_kd.set_user_sgpr_count(user);
+    prologue.launched = detail::entry_sgprs(new_kd, target, kernel.name);
+
+    // Reserved SGPRs: above every SGPR the kernel touches and every SGPR the hardware
+    // initialises, so that neither the original code nor the launch overwrites them.
+    unsigned highest = 0;
+    for (const isa::Instruction& inst : p.code.instructions) {
+      const isa::RegisterSet used = inst.reads | inst.writes;
+      for (unsigned s = 0; s < kNumberedSgprs; ++s)
+        if (used.sgpr[s]) highest = std::max(highest, s + 1);
+    }
+    for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
+    detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
+    if (reserved.base + detail::ReservedSgprs::kCount > kNumberedSgprs)
+      fail(input_.name(), "kernel '" + kernel.name + "' uses SGPRs up to s" +
+                              std::to_string(highest - 1) + ": no room for the " +
+                              std::to_string(detail::ReservedSgprs::kCount) +
+                              " SGPRs the instrumentation needs below s" +
+                              std::to_string(kNumberedSgprs));
+    prologue.reserved = reserved;
+    prologue.arena_arg_offset = instrumented.arena_arg_offset;
+    prologue.stride = instrumented.layout.stride();
+    prologue.skip_sgpr_moves = options_.test_skip_prologue_sgpr_moves;
+
+    // Grants: SGPRs up to the reserved block plus the special registers; VGPRs for v0..v2.
+    const unsigned sgprs = reserved.base + detail::ReservedSgprs::kCount + kSpecialSgprs;
+    if (kd.sgpr_grant() < sgprs) new_kd.set_granulated_wavefront_sgpr_count((sgprs + 7) / 8 - 1);
+    if (!target.has_packed_work_item_ids() && kd.vgpr_grant(target) < 3)
+      fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
+    new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
+
+    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, &result.points_instrumented);
+
+    // Lay the kernel out: entries are 256-byte aligned.
+    while (text.size() % 256) {
+      const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
+      text.insert(text.end(), nop, nop + 4);
+    }
+    p.start = text.size();
+    for (Chunk& chunk : p.chunks) {
+      chunk.offset = text.size();
+      text.insert(text.end(), chunk.bytes.begin(), chunk.bytes.end());
+      if (chunk.kind == Chunk::Kind::instruction) ++result.instructions_relocated;
+    }
+
+    // Descriptor and note in agreement (rewriting.md §6).
+    meta->set_kernarg_segment_size(new_kd.kernarg_size);
+    meta->set_sgpr_count(std::max<std::uint64_t>(meta->sgpr_count(), sgprs));
+    codeobj::KernelArg arena_arg;
+    arena_arg.name = "__wavekit_arena";
+    arena_arg.offset = instrumented.arena_arg_offset;
+    arena_arg.size = 8;
+    arena_arg.value_kind = "global_buffer";
+    arena_arg.address_space = "global";
+    meta->add_arg(arena_arg);
+    placed.push_back(std::move(p));
+    result.note.kernels.push_back(std::move(instrumented));
+    // The descriptor is written once the section address is known.
+    output.set_descriptor(kernel_index, new_kd);
+  }
+
+  // Place the section, then fix everything that depends on its address.
+  codeobj::NewSection section;
+  section.name = ".wavekit.text";
+  section.flags = kShfAlloc | kShfExecInstr;
+  section.alignment = 256;
+  section.data = text;
+  const std::size_t section_index = output.add_loaded_section(std::move(section));
+  const std::uint64_t base = output.sections()[section_index].address;
+
+  std::map<std::uint64_t, std::uint64_t> new_address_of;  // original -> new, per block start
+  for (Placed& p : placed) {
+    // A branch to a block start lands on the code inserted before it, so that the block's
+    // points run however control arrives.
+    const Chunk* pending = nullptr;
+    for (const Chunk& chunk : p.chunks) {
+      if (chunk.kind == Chunk::Kind::prologue) continue;
+      if (chunk.kind == Chunk::Kind::code) {
+        if (!pending) pending = &chunk;
+        continue;
+      }
+      new_address_of[chunk.original->address] = base + (pending ? pending->offset : chunk.offset);
+      pending = nullptr;
+    }
+    // The prologue is skipped on purpose: a branch back to the first block must not run it
+    // again (rewriting.md §6).
+  }
+
+  for (std::size_t k = 0; k < placed.size(); ++k) {
+    Placed& p = placed[k];
+    for (Chunk& chunk : p.chunks) {
+      if (chunk.kind != Chunk::Kind::instruction) continue;
+      const isa::Instruction& inst = *chunk.original;
+      const std::uint64_t new_pc = base + chunk.offset;
+      if (inst.branch_target) {
+        auto target_it = new_address_of.find(*inst.branch_target);
+        if (target_it == new_address_of.end())
+          fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': branch at " +
+                                  hex(inst.address) + " targets " + hex(*inst.branch_target) +
+                                  ", outside the relocated code");
+        const std::int64_t delta =
+            (static_cast<std::int64_t>(target_it->second) - static_cast<std::int64_t>(new_pc + 4)) / 4;
+        if (delta < INT16_MIN || delta > INT16_MAX)
+          fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': relocated branch at " +
+                                  hex(inst.address) + " is out of the 16-bit range");
+        const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
+        text[chunk.offset] = static_cast<std::uint8_t>(simm & 0xff);
+        text[chunk.offset + 1] = static_cast<std::uint8_t>(simm >> 8);
+      }
+      if (chunk.getpc) {
+        // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
+        const std::uint64_t correction = (inst.address + inst.size) - (new_pc + inst.size);
+        const std::uint32_t lo = static_cast<std::uint32_t>(correction);
+        const std::uint32_t hi = static_cast<std::uint32_t>(correction >> 32);
+        // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal), s_addc_u32
+        // (4 + literal), s_cmp (4).
+        std::memcpy(&text[chunk.offset + inst.size + 4 + 4], &lo, 4);
+        std::memcpy(&text[chunk.offset + inst.size + 4 + 8 + 4], &hi, 4);
+      }
+      result.note.address_map.push_back({new_pc, inst.address, inst.size});
+    }
+    codeobj::KernelDescriptor kd = output.kernels()[p.code.kernel_index].descriptor;
+    kd.kernel_code_entry_byte_offset = static_cast<std::int64_t>(base + p.start) -
+                                       static_cast<std::int64_t>(output.kernels()[p.code.kernel_index].descriptor_address);
+    output.set_descriptor(p.code.kernel_index, kd);
+  }
+  // Merge adjacent runs of the address map.
+  std::vector<AddressRange> merged;
+  for (const AddressRange& range : result.note.address_map) {
+    if (!merged.empty() && merged.back().new_address + merged.back().size == range.new_address &&
+        merged.back().original_address + merged.back().size == range.original_address)
+      merged.back().size += range.size;
+    else
+      merged.push_back(range);
+  }
+  result.note.address_map = std::move(merged);
+  output.replace_section_data(section_index, text);
+
+  // The WAVEKIT note, in a section of its own.
+  const std::vector<std::uint8_t> desc = encode_note(result.note);
+  std::vector<std::uint8_t> note_bytes;
+  auto put32 = [&](std::uint32_t value) {
+    for (int i = 0; i < 4; ++i) note_bytes.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+  };
+  const std::string name = kNoteName;
+  put32(static_cast<std::uint32_t>(name.size() + 1));
+  put32(static_cast<std::uint32_t>(desc.size()));
+  put32(kNoteTypeRewrite);
+  note_bytes.insert(note_bytes.end(), name.begin(), name.end());
+  note_bytes.push_back(0);
+  while (note_bytes.size() % 4) note_bytes.push_back(0);
+  note_bytes.insert(note_bytes.end(), desc.begin(), desc.end());
+  while (note_bytes.size() % 4) note_bytes.push_back(0);
+  codeobj::NewSection note_section;
+  note_section.name = kNoteSectionName;
+  note_section.type = kShtNote;
+  note_section.flags = kShfAlloc;
+  note_section.alignment = 4;
+  note_section.data = std::move(note_bytes);
+  output.add_loaded_section(std::move(note_section));
+
+  result.bytes = output.write();
+  return result;
+}
+
+}  // namespace
+
+RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
+                      const RewriteOptions& options) {
+  return Engine(object, plan, options).run();
+}
+
+std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
+  isa::Decoder decoder(object.target().processor);
+  std::vector<KernelView> views;
+  for (std::size_t i = 0; i < object.kernels().size(); ++i) {
+    const KernelCode code = decode_kernel(object, decoder, i);
+    KernelView view;
+    view.name = object.kernels()[i].name;
+    view.descriptor_symbol = object.kernels()[i].descriptor_symbol;
+    view.entry = object.kernels()[i].entry_address;
+    for (std::size_t b = 0; b < code.leaders.size(); ++b) {
+      BlockView block;
+      block.index = b;
+      block.start = code.leaders[b];
+      const std::uint64_t next = b + 1 < code.leaders.size() ? code.leaders[b + 1] : UINT64_MAX;
+      for (const isa::Instruction& inst : code.instructions) {
+        if (inst.address < block.start || inst.address >= next || !code.reachable.count(inst.address))
+          continue;
+        InstructionView iv;
+        iv.address = inst.address;
+        iv.size = inst.size;
+        iv.text = inst.text;
+        iv.mnemonic = inst.mnemonic;
+        iv.is_branch = inst.flow == isa::ControlFlow::branch ||
+                       inst.flow == isa::ControlFlow::conditional_branch;
+        iv.is_call = inst.flow == isa::ControlFlow::call;
+        iv.is_return = inst.flow == isa::ControlFlow::indirect;
+        iv.is_end = inst.flow == isa::ControlFlow::end_program;
+        iv.memory = memory_kind_of(inst.memory);
+        block.end = inst.address + inst.size;
+        block.instructions.push_back(std::move(iv));
+      }
+      view.blocks.push_back(std::move(block));
+    }
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+}  // namespace wavekit::rewrite

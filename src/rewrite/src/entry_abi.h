@@ -1,0 +1,67 @@
+// Where the hardware puts each entry value at wave launch, for a given kernel descriptor
+// (AMDGPUUsage "Initial Kernel Execution State"; amdgpu-codeobject.md §4), and the entry
+// prologue that an instrumented kernel runs once per wave.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/codeobj/kernel_descriptor.h"
+
+namespace wavekit::rewrite::detail {
+
+enum class EntryValue {
+  private_segment_buffer,
+  dispatch_ptr,
+  queue_ptr,
+  kernarg_ptr,
+  dispatch_id,
+  flat_scratch_init,
+  private_segment_size,
+  workgroup_id_x,
+  workgroup_id_y,
+  workgroup_id_z,
+  workgroup_info,
+  private_segment_wave_offset,
+};
+
+struct EntrySgpr {
+  EntryValue value;
+  unsigned first = 0;  // s<first>
+  unsigned count = 0;
+};
+
+// The user and system SGPRs a descriptor asks the hardware to initialise, in launch order.
+// Throws wavekit::Error for what the rewriter does not model (preloaded kernel arguments).
+std::vector<EntrySgpr> entry_sgprs(const codeobj::KernelDescriptor& kd,
+                                   const codeobj::Target& target, const std::string& kernel);
+const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue value);
+
+// SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards.
+struct ReservedSgprs {
+  unsigned base = 0;
+  unsigned slot() const { return base; }            // s[base:base+1]: the wave's arena slot
+  unsigned one() const { return base + 2; }         // s[base+2:base+3] = {1, 0}
+  unsigned scc_save() const { return base + 27; }   // SCC around s_getpc corrections
+  static constexpr unsigned kCount = 28;            // including the prologue's temporaries
+};
+
+struct PrologueInput {
+  codeobj::Target target;
+  std::vector<EntrySgpr> original;  // what the original code expects
+  std::vector<EntrySgpr> launched;  // what the rewritten descriptor makes the hardware provide
+  unsigned original_vgpr_workitem_id = 0;  // the original descriptor's setting
+  ReservedSgprs reserved;
+  std::uint64_t arena_arg_offset = 0;  // kernarg offset of the arena pointer
+  std::uint64_t stride = 0;            // bytes per wave slot
+  bool skip_sgpr_moves = false;        // negative control only
+};
+
+// Assembly text of the entry prologue: saves the entry values, moves the shifted SGPRs back to
+// where the original code expects them, computes this wave's arena slot and fills its capture
+// region. Runs with SCC dead (kernel entry) and leaves only the reserved SGPRs changed.
+std::string entry_prologue(const PrologueInput& input);
+
+}  // namespace wavekit::rewrite::detail

@@ -1,0 +1,76 @@
+// bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls).
+#include <cstdio>
+
+#include "wavekit/rewrite/tools.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+constexpr const char* kCounters = "block_counts";
+
+std::string address_key(std::uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+  return text;
+}
+
+Plan bbcount_plan() {
+  Plan plan;
+  plan.tool = "bbcount";
+  // count 1 is a placeholder: a block-indexed variable gets one element per block of each
+  // kernel, keyed by the block's original address.
+  PerWaveVariable counters;
+  counters.name = kCounters;
+  counters.element_size = 8;
+  counters.count = 1;
+  plan.variables.push_back(counters);
+  Snippet increment;
+  increment.op = SnippetOp::increment;
+  increment.variable = kCounters;
+  increment.indexed_by_block = true;
+  PointSpec point;
+  point.where = PointKind::block_entry;
+  point.snippet = increment;
+  plan.points.push_back(point);
+  return plan;
+}
+
+nlohmann::json bbcount_report(const InstrumentedKernel& kernel, std::span<const std::uint8_t> arena) {
+  const PlacedVariable* counters = kernel.layout.find(kCounters);
+  if (!counters)
+    throw Error("kernel '" + kernel.name + "' was not instrumented by bbcount (no '" +
+                std::string(kCounters) + "' variable)");
+  nlohmann::json waves = nlohmann::json::array();
+  for (const WaveSlot& slot : read_arena(arena, kernel)) {
+    nlohmann::json blocks = nlohmann::json::object();
+    for (std::size_t i = 0; i < counters->variable.count; ++i) {
+      const std::uint64_t count = read_element(slot, *counters, i);
+      if (count != 0) blocks[address_key(counters->variable.keys.at(i))] = count;
+    }
+    waves.push_back({{"id", slot.wave_id},
+                     {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+                     {"wave_in_workgroup", slot.wave_in_workgroup},
+                     {"blocks", blocks}});
+  }
+  return {{"kernel", kernel.name}, {"waves", waves}};
+}
+
+}  // namespace
+
+std::vector<std::string> tool_names() { return {"bbcount"}; }
+
+Plan tool_plan(const std::string& tool) {
+  if (tool == "bbcount") return bbcount_plan();
+  std::string known;
+  for (const std::string& name : tool_names()) known += (known.empty() ? "" : ", ") + name;
+  throw Error("unknown tool '" + tool + "' (this build has: " + known + ")");
+}
+
+nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
+                           std::span<const std::uint8_t> arena) {
+  if (tool == "bbcount") return bbcount_report(kernel, arena);
+  throw Error("tool '" + tool + "' has no reporter in this build");
+}
+
+}  // namespace wavekit::rewrite

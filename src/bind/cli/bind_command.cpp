@@ -37,8 +37,8 @@ int parse_count(const char* option, const std::string& text, int minimum) {
 }
 
 int run_bind(wavekit::cli::Arguments args) {
-  std::string topology_file, ntasks, nthreads, smt, greedy, gpu_optim, restrict_list,
-      restrict_type, compat, format = "text", exec_task;
+  std::string topology_file, ntasks, nthreads, smt, greedy, gpu_optim, restrict_list, restrict_type,
+      compat, format = "text", exec_task;
   bool membind = false, hip = false;
   std::vector<std::string> command;
   wavekit::cli::OptionParser parser(
@@ -52,19 +52,25 @@ int run_bind(wavekit::cli::Arguments args) {
       "  wavekit bind --ntasks 8\n"
       "  wavekit bind --topology node.xml --ntasks 4 --format mpibind\n"
       "  wavekit bind --ntasks 4 --exec 2 -- ./app      (bind as task 2, set its environment)");
-  parser.option("--topology", &topology_file, "FILE.xml", "hwloc XML of the node (default: this machine)");
+  parser.option("--topology", &topology_file, "FILE.xml",
+                "hwloc XML of the node (default: this machine)");
   parser.option("--ntasks", &ntasks, "N", "tasks on the node (required)");
   parser.option("--nthreads", &nthreads, "T", "threads per task (default: computed)");
   parser.option("--smt", &smt, "K", "PUs per core to use, 1..hardware SMT (default: automatic)");
-  parser.option("--greedy", &greedy, "0|1", "with fewer tasks than NUMA domains, give tasks whole domains (default 1)");
-  parser.option("--gpu-optim", &gpu_optim, "0|1", "distribute tasks by GPUs when there are GPUs (default 1)");
-  parser.option("--restrict", &restrict_list, "LIST", "only these CPUs (or NUMA nodes with --restrict-type mem), e.g. 0-15,32");
-  parser.option("--restrict-type", &restrict_type, "cpu|mem", "what --restrict lists (default cpu)");
+  parser.option("--greedy", &greedy, "0|1",
+                "with fewer tasks than NUMA domains, give tasks whole domains (default 1)");
+  parser.option("--gpu-optim", &gpu_optim, "0|1",
+                "distribute tasks by GPUs when there are GPUs (default 1)");
+  parser.option("--restrict", &restrict_list, "LIST",
+                "only these CPUs (or NUMA nodes with --restrict-type mem), e.g. 0-15,32");
+  parser.option("--restrict-type", &restrict_type, "cpu|mem",
+                "what --restrict lists (default cpu)");
   parser.option("--compat", &compat, "mpibind-0.23.1", "reproduce mpibind v0.23.1 bit for bit");
   parser.option("--format", &format, "text|mpibind|json|env", "output format (default text)");
   parser.flag("--membind", &membind, "with --exec: also bind memory to the task's NUMA domain");
   parser.flag("--hip", &hip, "also export HIP_VISIBLE_DEVICES for AMD GPUs (default mode)");
-  parser.option("--exec", &exec_task, "TASK", "bind this process as task TASK, set its environment, exec CMD");
+  parser.option("--exec", &exec_task, "TASK",
+                "bind this process as task TASK, set its environment, exec CMD");
   parser.rest("CMD", &command, "the command for --exec", false);
   if (auto code = parser.parse(args)) return *code;
 
@@ -84,14 +90,15 @@ int run_bind(wavekit::cli::Arguments args) {
     if (restrict_type != "cpu" && restrict_type != "mem")
       throw UsageError("--restrict-type: '" + restrict_type + "' must be cpu or mem");
     if (restrict_list.empty()) throw UsageError("--restrict-type needs --restrict");
-    params.restrict_type =
-        restrict_type == "mem" ? wavekit::bind::RestrictType::mem : wavekit::bind::RestrictType::cpu;
+    params.restrict_type = restrict_type == "mem" ? wavekit::bind::RestrictType::mem
+                                                  : wavekit::bind::RestrictType::cpu;
   }
   if (!restrict_list.empty())
     params.restrict_set = wavekit::bind::Bitmap::parse_list(restrict_list, "--restrict");
   if (format != "text" && format != "mpibind" && format != "json" && format != "env")
     throw UsageError("--format: '" + format + "' must be text, mpibind, json or env");
-  if (exec_task.empty() && !command.empty()) throw UsageError("a command after '--' needs --exec TASK");
+  if (exec_task.empty() && !command.empty())
+    throw UsageError("a command after '--' needs --exec TASK");
   if (!exec_task.empty() && command.empty()) throw UsageError("--exec needs a command after '--'");
   if (membind && exec_task.empty()) throw UsageError("--membind only applies with --exec");
 
@@ -121,10 +128,14 @@ int run_bind(wavekit::cli::Arguments args) {
   auto view = wavekit::bind::TopologyView::build(view_topology);
   if (params.restrict_set && params.mode == wavekit::bind::Mode::fixed)
     view = view.masked(*params.restrict_set, params.restrict_type);
-  if (format == "mpibind") std::cout << wavekit::bind::format_mpibind(mapping);
-  else if (format == "env") std::cout << wavekit::bind::format_env(mapping, env);
-  else if (format == "json") std::cout << wavekit::bind::format_json(mapping, view, env);
-  else std::cout << wavekit::bind::format_text(mapping, view);
+  if (format == "mpibind")
+    std::cout << wavekit::bind::format_mpibind(mapping);
+  else if (format == "env")
+    std::cout << wavekit::bind::format_env(mapping, env);
+  else if (format == "json")
+    std::cout << wavekit::bind::format_json(mapping, view, env);
+  else
+    std::cout << wavekit::bind::format_text(mapping, view);
   return 0;
 }
 
@@ -142,7 +153,8 @@ int run_bind_machine(wavekit::cli::Arguments args) {
   parser.positional("DESCRIPTION", &description, "the node, e.g. packages=2,cores=8,smt=2");
   parser.option("--output", &output, "FILE", "write the XML here (default: standard output)");
   if (auto code = parser.parse(args)) return *code;
-  std::string xml = wavekit::bind::machine_xml(wavekit::bind::parse_machine_description(description));
+  std::string xml =
+      wavekit::bind::machine_xml(wavekit::bind::parse_machine_description(description));
   // Check the result with hwloc itself before handing it out.
   wavekit::bind::Topology::from_xml_buffer(xml, "the generated XML");
   if (output.empty())
@@ -155,4 +167,5 @@ int run_bind_machine(wavekit::cli::Arguments args) {
 }  // namespace
 
 WAVEKIT_SUBCOMMAND("bind", "map tasks, threads and GPUs to a node's hardware (mpibind)", run_bind);
-WAVEKIT_SUBCOMMAND("bind-machine", "write hwloc XML for a compactly described node", run_bind_machine);
+WAVEKIT_SUBCOMMAND("bind-machine", "write hwloc XML for a compactly described node",
+                   run_bind_machine);

@@ -111,8 +111,10 @@ int slurm_spank_user_init(spank_t spank, int, char**) {
     std::string restrict_type =
         first_of(spank, "WAVEKIT_BIND_RESTRICT_TYPE", "MPIBIND_RESTRICT_TYPE");
     if (!restrict_list.empty())
-      params.restrict_set = wavekit::bind::Bitmap::parse_list(restrict_list, "WAVEKIT_BIND_RESTRICT");
-    if (restrict_type == "mem") params.restrict_type = wavekit::bind::RestrictType::mem;
+      params.restrict_set =
+          wavekit::bind::Bitmap::parse_list(restrict_list, "WAVEKIT_BIND_RESTRICT");
+    if (restrict_type == "mem")
+      params.restrict_type = wavekit::bind::RestrictType::mem;
     else if (!restrict_type.empty() && restrict_type != "cpu")
       throw wavekit::Error("WAVEKIT_BIND_RESTRICT_TYPE='" + restrict_type + "' must be cpu or mem");
     std::string topology_file = first_of(spank, "WAVEKIT_BIND_TOPOFILE", "MPIBIND_TOPOFILE");

@@ -58,7 +58,8 @@ Bitmap Bitmap::parse_list(std::string_view text, std::string_view what) {
       fail(std::string(what), "'" + list + "' is not a list of indexes like 0-3,8");
     }
   }
-  if (!item_has_digit) fail(std::string(what), "'" + list + "' is not a list of indexes like 0-3,8");
+  if (!item_has_digit)
+    fail(std::string(what), "'" + list + "' is not a list of indexes like 0-3,8");
   Bitmap result;
   if (hwloc_bitmap_list_sscanf(result.bitmap_, list.c_str()) < 0)
     fail(std::string(what), "'" + list + "' is not a list of indexes like 0-3,8");

@@ -141,7 +141,8 @@ std::string format_text(const Mapping& mapping, const TopologyView& view) {
   // Which tasks use each PU, so every object can list the tasks placed on it.
   std::map<unsigned, std::vector<int>> tasks_on_pu;
   for (std::size_t t = 0; t < mapping.tasks.size(); ++t)
-    for (unsigned pu : mapping.tasks[t].cpus.indexes()) tasks_on_pu[pu].push_back(static_cast<int>(t));
+    for (unsigned pu : mapping.tasks[t].cpus.indexes())
+      tasks_on_pu[pu].push_back(static_cast<int>(t));
   auto tasks_on = [&](const Bitmap& cpus) {
     std::vector<int> tasks;
     for (unsigned pu : cpus.indexes())
@@ -158,8 +159,8 @@ std::string format_text(const Mapping& mapping, const TopologyView& view) {
     for (std::size_t i = 0; i < tasks.size();) {
       std::size_t j = i;
       while (j + 1 < tasks.size() && tasks[j + 1] == tasks[j] + 1) ++j;
-      label += (i ? "," : "") + std::to_string(tasks[i]) +
-               (j > i ? "-" + std::to_string(tasks[j]) : "");
+      label +=
+          (i ? "," : "") + std::to_string(tasks[i]) + (j > i ? "-" + std::to_string(tasks[j]) : "");
       i = j + 1;
     }
     return label;
@@ -169,8 +170,7 @@ std::string format_text(const Mapping& mapping, const TopologyView& view) {
       << view.levels[static_cast<std::size_t>(view.core_depth)].size() << " cores, "
       << view.numas.size() << " NUMA nodes, " << mapping.num_gpus() << " GPUs; mode "
       << (mapping.mode == Mode::compat ? "mpibind-0.23.1" : "default")
-      << (mapping.greedy ? ", greedy" : "") << (mapping.gpu_optim ? ", gpu-optimised" : "")
-      << "\n";
+      << (mapping.greedy ? ", greedy" : "") << (mapping.gpu_optim ? ", gpu-optimised" : "") << "\n";
   // The tree down to the level above the cores (cores are summarised per parent): objects at
   // each depth are nested under the object of the previous depth that contains them.
   int last_depth = std::max(1, view.core_depth - 1);

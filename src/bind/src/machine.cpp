@@ -105,17 +105,28 @@ MachineDescription parse_machine_description(std::string_view text) {
       throw Error("machine description: '" + item + "' is not key=value");
     std::string key = item.substr(0, equals), value = item.substr(equals + 1);
     if (!seen.insert(key).second) throw Error("machine description: '" + key + "' given twice");
-    if (key == "packages") d.packages = parse_count(key, value, 1, 64);
-    else if (key == "numa") d.numa_per_package = parse_count(key, value, 1, 64);
-    else if (key == "l3") d.l3_per_numa = parse_count(key, value, 1, 64);
-    else if (key == "cores") d.cores_per_l3 = parse_count(key, value, 1, 512);
-    else if (key == "smt") d.smt = parse_count(key, value, 1, 8);
-    else if (key == "gpus") d.gpus_per_numa = parse_count(key, value, 0, 16);
-    else if (key == "partitions") d.partitions_per_gpu = parse_count(key, value, 1, 8);
-    else if (key == "hbm") d.hbm_per_numa = parse_count(key, value, 0, 4);
-    else if (key == "cpuless") d.cpuless_numa = parse_count(key, value, 0, 16);
-    else if (key == "nics") d.nics_per_package = parse_count(key, value, 0, 16);
-    else if (key == "gpu-kind") d.gpu_kind = (gpu_kind(value), value);
+    if (key == "packages")
+      d.packages = parse_count(key, value, 1, 64);
+    else if (key == "numa")
+      d.numa_per_package = parse_count(key, value, 1, 64);
+    else if (key == "l3")
+      d.l3_per_numa = parse_count(key, value, 1, 64);
+    else if (key == "cores")
+      d.cores_per_l3 = parse_count(key, value, 1, 512);
+    else if (key == "smt")
+      d.smt = parse_count(key, value, 1, 8);
+    else if (key == "gpus")
+      d.gpus_per_numa = parse_count(key, value, 0, 16);
+    else if (key == "partitions")
+      d.partitions_per_gpu = parse_count(key, value, 1, 8);
+    else if (key == "hbm")
+      d.hbm_per_numa = parse_count(key, value, 0, 4);
+    else if (key == "cpuless")
+      d.cpuless_numa = parse_count(key, value, 0, 16);
+    else if (key == "nics")
+      d.nics_per_package = parse_count(key, value, 0, 16);
+    else if (key == "gpu-kind")
+      d.gpu_kind = (gpu_kind(value), value);
     else if (key == "numbering") {
       if (value != "siblings-last" && value != "consecutive")
         throw Error("machine description: numbering='" + value +
@@ -150,7 +161,8 @@ std::string machine_xml(const MachineDescription& d) {
   };
   auto nodes_of_domains = [&](int first, int count) {
     Bitmap set;
-    for (int n = first * memory_nodes_per_domain; n < (first + count) * memory_nodes_per_domain; ++n)
+    for (int n = first * memory_nodes_per_domain; n < (first + count) * memory_nodes_per_domain;
+         ++n)
       set.set(static_cast<unsigned>(n));
     return set;
   };
@@ -168,17 +180,18 @@ std::string machine_xml(const MachineDescription& d) {
     char bus[16];
     std::snprintf(bus, sizeof bus, "%02x", pci_bus);
     char type[64];
-    std::snprintf(type, sizeof type, "%s [%04x:%04x] [%04x:0000] 00", pci_class.c_str(),
-                  vendor_id, 0x1000u + static_cast<unsigned>(pci_bus), vendor_id);
+    std::snprintf(type, sizeof type, "%s [%04x:%04x] [%04x:0000] 00", pci_class.c_str(), vendor_id,
+                  0x1000u + static_cast<unsigned>(pci_bus), vendor_id);
     xml.open("type=\"Bridge\" bridge_type=\"0-1\" depth=\"0\" bridge_pci=\"0000:[" +
              std::string(bus) + "-" + bus + "]\"");
-    xml.open("type=\"PCIDev\" pci_busid=\"0000:" + std::string(bus) + ":00.0\" pci_type=\"" +
-             type + "\" pci_link_speed=\"31.5\"");
+    xml.open("type=\"PCIDev\" pci_busid=\"0000:" + std::string(bus) + ":00.0\" pci_type=\"" + type +
+             "\" pci_link_speed=\"31.5\"");
     ++pci_bus;
   };
   for (int p = 0; p < d.packages; ++p) {
     int first_domain = p * d.numa_per_package;
-    Bitmap package_cpus = cpus_of_cores(first_domain * cores_per_domain, d.numa_per_package * cores_per_domain);
+    Bitmap package_cpus =
+        cpus_of_cores(first_domain * cores_per_domain, d.numa_per_package * cores_per_domain);
     Bitmap package_nodes = nodes_of_domains(first_domain, d.numa_per_package);
     xml.open("type=\"Package\" os_index=\"" + std::to_string(p) + "\" " +
              sets(package_cpus, package_nodes));
@@ -188,7 +201,9 @@ std::string machine_xml(const MachineDescription& d) {
       Bitmap domain_cpus = cpus_of_cores(first_core, cores_per_domain);
       Bitmap domain_nodes = nodes_of_domains(domain, 1);
       bool grouped = d.numa_per_package > 1;
-      if (grouped) xml.open("type=\"Group\" " + sets(domain_cpus, domain_nodes) + " kind=\"1001\" subkind=\"0\"");
+      if (grouped)
+        xml.open("type=\"Group\" " + sets(domain_cpus, domain_nodes) +
+                 " kind=\"1001\" subkind=\"0\"");
       for (int m = 0; m < memory_nodes_per_domain; ++m) {
         int node = domain * memory_nodes_per_domain + m;
         Bitmap node_set;

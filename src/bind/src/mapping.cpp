@@ -26,7 +26,8 @@ const std::vector<Rule> kRules = {
     {"restrict-as-mask",
      "restriction is a logical mask on the view (no hwloc_topology_restrict, no renumbering); a "
      "restriction that leaves no CPUs is an error"},
-    {"greedy-honours-smt", "a greedy task keeps only the first `smt` PUs of each core when smt is given"},
+    {"greedy-honours-smt",
+     "a greedy task keeps only the first `smt` PUs of each core when smt is given"},
     {"visible-devices-per-vendor",
      "each vendor's GPUs go to its own variable (ROCR_ and HIP_VISIBLE_DEVICES for AMD, "
      "CUDA_VISIBLE_DEVICES for NVIDIA, ZE_AFFINITY_MASK for Intel), not the last GPU's vendor"},
@@ -38,10 +39,14 @@ const std::vector<Rule> kRules = {
 
 GpuVendor Device::vendor() const {
   switch (vendor_id) {
-    case 0x1002: return GpuVendor::amd;
-    case 0x10de: return GpuVendor::nvidia;
-    case 0x8086: return GpuVendor::intel;
-    default: return GpuVendor::other;
+    case 0x1002:
+      return GpuVendor::amd;
+    case 0x10de:
+      return GpuVendor::nvidia;
+    case 0x8086:
+      return GpuVendor::intel;
+    default:
+      return GpuVendor::other;
   }
 }
 
@@ -85,7 +90,8 @@ Device make_device(const ViewOsDevice& os, DeviceKind kind) {
 
 bool is_nic(const ViewOsDevice& os) {
   if (os.osdev_type == HWLOC_OBJ_OSDEV_OPENFABRICS) return true;
-  return os.osdev_type == HWLOC_OBJ_OSDEV_NETWORK && (os.subtype == "Slingshot" || os.subtype == "BXI");
+  return os.osdev_type == HWLOC_OBJ_OSDEV_NETWORK &&
+         (os.subtype == "Slingshot" || os.subtype == "BXI");
 }
 
 // mpibind v0.23.1's device list: every OSDEV_GPU (DRM cards included), LevelZero co-processors,
@@ -297,7 +303,8 @@ std::vector<Bitmap> cpu_match(const TopologyView& view, const Domain& domain, in
     if (nobjs < workers && depth != view.core_depth) continue;
     if (nobjs == 0) {
       if (mode == Mode::compat)
-        fail(view.origin, "a NUMA node's parent has no cores; mpibind v0.23.1 divides by zero here");
+        fail(view.origin,
+             "a NUMA node's parent has no cores; mpibind v0.23.1 divides by zero here");
       fail(view.origin, "a memory domain has no cores to place tasks on");
     }
     int pus_per_object = 1;
@@ -366,7 +373,8 @@ void map_greedy(const TopologyView& view, const std::vector<Domain>& domains, co
       const Domain& domain = domains[next];
       task.cpus |= domain.cpuset;
       task.memory_nodes |= domain.memory_nodes;
-      for (int gpu : gpus_inside(mapping.devices, domain.cpuset)) gpus.set(static_cast<unsigned>(gpu));
+      for (int gpu : gpus_inside(mapping.devices, domain.cpuset))
+        gpus.set(static_cast<unsigned>(gpu));
     }
     if (params.mode == Mode::fixed && params.smt > 0) {
       // Rule greedy-honours-smt.
@@ -472,8 +480,8 @@ Mapping map(const TopologyView& input, const Params& params) {
   mapping.devices = params.mode == Mode::compat ? compat_devices(*view) : fixed_devices(*view);
   mapping.gpu_optim = params.gpu_optim && mapping.num_gpus() > 0;
   mapping.tasks.resize(static_cast<std::size_t>(params.ntasks));
-  auto domains = params.mode == Mode::compat ? numa_domains(*view)
-                                             : memory_domains(*view, mapping.notes);
+  auto domains =
+      params.mode == Mode::compat ? numa_domains(*view) : memory_domains(*view, mapping.notes);
   if (domains.empty()) fail(view->origin, "no NUMA node with CPUs to place tasks on");
 
   mapping.greedy = params.greedy && params.ntasks < static_cast<int>(domains.size());

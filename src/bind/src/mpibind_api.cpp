@@ -1,7 +1,5 @@
 // The mpibind-compatible C API over wavekit::bind::map. Strings and arrays handed out stay
 // owned by the handle until mpibind_finalize or the next mpibind(), as in mpibind.
-#include "wavekit/bind/mpibind.h"
-
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -14,6 +12,7 @@
 #include "wavekit/bind/apply.h"
 #include "wavekit/bind/format.h"
 #include "wavekit/bind/mapping.h"
+#include "wavekit/bind/mpibind.h"
 #include "wavekit/support/error.h"
 
 using wavekit::bind::Bitmap;
@@ -56,11 +55,16 @@ void free_outputs(mpibind_t* h) {
 
 std::string device_id(const wavekit::bind::Device& device, int type, int mpibind_id) {
   switch (type) {
-    case MPIBIND_ID_UNIV: return device.uuid;
-    case MPIBIND_ID_PCIBUS: return device.pci_busid;
-    case MPIBIND_ID_NAME: return device.name;
-    case MPIBIND_ID_SMI: return std::to_string(device.smi);
-    default: return std::to_string(mpibind_id);
+    case MPIBIND_ID_UNIV:
+      return device.uuid;
+    case MPIBIND_ID_PCIBUS:
+      return device.pci_busid;
+    case MPIBIND_ID_NAME:
+      return device.name;
+    case MPIBIND_ID_SMI:
+      return std::to_string(device.smi);
+    default:
+      return std::to_string(mpibind_id);
   }
 }
 
@@ -118,7 +122,8 @@ int mpibind(mpibind_t* h) {
     }
     // Wrap the caller's topology without taking ownership: dup it.
     hwloc_topology_t copy = nullptr;
-    if (hwloc_topology_dup(&copy, h->topology) < 0) throw wavekit::Error("hwloc_topology_dup failed");
+    if (hwloc_topology_dup(&copy, h->topology) < 0)
+      throw wavekit::Error("hwloc_topology_dup failed");
     std::string xml;
     {
       char* buffer = nullptr;
@@ -144,7 +149,8 @@ int mpibind(mpibind_t* h) {
       hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
       for (int gpu : tasks[t].gpus) hwloc_bitmap_set(gpus, static_cast<unsigned>(gpu));
       h->gpus_out.push_back(gpus);
-      for (unsigned cpu : tasks[t].cpus.indexes()) h->cpus_ptask[t].push_back(static_cast<int>(cpu));
+      for (unsigned cpu : tasks[t].cpus.indexes())
+        h->cpus_ptask[t].push_back(static_cast<int>(cpu));
     }
     h->error.clear();
     return 0;
@@ -155,12 +161,12 @@ int mpibind(mpibind_t* h) {
   }
 }
 
-#define WAVEKIT_SETTER(field)                          \
-  int mpibind_set_##field(mpibind_t* h, int value) {   \
-    if (h == nullptr) return 1;                         \
-    h->field = value;                                   \
-    return 0;                                           \
-  }                                                     \
+#define WAVEKIT_SETTER(field)                        \
+  int mpibind_set_##field(mpibind_t* h, int value) { \
+    if (h == nullptr) return 1;                      \
+    h->field = value;                                \
+    return 0;                                        \
+  }                                                  \
   int mpibind_get_##field(mpibind_t* h) { return h ? h->field : -1; }
 WAVEKIT_SETTER(ntasks)
 WAVEKIT_SETTER(greedy)
@@ -222,7 +228,8 @@ char** mpibind_get_gpus_ptask(mpibind_t* h, int taskid, int* ngpus) {
   auto& strings = h->gpus_ptask_strings[t];
   strings.clear();
   for (int gpu : h->mapping->tasks[t].gpus)
-    strings.push_back(device_id(h->mapping->devices[static_cast<std::size_t>(gpu)], h->gpu_id_type, gpu));
+    strings.push_back(
+        device_id(h->mapping->devices[static_cast<std::size_t>(gpu)], h->gpu_id_type, gpu));
   auto& pointers = h->gpus_ptask[t];
   pointers.clear();
   for (auto& text : strings) pointers.push_back(text.data());

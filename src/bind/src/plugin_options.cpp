@@ -19,8 +19,8 @@ int parse_number(const std::string& key, const std::string& value, bool has_valu
   char* end = nullptr;
   long number = value.empty() ? -1 : std::strtol(value.c_str(), &end, 10);
   if (value.empty() || *end != '\0' || number < minimum || number > 1 << 20)
-    throw Error("option '" + key + ":" + value + "': the value must be a whole number >= " +
-                std::to_string(minimum));
+    throw Error("option '" + key + ":" + value +
+                "': the value must be a whole number >= " + std::to_string(minimum));
   return static_cast<int>(number);
 }
 
@@ -39,18 +39,30 @@ PluginOptions parse_plugin_options(std::string_view text) {
     auto no_value = [&] {
       if (has_value) throw Error("option '" + key + "' takes no value (got '" + item + "')");
     };
-    if (key == "on") no_value(), options.enabled = true;
-    else if (key == "off") no_value(), options.enabled = false;
-    else if (key == "gpu" || key == "gpu_optim") options.gpu_optim = parse_switch(key, value, has_value);
-    else if (key == "greedy") options.greedy = parse_switch(key, value, has_value);
-    else if (key == "smt") options.smt = parse_number(key, value, has_value, 0);
-    else if (key == "nthreads") options.nthreads = parse_number(key, value, has_value, 0);
-    else if (key == "v" || key == "verbose") options.verbose = has_value ? parse_number(key, value, true, 0) : 1;
-    else if (key == "visible_devices") options.visible_devices = parse_switch(key, value, has_value);
-    else if (key == "compat") no_value(), options.compat = true;
-    else if (key == "membind") options.membind = parse_switch(key, value, has_value);
-    else if (key == "hip") options.hip_visible_devices = parse_switch(key, value, has_value);
-    else if (key == "help") no_value(), options.help = true;
+    if (key == "on")
+      no_value(), options.enabled = true;
+    else if (key == "off")
+      no_value(), options.enabled = false;
+    else if (key == "gpu" || key == "gpu_optim")
+      options.gpu_optim = parse_switch(key, value, has_value);
+    else if (key == "greedy")
+      options.greedy = parse_switch(key, value, has_value);
+    else if (key == "smt")
+      options.smt = parse_number(key, value, has_value, 0);
+    else if (key == "nthreads")
+      options.nthreads = parse_number(key, value, has_value, 0);
+    else if (key == "v" || key == "verbose")
+      options.verbose = has_value ? parse_number(key, value, true, 0) : 1;
+    else if (key == "visible_devices")
+      options.visible_devices = parse_switch(key, value, has_value);
+    else if (key == "compat")
+      no_value(), options.compat = true;
+    else if (key == "membind")
+      options.membind = parse_switch(key, value, has_value);
+    else if (key == "hip")
+      options.hip_visible_devices = parse_switch(key, value, has_value);
+    else if (key == "help")
+      no_value(), options.help = true;
     else
       throw Error("unknown option '" + item + "' (see --wavekit-bind=help)");
   }

@@ -74,8 +74,8 @@ Topology Topology::live() {
 Topology Topology::from_xml_file(const std::string& path) {
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error))
-    fail(path, std::filesystem::exists(path, error) ? "not a regular file"
-                                                    : "no such topology file");
+    fail(path,
+         std::filesystem::exists(path, error) ? "not a regular file" : "no such topology file");
   hwloc_topology_t topology = new_topology_with_mpibind_filters();
   if (hwloc_topology_set_xml(topology, path.c_str()) < 0 || hwloc_topology_load(topology) < 0) {
     hwloc_topology_destroy(topology);
@@ -121,8 +121,8 @@ TopologyView TopologyView::build(const Topology& topology) {
       hwloc_obj_t object = hwloc_get_obj_by_depth(topo, depth, static_cast<unsigned>(i));
       if (object->cpuset == nullptr || hwloc_bitmap_iszero(object->cpuset)) continue;
       view.levels[static_cast<std::size_t>(depth)].push_back(
-          ViewObject{object->type, object->logical_index, object->os_index,
-                     Bitmap(object->cpuset), Bitmap(object->nodeset), object_name(object)});
+          ViewObject{object->type, object->logical_index, object->os_index, Bitmap(object->cpuset),
+                     Bitmap(object->nodeset), object_name(object)});
     }
   }
   view.core_depth = hwloc_get_type_or_below_depth(topo, HWLOC_OBJ_CORE);
@@ -130,8 +130,13 @@ TopologyView TopologyView::build(const Topology& topology) {
 
   for (hwloc_obj_t numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, nullptr);
        numa != nullptr; numa = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, numa)) {
-    ViewNuma entry{numa->os_index, numa->logical_index, numa->subtype ? numa->subtype : "",
-                   Bitmap(numa->cpuset), Bitmap(numa->nodeset), numa->parent->depth, 0};
+    ViewNuma entry{numa->os_index,
+                   numa->logical_index,
+                   numa->subtype ? numa->subtype : "",
+                   Bitmap(numa->cpuset),
+                   Bitmap(numa->nodeset),
+                   numa->parent->depth,
+                   0};
     const auto& parents = view.levels[static_cast<std::size_t>(numa->parent->depth)];
     for (std::size_t i = 0; i < parents.size(); ++i)
       if (parents[i].logical_index == numa->parent->logical_index)
@@ -161,8 +166,8 @@ TopologyView TopologyView::build(const Topology& topology) {
     }
     if (const char* vendor = info(device, "GPUVendor")) entry.gpu_vendor = vendor;
     if (const char* model = info(device, "GPUModel")) entry.model = model;
-    for (const char* key : {"AMDUUID", "NVIDIAUUID", "LevelZeroUUID", "NodeGUID", "BXIUUID",
-                            "Address"}) {
+    for (const char* key :
+         {"AMDUUID", "NVIDIAUUID", "LevelZeroUUID", "NodeGUID", "BXIUUID", "Address"}) {
       if (const char* value = info(device, key)) {
         entry.uuid = value;
         break;

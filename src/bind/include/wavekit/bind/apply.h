@@ -8,7 +8,7 @@
 namespace wavekit::bind {
 
 struct ApplyOptions {
-  bool membind = false;          // rule memory-binding
+  bool membind = false;  // rule memory-binding
   bool set_environment = true;
   bool visible_devices = true;
   EnvOptions env;

@@ -24,7 +24,7 @@ struct Params {
   int nthreads = 0;  // 0: computed per task
   bool greedy = true;
   bool gpu_optim = true;
-  int smt = 0;  // 0: automatic, else 1..hw_smt PUs per core
+  int smt = 0;                         // 0: automatic, else 1..hw_smt PUs per core
   std::optional<Bitmap> restrict_set;  // a cpuset (cpu) or a NUMA os-index set (mem)
   RestrictType restrict_type = RestrictType::cpu;
   Mode mode = Mode::fixed;
@@ -49,17 +49,17 @@ struct Device {
 
 struct TaskMapping {
   int nthreads = 0;
-  Bitmap cpus;             // OS indexes of PUs
-  std::vector<int> gpus;   // indexes into Mapping::devices (mpibind ids), ascending
-  Bitmap memory_nodes;     // the NUMA nodes (os indexes) of the task's memory domain
+  Bitmap cpus;            // OS indexes of PUs
+  std::vector<int> gpus;  // indexes into Mapping::devices (mpibind ids), ascending
+  Bitmap memory_nodes;    // the NUMA nodes (os indexes) of the task's memory domain
 };
 
 struct Mapping {
   Mode mode = Mode::fixed;
   std::vector<Device> devices;  // discovery order; GPUs and NICs, as mpibind keeps them
   std::vector<TaskMapping> tasks;
-  bool gpu_optim = false;  // whether the GPU-weighted distribution was used
-  bool greedy = false;     // whether the greedy path was taken
+  bool gpu_optim = false;          // whether the GPU-weighted distribution was used
+  bool greedy = false;             // whether the greedy path was taken
   std::vector<std::string> notes;  // what a fixed-mode rule changed, for verbose output
   int num_gpus() const;
 };

@@ -15,8 +15,13 @@ extern "C" {
 typedef struct mpibind_t mpibind_t;
 
 enum { MPIBIND_RESTRICT_CPU = 0, MPIBIND_RESTRICT_MEM = 1 };
-enum { MPIBIND_ID_UNIV = 0, MPIBIND_ID_VISDEVS = 1, MPIBIND_ID_SMI = 1, MPIBIND_ID_PCIBUS = 2,
-       MPIBIND_ID_NAME = 3 };
+enum {
+  MPIBIND_ID_UNIV = 0,
+  MPIBIND_ID_VISDEVS = 1,
+  MPIBIND_ID_SMI = 1,
+  MPIBIND_ID_PCIBUS = 2,
+  MPIBIND_ID_NAME = 3
+};
 
 int mpibind_init(mpibind_t** handle);
 int mpibind_finalize(mpibind_t* handle);

@@ -60,7 +60,7 @@ struct ViewNuma {
   std::string subtype;  // "DRAM", "HBM", ... or "" (hwloc >= 2.8 fills it in)
   Bitmap cpuset;        // the CPUs local to it (its parent's cpuset)
   Bitmap nodeset;
-  int parent_depth;      // depth of its parent among normal objects
+  int parent_depth;       // depth of its parent among normal objects
   unsigned parent_index;  // index of its parent in levels[parent_depth]
 };
 
@@ -92,9 +92,9 @@ class TopologyView {
 
   // levels[d] = normal objects at depth d with a non-empty cpuset, in logical order.
   std::vector<std::vector<ViewObject>> levels;
-  std::vector<ViewNuma> numas;  // logical order
+  std::vector<ViewNuma> numas;           // logical order
   std::vector<ViewOsDevice> os_devices;  // hwloc's OS-device order (discovery order)
-  int core_depth = 0;  // hwloc_get_type_or_below_depth(CORE)
+  int core_depth = 0;                    // hwloc_get_type_or_below_depth(CORE)
   int pu_depth = 0;
   std::string origin;
 

@@ -1,0 +1,100 @@
+// Bad options and bad topology files get clear errors naming the problem, never a crash; and
+// the option parser regressions of mpibind (design page, "Regression since v0.22.0").
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "test_support.h"
+#include "wavekit/bind/plugin_options.h"
+#include "wavekit/support/file.h"
+
+namespace wavekit::bind {
+namespace {
+
+template <typename Function>
+std::string error_of(Function function) {
+  try {
+    function();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(Errors, TopologyFiles) {
+  std::string dir = ::testing::TempDir() + "bind_errors_" + std::to_string(getpid());
+  std::string missing = dir + "-missing.xml";
+  EXPECT_TRUE(
+      contains(error_of([&] { Topology::from_xml_file(missing); }), "no such topology file"));
+  EXPECT_TRUE(contains(error_of([&] { Topology::from_xml_file(::testing::TempDir()); }),
+                       "not a regular file"));
+  std::string garbage = dir + "-garbage.xml";
+  write_file(garbage, "<topology><object type=\"Machine\"");
+  std::string message = error_of([&] { Topology::from_xml_file(garbage); });
+  EXPECT_TRUE(contains(message, garbage)) << message;
+  EXPECT_TRUE(contains(message, "cannot load")) << message;
+  std::string not_hwloc = dir + "-html.xml";
+  write_file(not_hwloc, "<?xml version=\"1.0\"?><html><body/></html>\n");
+  EXPECT_TRUE(contains(error_of([&] { Topology::from_xml_file(not_hwloc); }), "cannot load"));
+  std::string empty = dir + "-empty.xml";
+  write_file(empty, "");
+  EXPECT_TRUE(contains(error_of([&] { Topology::from_xml_file(empty); }), empty));
+  for (const auto& path : {garbage, not_hwloc, empty}) std::remove(path.c_str());
+}
+
+TEST(Errors, Parameters) {
+  TopologyView view = TopologyView::build(testing::machine("packages=2,cores=4,smt=2"));
+  Params params;
+  params.ntasks = 0;
+  EXPECT_TRUE(contains(error_of([&] { map(view, params); }), "number of tasks must be positive"));
+  params.ntasks = 2;
+  params.nthreads = -1;
+  EXPECT_TRUE(contains(error_of([&] { map(view, params); }), "threads"));
+  params.nthreads = 0;
+  params.smt = 3;
+  EXPECT_TRUE(contains(error_of([&] { map(view, params); }), "smt must be between 0"));
+  params.smt = 0;
+  EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("0-", "--restrict"); }), "--restrict"));
+  EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("a,b", "--restrict"); }), "'a,b'"));
+  EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("", "--restrict"); }), "--restrict"));
+  EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("1,,2", "--restrict"); }), "--restrict"));
+  EXPECT_EQ(Bitmap::parse_list("0-3,8", "x").list(), "0-3,8");
+}
+
+// mpibind v0.22+'s shared parser: `gpu_optim:0` became gpu=1, `visible_devices` became
+// verbose, `verbose:0` became verbose=1. wavekit parses them as written (rule strict-options).
+TEST(Errors, PluginOptionRegressionsOfMpibind) {
+  EXPECT_EQ(parse_plugin_options("gpu_optim:0").gpu_optim, false);
+  EXPECT_EQ(parse_plugin_options("gpu:1").gpu_optim, true);
+  PluginOptions visible = parse_plugin_options("visible_devices:0");
+  EXPECT_FALSE(visible.visible_devices);
+  EXPECT_EQ(visible.verbose, 0);
+  EXPECT_EQ(parse_plugin_options("visible_devices").verbose, 0);
+  EXPECT_EQ(parse_plugin_options("verbose:0").verbose, 0);
+  EXPECT_EQ(parse_plugin_options("verbose").verbose, 1);
+  EXPECT_EQ(parse_plugin_options("v").verbose, 1);
+  PluginOptions all = parse_plugin_options("off,greedy:0,smt:2,nthreads:3,membind,compat,hip:1");
+  EXPECT_FALSE(all.enabled);
+  EXPECT_EQ(all.greedy, false);
+  EXPECT_EQ(all.smt, 2);
+  EXPECT_EQ(all.nthreads, 3);
+  EXPECT_TRUE(all.membind && all.compat && all.hip_visible_devices);
+  EXPECT_TRUE(parse_plugin_options("").enabled);
+}
+
+TEST(Errors, PluginOptionsRejectWhatTheyDoNotKnow) {
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("gpu_optimize:0"); }),
+                       "unknown option 'gpu_optimize:0'"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("verb"); }), "unknown option 'verb'"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("gpu:2"); }), "must be 0 or 1"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("smt"); }), "needs a value"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("smt:x"); }), "whole number"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("on:1"); }), "takes no value"));
+  EXPECT_TRUE(contains(error_of([] { parse_plugin_options("on,,off"); }), "empty option"));
+}
+
+}  // namespace
+}  // namespace wavekit::bind

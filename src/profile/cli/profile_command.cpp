@@ -1,0 +1,164 @@
+// `wavekit profile`: run a program under the profiler; `wavekit profile-view`: read profiles.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "wavekit/cli/options.h"
+#include "wavekit/cli/subcommand.h"
+#include "wavekit/profile/profile_data.h"
+#include "wavekit/profile/view.h"
+#include "wavekit/support/error.h"
+
+namespace {
+
+using wavekit::cli::OptionParser;
+using wavekit::cli::UsageError;
+
+#ifdef WAVEKIT_PROFILE_CUPTI_LIBRARY
+constexpr const char* kDefaultLibrary = WAVEKIT_PROFILE_CUPTI_LIBRARY;
+constexpr const char* kLibcupti = WAVEKIT_PROFILE_LIBCUPTI;
+#else
+constexpr const char* kDefaultLibrary = "";
+constexpr const char* kLibcupti = "";
+#endif
+
+void set_env(const char* name, const std::string& value) {
+  if (::setenv(name, value.c_str(), 1) != 0)
+    wavekit::fail(name, std::string("cannot set: ") + std::strerror(errno));
+}
+
+int run_profile(wavekit::cli::Arguments args) {
+  std::string output, mode = "full", duty = "50/1000", phase_ms, include, exclude, trace, library;
+  bool preload = false, nvtx = false, start_disabled = false;
+  std::vector<std::string> command;
+  OptionParser parser(
+      "wavekit profile",
+      "Runs CMD with the kernel profiler attached (NVIDIA: CUPTI, through\n"
+      "CUDA_INJECTION64_PATH or LD_PRELOAD). Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
+      "OUT/phase-NNNNNN.wkp (compact binary per phase) and, with --trace, OUT/trace.json\n"
+      "(Chrome/Perfetto). Read them with 'wavekit profile-view OUT'.");
+  parser.option("-o", &output, "OUT", "output directory (created)");
+  parser.option("--mode", &mode, "MODE",
+                "full: every kernel; sampled: collect only in duty-cycle windows");
+  parser.option("--duty", &duty, "ON/PERIOD",
+                "sampled-mode window and period in ms (default 50/1000)");
+  parser.option("--phase-ms", &phase_ms, "MS", "advance the phase every MS milliseconds");
+  parser.option("--include", &include, "REGEX", "profile only kernels whose name matches");
+  parser.option("--exclude", &exclude, "REGEX", "skip kernels whose name matches");
+  parser.option("--trace", &trace, "N", "also keep the last N kernels as a Chrome trace");
+  parser.flag("--nvtx", &nvtx, "turn NVTX ranges into scopes (sets NVTX_INJECTION64_PATH)");
+  parser.flag("--preload", &preload, "attach with LD_PRELOAD instead of CUDA_INJECTION64_PATH");
+  parser.flag("--start-disabled", &start_disabled,
+              "attach, but collect only after the program calls enable");
+  parser.option("--library", &library, "PATH", "the injection library (default: the built one)");
+  parser.rest("CMD", &command, "the program and its arguments");
+  if (auto code = parser.parse(args)) return *code;
+
+  if (output.empty()) throw UsageError("-o OUT is required");
+  if (mode != "full" && mode != "sampled")
+    throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
+  if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
+  if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
+  if (library.empty()) library = kDefaultLibrary;
+  if (library.empty())
+    wavekit::fail("wavekit profile",
+                  "this wavekit was built without CUPTI, so it has no NVIDIA backend; pass "
+                  "--library PATH to a built libwavekit_profile_cupti.so");
+  if (!std::filesystem::exists(library)) wavekit::fail(library, "injection library not found");
+
+  set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
+  if (mode == "sampled") set_env("WAVEKIT_PROFILE_DUTY", duty);
+  if (!phase_ms.empty()) set_env("WAVEKIT_PROFILE_PHASE_MS", phase_ms);
+  if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);
+  if (!exclude.empty()) set_env("WAVEKIT_PROFILE_EXCLUDE", exclude);
+  if (!trace.empty()) set_env("WAVEKIT_PROFILE_TRACE", trace);
+  if (start_disabled) set_env("WAVEKIT_PROFILE_START_DISABLED", "1");
+  if (nvtx && *kLibcupti) set_env("NVTX_INJECTION64_PATH", kLibcupti);
+  if (preload) {
+    const char* old = std::getenv("LD_PRELOAD");
+    set_env("LD_PRELOAD", library + (old && *old ? std::string(":") + old : ""));
+  } else {
+    set_env("CUDA_INJECTION64_PATH", library);
+    set_env("WAVEKIT_PROFILE_NO_AUTOSTART", "1");  // the driver starts it, once
+  }
+
+  std::vector<char*> argv;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t child = ::fork();
+  if (child < 0) wavekit::fail("wavekit profile", std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    ::execvp(argv[0], argv.data());
+    std::cerr << "wavekit profile: cannot run '" << command[0] << "': " << std::strerror(errno)
+              << "\n";
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0)
+    if (errno != EINTR)
+      wavekit::fail("wavekit profile", std::string("waitpid: ") + std::strerror(errno));
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) {
+    std::cerr << "wavekit profile: '" << command[0] << "' died of signal " << WTERMSIG(status)
+              << "\n";
+    return 128 + WTERMSIG(status);
+  }
+  return 1;
+}
+
+int run_profile_view(wavekit::cli::Arguments args) {
+  std::string input, diff, top = "20", depth, threshold, clock, json_out;
+  wavekit::profile::ViewOptions options;
+  bool json = false, show_top = false, show_self = false;
+  OptionParser parser("wavekit profile-view",
+                      "Prints a profile: the calling-context tree with time, count, average,\n"
+                      "FLOP/s and utilisation (of the GPU's peak for the declared precisions),\n"
+                      "the top kernels, or the difference between two profiles. PROFILE is an\n"
+                      "output directory of 'wavekit profile', a .wkp phase file, or a hatchet\n"
+                      "JSON file (ours or Proton's).");
+  parser.positional("PROFILE", &input, "the profile to read");
+  parser.option("--diff", &diff, "OTHER", "compare with OTHER (rows: frames, by change in time)");
+  parser.flag("--top", &show_top, "list the kernels by total time instead of the tree");
+  parser.option("-n", &top, "N", "rows for --top and --diff (default 20)");
+  parser.option("--include", &options.include, "REGEX", "keep frames on paths to matches");
+  parser.option("--exclude", &options.exclude, "REGEX", "drop matching frames and subtrees");
+  parser.option("--depth", &depth, "N", "print the tree N levels deep");
+  parser.option("--threshold", &threshold, "FRACTION", "hide frames under this share of time");
+  parser.option("--device", &options.device_model, "GPU",
+                "peaks of GPU (H100, H200, A100, MI250X, MI300X) instead of the profile's");
+  parser.option("--clock-mhz", &clock, "MHZ", "scale peaks to this SM clock");
+  parser.flag("--self", &show_self, "also print the profiler's own metrics");
+  parser.flag("--json", &json, "print JSON instead of text");
+  if (auto code = parser.parse(args)) return *code;
+
+  options.top = wavekit::cli::parse_unsigned("-n", top);
+  if (!depth.empty()) options.max_depth = wavekit::cli::parse_unsigned("--depth", depth);
+  if (!threshold.empty())
+    options.min_fraction = wavekit::cli::parse_double("--threshold", threshold);
+  if (!clock.empty()) options.clock_mhz = wavekit::cli::parse_double("--clock-mhz", clock);
+
+  using namespace wavekit::profile;
+  Profile profile = load_profile(input);
+  if (!diff.empty()) {
+    Profile other = load_profile(diff);
+    std::cout << (json ? diff_json(profile, other, options) : render_diff(profile, other, options));
+    return 0;
+  }
+  if (show_top)
+    std::cout << (json ? top_json(profile, options) : render_top(profile, options));
+  else
+    std::cout << (json ? tree_json(profile, options) : render_tree(profile, options));
+  if (show_self && !json) std::cout << render_self(profile);
+  return 0;
+}
+
+}  // namespace
+
+WAVEKIT_SUBCOMMAND("profile", "run a program under the low-overhead kernel profiler", run_profile);
+WAVEKIT_SUBCOMMAND("profile-view", "print, filter and compare kernel profiles", run_profile_view);

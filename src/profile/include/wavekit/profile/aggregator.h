@@ -1,0 +1,154 @@
+// The consumer side: one thread turns kernel activity records into per-phase aggregates held
+// in fixed-size open-addressing tables. A record costs one slot lookup, one graph-snapshot
+// lookup when it came from a graph, and one table probe. Tables rotate: a phase's table is
+// exported once records of a later phase have been arriving for a grace period, then cleared
+// and reused, so memory is fixed however long the program runs.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "wavekit/profile/context_tree.h"
+#include "wavekit/profile/graph_registry.h"
+#include "wavekit/profile/launch_table.h"
+#include "wavekit/profile/metrics.h"
+
+namespace wavekit::profile {
+
+// A kernel execution as a backend reports it (CUPTI activity record, HSA completion signal).
+struct KernelActivity {
+  std::uint64_t correlation = 0;
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t device = 0;
+  std::uint32_t stream = 0;
+  std::string_view kernel_name;
+  std::uint64_t graph_node_id = 0;  // 0: not launched from a graph
+};
+
+struct EntryKey {
+  NodeId context = kRootNode;          // the launching thread's context
+  NodeId capture_context = kRootNode;  // where the graph node was captured (if captured)
+  NameId kernel = 0;
+  std::uint16_t device = 0;
+  std::uint16_t captured = 0;  // 1: the path goes through <captured_at>
+  bool operator==(const EntryKey&) const = default;
+};
+
+struct Entry {
+  EntryKey key;
+  Metrics metrics;
+  std::array<std::uint32_t, kHistogramBuckets> histogram{};
+};
+
+// Fixed-capacity open-addressing table (linear probing). Full tables reject new keys; the
+// caller counts the loss.
+class PhaseTable {
+ public:
+  explicit PhaseTable(std::size_t capacity);
+  Entry* find_or_insert(const EntryKey& key);
+  void clear();
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return slots_.size(); }
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (used_[i]) fn(slots_[i]);
+  }
+  std::uint32_t phase = 0;
+  std::uint64_t first_start_ns = ~std::uint64_t{0};
+  std::uint64_t last_end_ns = 0;
+
+ private:
+  std::vector<Entry> slots_;
+  std::vector<std::uint8_t> used_;
+  std::size_t size_ = 0;
+  std::size_t limit_;  // insertions stop at 7/8 load so probes stay short
+};
+
+// What the profiler knows about its own health; exported with every phase.
+struct SelfMetrics {
+  std::uint64_t records = 0;        // kernel records aggregated
+  std::uint64_t unattributed = 0;   // launch slot overwritten before the record arrived
+  std::uint64_t dropped = 0;        // records the backend lost (CUPTI's dropped count)
+  std::uint64_t late = 0;           // records of a phase already exported
+  std::uint64_t table_full = 0;     // records with a new key after the table filled
+  std::uint64_t filtered = 0;       // records excluded by kernel-name filters
+  std::uint64_t graph_unknown = 0;  // graph nodes without capture info (graph predates attach)
+  std::uint64_t max_lag_ns = 0;     // largest (consumer time - kernel end) seen
+  std::uint64_t rss_bytes = 0;      // resident set size when the phase was exported
+  void merge(const SelfMetrics& other);
+};
+
+struct AggregatorConfig {
+  std::size_t table_capacity = std::size_t{1} << 14;
+  std::chrono::nanoseconds phase_grace = std::chrono::milliseconds(500);
+  std::string include_kernels;  // ECMAScript regex; empty: all
+  std::string exclude_kernels;  // ECMAScript regex; empty: none
+  std::size_t max_cached_kernel_names = 1 << 16;
+  // Turns a backend's kernel name into the one shown (CUPTI: demangling); once per name.
+  std::function<std::string(std::string_view)> display_name;
+};
+
+class Aggregator {
+ public:
+  // Called on the consumer thread for each exported phase; the table is recycled afterwards.
+  using ExportFn = std::function<void(const PhaseTable&, const SelfMetrics&)>;
+
+  Aggregator(ContextTree& tree, const LaunchTable& launches, const GraphRegistry* graphs,
+             AggregatorConfig config, ExportFn on_export);
+
+  // `now_ns`: the consumer's clock, in the backend's timestamp base, for lag accounting.
+  void consume(const KernelActivity& record, std::uint64_t now_ns);
+  // Refreshes the graph snapshot; call once per buffer so replays see new instantiations.
+  void begin_batch();
+  void add_dropped(std::uint64_t count) { self_.dropped += count; }
+  // Rotates to `launch_phase` if the launching side has moved on, and exports the previous
+  // phase once its grace period has passed. Call after each batch and periodically.
+  void maybe_close_phases(std::uint32_t launch_phase, std::chrono::steady_clock::time_point now);
+  // Exports everything (at shutdown).
+  void finish();
+
+  const SelfMetrics& totals() const { return totals_; }
+  std::uint32_t current_phase() const { return current_->phase; }
+
+ private:
+  PhaseTable* table_for(std::uint32_t phase);
+  void rotate_to(std::uint32_t phase, std::chrono::steady_clock::time_point now);
+  void export_table(std::unique_ptr<PhaseTable>& table);
+  std::optional<NameId> kernel_id(std::string_view name);
+
+  ContextTree& tree_;
+  const LaunchTable& launches_;
+  const GraphRegistry* graphs_;
+  AggregatorConfig config_;
+  ExportFn on_export_;
+  std::optional<std::regex> include_, exclude_;
+  std::shared_ptr<const GraphRegistry::Snapshot> graph_snapshot_;
+
+  std::unique_ptr<PhaseTable> current_, previous_, spare_;
+  std::chrono::steady_clock::time_point rotated_at_{};
+  SelfMetrics self_;    // since the last export
+  SelfMetrics totals_;  // whole run
+
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  // Kernel name -> name id, or nullopt when filtered out; decided once per name.
+  std::unordered_map<std::string, std::optional<NameId>, Hash, std::equal_to<>> kernels_;
+};
+
+// Resident set size of this process, from /proc/self/statm (0 where unavailable).
+std::uint64_t resident_set_bytes();
+
+}  // namespace wavekit::profile

@@ -1,0 +1,42 @@
+// Per-kernel metrics: time statistics and the work (FLOPs by precision, bytes) that the
+// application declared for its launches.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+namespace wavekit::profile {
+
+// Precisions with distinct peaks. fp32 is CUDA-core / vector math and tf32 the tensor-core
+// mode: Proton folds both into "flops32" and so reports a tensor-core peak for plain fp32.
+enum class Precision : std::uint8_t { fp8, fp16, tf32, fp32, fp64, fp64_tensor, int8, count };
+inline constexpr std::size_t kPrecisionCount = static_cast<std::size_t>(Precision::count);
+
+std::string_view precision_name(Precision precision);
+// Accepts our names and Proton's ("flops8", "flops16", "flops32", "flops64").
+std::optional<Precision> parse_precision(std::string_view name);
+
+inline constexpr std::size_t kHistogramBuckets = 32;  // log2(ns) buckets: 1 ns .. ~4 s
+
+struct Metrics {
+  std::uint64_t count = 0;
+  std::uint64_t time_ns = 0;
+  std::uint64_t min_ns = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t max_ns = 0;
+  std::array<double, kPrecisionCount> flops{};
+  double bytes = 0;
+
+  void add_duration(std::uint64_t ns) {
+    ++count;
+    time_ns += ns;
+    if (ns < min_ns) min_ns = ns;
+    if (ns > max_ns) max_ns = ns;
+  }
+  void merge(const Metrics& other);
+  double total_flops() const;
+};
+
+}  // namespace wavekit::profile

@@ -1,0 +1,166 @@
+// A profiling session: the context tree, the launch table and the graph registry shared with
+// the application's threads, and the one consumer thread that decodes the backend's activity
+// buffers, aggregates, advances phases (by time or API), runs the duty cycle of sampled mode,
+// and exports each finished phase (compact binary) plus the merged profile (hatchet JSON) and,
+// in trace mode, a Chrome trace of the last N kernels.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wavekit/profile/aggregator.h"
+#include "wavekit/profile/context_tree.h"
+#include "wavekit/profile/graph_registry.h"
+#include "wavekit/profile/launch_table.h"
+#include "wavekit/profile/profile_data.h"
+
+namespace wavekit::profile {
+
+struct SessionConfig {
+  std::string output_dir;                     // empty: keep results in memory only
+  std::chrono::milliseconds phase_period{0};  // 0: phases advance only through the API
+  std::size_t launch_slots = std::size_t{1} << 20;
+  std::size_t table_capacity = std::size_t{1} << 14;
+  std::string include_kernels, exclude_kernels;
+  std::chrono::milliseconds duty_on{0}, duty_period{0};  // sampled mode when both are set
+  std::size_t trace_events = 0;                          // Chrome-trace ring size; 0: no trace
+  bool start_enabled = true;
+  std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
+
+  // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED. Bad values throw wavekit::Error.
+  static SessionConfig from_environment();
+};
+
+// A finished buffer of backend records, decoded on the consumer thread.
+struct RawBuffer {
+  std::uint8_t* data = nullptr;
+  std::size_t valid_bytes = 0;
+  std::size_t capacity = 0;
+};
+
+class RecordSink {
+ public:
+  virtual void kernel(const KernelActivity& record) = 0;
+  virtual void dropped(std::uint64_t count) = 0;
+
+ protected:
+  ~RecordSink() = default;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual void decode(const RawBuffer& buffer, RecordSink& sink) = 0;
+  virtual void release(const RawBuffer& buffer) = 0;
+  // Sampled mode turns collection off between windows (CUPTI: activity and callbacks).
+  virtual void set_collecting(bool) {}
+  // Asks for completed buffers without waiting for the GPU (never a synchronisation).
+  virtual void request_flush(bool /*forced*/) {}
+  // Now, in the timebase of KernelActivity timestamps (for consumer-lag accounting).
+  virtual std::uint64_t now_ns();
+};
+
+class Session : private RecordSink {
+ public:
+  Session(SessionConfig config, Backend* backend);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  void start();
+  // Flushes the backend, drains, exports the last phases and writes the outputs.
+  void stop();
+
+  // ---- application threads (hot path) ----
+  // One slot write; no lock, no allocation. Returns false when not collecting.
+  bool on_kernel_launch(std::uint64_t correlation) {
+    if (!collecting_.load(std::memory_order_relaxed)) return false;
+    NodeId context = tree_.current();
+    std::uint32_t phase = phase_.load(std::memory_order_relaxed);
+    if (pending_work_.armed) [[unlikely]] {
+      launches_.record_with_work(correlation, context, phase, pending_work_.work);
+      pending_work_.armed = false;
+    } else {
+      launches_.record(correlation, context, phase);
+    }
+    return true;
+  }
+  // Declares the FLOPs/bytes of the calling thread's next kernel launch.
+  static void set_next_launch_work(const LaunchWork& work) {
+    pending_work_.work = work;
+    pending_work_.armed = true;
+  }
+  ContextTree& tree() { return tree_; }
+  GraphRegistry& graphs() { return graphs_; }
+  std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
+  void advance_phase();
+  // User switch (selective profiling); sampled mode toggles collection within it.
+  void set_enabled(bool enabled);
+  bool collecting() const { return collecting_.load(std::memory_order_relaxed); }
+
+  // ---- backend ----
+  void submit(const RawBuffer& buffer);
+  void set_device(std::uint32_t id, const DeviceInfo& info);
+
+  // ---- results ----
+  // The merged profile of every phase exported so far (a copy, under the results lock).
+  Profile merged_profile() const;
+  SelfMetrics totals() const;
+  std::size_t exported_phases() const;
+
+ private:
+  void kernel(const KernelActivity& record) override;
+  void dropped(std::uint64_t count) override;
+  void consumer_loop();
+  void drain();
+  void on_export(const PhaseTable& table, const SelfMetrics& self);
+  void duty_cycle(std::chrono::steady_clock::time_point now);
+
+  SessionConfig config_;
+  Backend* backend_;
+  ContextTree tree_;
+  LaunchTable launches_;
+  GraphRegistry graphs_;
+  std::atomic<std::uint32_t> phase_{0};
+  std::atomic<bool> enabled_{true};
+  std::atomic<bool> collecting_{true};
+  std::atomic<bool> flush_requested_{false};  // a phase ended: flush from the consumer thread
+
+  struct PendingWork {
+    bool armed = false;
+    LaunchWork work;
+  };
+  static thread_local PendingWork pending_work_;
+
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<RawBuffer> queue_;
+  bool stopping_ = false;
+  std::thread consumer_;
+  bool started_ = false;
+
+  std::unique_ptr<Aggregator> aggregator_;  // consumer thread only
+  std::uint64_t batch_now_ns_ = 0;
+  std::vector<TraceEvent> trace_;  // ring, consumer thread only
+  std::size_t trace_next_ = 0;
+  std::chrono::steady_clock::time_point last_phase_advance_;
+  std::chrono::steady_clock::time_point duty_epoch_;
+
+  mutable std::mutex results_mutex_;
+  Profile merged_;
+  std::map<std::uint32_t, DeviceInfo> devices_;
+  std::size_t exported_phases_ = 0;
+};
+
+}  // namespace wavekit::profile

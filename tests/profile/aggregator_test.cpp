@@ -1,0 +1,228 @@
+#include "wavekit/profile/aggregator.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "wavekit/profile/profile_data.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::profile {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Reference {
+  std::uint64_t count = 0, sum = 0, min = ~0ull, max = 0;
+};
+
+// Paths "a / b / kernel" of every kernel leaf with its metrics.
+void leaves(const ProfileNode& node, const std::string& prefix,
+            std::map<std::string, Metrics>& out) {
+  for (const auto& c : node.children) {
+    std::string path = prefix.empty() ? c->name : prefix + " / " + c->name;
+    if (c->is_kernel) out[path].merge(c->metrics);
+    leaves(*c, path, out);
+  }
+}
+
+struct Exported {
+  std::vector<Profile> phases;
+  SelfMetrics self;
+};
+
+TEST(Aggregator, MatchesAPlainReferenceOnRandomRecords) {
+  ContextTree tree;
+  LaunchTable launches(1 << 16);
+  Exported out;
+  Aggregator agg(tree, launches, nullptr, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
+    out.phases.push_back(build_profile(t, tree, s));
+  });
+  const std::vector<std::vector<std::string>> contexts = {
+      {}, {"train"}, {"train", "forward"}, {"train", "backward"}, {"eval", "forward"}};
+  const std::vector<std::string> kernels = {"gemm", "softmax", "add", "layernorm"};
+  std::mt19937_64 rng(12345);
+  std::map<std::string, Reference> reference;
+  for (std::uint64_t corr = 1; corr <= 20000; ++corr) {
+    const auto& ctx = contexts[rng() % contexts.size()];
+    const auto& kernel = kernels[rng() % kernels.size()];
+    for (const auto& s : ctx) tree.enter(s);
+    launches.record(corr, tree.current(), 0);
+    for (std::size_t i = 0; i < ctx.size(); ++i) tree.exit();
+    std::uint64_t start = corr * 1000, duration = 1 + rng() % 5000;
+    agg.consume({corr, start, start + duration, 0, 0, kernel, 0}, 0);
+    std::string path;
+    for (const auto& s : ctx) path += s + " / ";
+    Reference& r = reference[path + kernel];
+    ++r.count;
+    r.sum += duration;
+    r.min = std::min(r.min, duration);
+    r.max = std::max(r.max, duration);
+  }
+  agg.finish();
+  ASSERT_EQ(out.phases.size(), 1u);
+  std::map<std::string, Metrics> got;
+  leaves(out.phases[0].root, "", got);
+  ASSERT_EQ(got.size(), reference.size());
+  for (const auto& [path, r] : reference) {
+    ASSERT_TRUE(got.count(path)) << path;
+    EXPECT_EQ(got[path].count, r.count) << path;
+    EXPECT_EQ(got[path].time_ns, r.sum) << path;
+    EXPECT_EQ(got[path].min_ns, r.min) << path;
+    EXPECT_EQ(got[path].max_ns, r.max) << path;
+  }
+  EXPECT_EQ(agg.totals().records, 20000u);
+  EXPECT_EQ(agg.totals().unattributed, 0u);
+}
+
+TEST(Aggregator, GraphKernelsGoUnderTheirCaptureSite) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  GraphRegistry graphs;
+  std::vector<Profile> phases;
+  // Capture: the node is created while the capturing thread is in "capture / attn".
+  tree.enter("capture");
+  tree.enter("attn");
+  graphs.node_created(/*graph=*/1, /*node=*/100, tree.current());
+  tree.exit();
+  tree.exit();
+  // Instantiate: the exec's node 200 is a clone of 100.
+  graphs.exec_create_starting();
+  graphs.node_cloned(100, 200);
+  graphs.exec_created(/*exec=*/7);
+  Aggregator agg(tree, launches, &graphs, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
+    phases.push_back(build_profile(t, tree, s));
+  });
+  tree.enter("decode");
+  launches.record(1, tree.current(), 0);  // the cuGraphLaunch
+  tree.exit();
+  agg.begin_batch();
+  agg.consume({1, 0, 10, 0, 0, "flash_attn", 200}, 0);
+  agg.consume({1, 10, 30, 0, 0, "mystery", 999}, 0);  // a node of a graph made before attach
+  agg.finish();
+  ASSERT_EQ(phases.size(), 1u);
+  std::map<std::string, Metrics> got;
+  leaves(phases[0].root, "", got);
+  EXPECT_EQ(got["decode / <captured_at> / capture / attn / flash_attn"].count, 1u);
+  EXPECT_EQ(got["decode / mystery"].count, 1u) << "unknown graph nodes fall back to the launch";
+  EXPECT_EQ(agg.totals().graph_unknown, 1u);
+
+  // Destroying the exec frees its clones: nothing accumulates across instantiations.
+  EXPECT_EQ(graphs.tracked_nodes(), 2u);
+  graphs.exec_destroyed(7);
+  EXPECT_EQ(graphs.tracked_nodes(), 1u);
+  graphs.graph_destroyed(1);
+  EXPECT_EQ(graphs.tracked_nodes(), 0u);
+}
+
+TEST(Aggregator, RecordsLandInTheirLaunchPhaseEvenWhenTheyArriveLate) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  std::map<std::uint32_t, std::uint64_t> counts;
+  std::uint64_t late_seen = 0;
+  AggregatorConfig config;
+  config.phase_grace = 1h;  // closed only by finish() or explicitly below
+  Aggregator agg(tree, launches, nullptr, config, [&](const PhaseTable& t, const SelfMetrics& s) {
+    t.for_each([&](const Entry& e) { counts[t.phase] += e.metrics.count; });
+    late_seen += s.late;
+  });
+  launches.record(1, kRootNode, 0);
+  launches.record(2, kRootNode, 1);
+  launches.record(3, kRootNode, 0);  // launched in phase 0, finishes after a phase-1 kernel
+  agg.consume({1, 0, 1, 0, 0, "k", 0}, 0);
+  agg.consume({2, 1, 2, 0, 0, "k", 0}, 0);
+  agg.consume({3, 2, 3, 0, 0, "k", 0}, 0);
+  // Phase 2 starts; phase 0 is exported, then a straggler of phase 0 arrives.
+  launches.record(4, kRootNode, 2);
+  launches.record(5, kRootNode, 0);
+  agg.consume({4, 3, 4, 0, 0, "k", 0}, 0);
+  agg.consume({5, 4, 5, 0, 0, "k", 0}, 0);
+  agg.finish();
+  EXPECT_EQ(counts[0], 2u);
+  EXPECT_EQ(counts[1], 1u);
+  EXPECT_EQ(counts[2], 2u) << "the straggler is counted in the current phase";
+  EXPECT_EQ(late_seen, 1u);
+}
+
+TEST(Aggregator, GracePeriodClosesThePreviousPhase) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  std::vector<std::uint32_t> exported;
+  AggregatorConfig config;
+  config.phase_grace = 100ms;
+  Aggregator agg(tree, launches, nullptr, config,
+                 [&](const PhaseTable& t, const SelfMetrics&) { exported.push_back(t.phase); });
+  launches.record(1, kRootNode, 0);
+  agg.consume({1, 0, 1, 0, 0, "k", 0}, 0);
+  auto t0 = std::chrono::steady_clock::now();
+  agg.maybe_close_phases(1, t0);  // the launching side moved to phase 1
+  EXPECT_TRUE(exported.empty()) << "phase 0 may still receive records";
+  agg.maybe_close_phases(1, t0 + 50ms);
+  EXPECT_TRUE(exported.empty());
+  agg.maybe_close_phases(1, t0 + 150ms);
+  EXPECT_EQ(exported, std::vector<std::uint32_t>{0});
+}
+
+TEST(Aggregator, FiltersUnattributedAndFullTablesAreCounted) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  AggregatorConfig config;
+  config.include_kernels = "gemm|attn";
+  config.exclude_kernels = "^attn_bwd$";
+  config.table_capacity = 8;  // holds 7 keys
+  std::uint64_t exported_records = 0;
+  Aggregator agg(tree, launches, nullptr, config, [&](const PhaseTable& t, const SelfMetrics&) {
+    t.for_each([&](const Entry& e) { exported_records += e.metrics.count; });
+  });
+  agg.consume({1, 0, 1, 0, 0, "relu", 0}, 0);
+  agg.consume({2, 0, 1, 0, 0, "attn_bwd", 0}, 0);
+  agg.consume({3, 0, 1, 0, 0, "gemm_a", 0}, 0);  // never launched here: unattributed
+  for (int i = 0; i < 10; ++i) {
+    NodeId ctx = tree.child(kRootNode, "ctx" + std::to_string(i));
+    launches.record(100 + i, ctx, 0);
+    agg.consume({100u + i, 0, 1, 0, 0, "attn_fwd", 0}, 0);
+  }
+  agg.finish();
+  const SelfMetrics& s = agg.totals();
+  EXPECT_EQ(s.filtered, 2u);
+  EXPECT_EQ(s.unattributed, 1u);
+  EXPECT_EQ(s.table_full, 4u);  // 11 keys offered, 7 fit
+  EXPECT_EQ(s.records, 7u);
+  EXPECT_EQ(exported_records, 7u);
+}
+
+TEST(Aggregator, BadFilterIsAClearError) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  AggregatorConfig config;
+  config.include_kernels = "[unclosed";
+  try {
+    Aggregator agg(tree, launches, nullptr, config, nullptr);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("[unclosed"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Aggregator, DeclaredWorkIsSummed) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  Metrics total;
+  Aggregator agg(tree, launches, nullptr, {}, [&](const PhaseTable& t, const SelfMetrics&) {
+    t.for_each([&](const Entry& e) { total.merge(e.metrics); });
+  });
+  LaunchWork work;
+  work.flops[static_cast<std::size_t>(Precision::fp16)] = 1e9;
+  work.bytes = 100;
+  for (std::uint64_t c = 1; c <= 3; ++c) {
+    launches.record_with_work(c, kRootNode, 0, work);
+    agg.consume({c, 0, 10, 0, 0, "gemm", 0}, 0);
+  }
+  agg.finish();
+  EXPECT_EQ(total.flops[static_cast<std::size_t>(Precision::fp16)], 3e9);
+  EXPECT_EQ(total.bytes, 300);
+}
+
+}  // namespace
+}  // namespace wavekit::profile

@@ -1,0 +1,115 @@
+// `wavekit run`: instrument an unmodified application and run it.
+#include <filesystem>
+#include <iostream>
+
+#include "wavekit/cli/options.h"
+#include "wavekit/preload/heatmap.h"
+#include "wavekit/preload/run.h"
+#include "wavekit/support/file.h"
+
+namespace {
+
+using wavekit::cli::UsageError;
+namespace preload = wavekit::preload;
+
+void print_summary(const preload::RunResult& result, const std::string& tool) {
+  const nlohmann::json& summary = result.summary;
+  if (summary.is_null()) {
+    std::cerr << "wavekit run: the application left no report (did it use HSA?)\n";
+    return;
+  }
+  std::cerr << "\nwavekit run: " << tool << "\n";
+  for (const auto& object : summary.value("objects", nlohmann::json::array())) {
+    std::cerr << "  instrumented code object (" << object.value("origin", "?") << "): kernels";
+    for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
+      std::cerr << " " << kernel.get<std::string>();
+    std::cerr << "\n";
+  }
+  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
+    std::cerr << "  dispatch " << dispatch.value("kernel", "?") << " #"
+              << dispatch.value("dispatch", 0) << ": ";
+    if (dispatch.contains("error")) {
+      std::cerr << "report failed: " << dispatch["error"].get<std::string>() << "\n";
+      continue;
+    }
+    std::cerr << dispatch.value("waves", 0) << " waves";
+    if (dispatch.contains("file")) std::cerr << " -> " << dispatch["file"].get<std::string>();
+    std::cerr << "\n";
+  }
+  for (const auto& message : summary.value("messages", nlohmann::json::array()))
+    std::cerr << "  note: " << message.get<std::string>() << "\n";
+}
+
+// bbcount: a picture per dispatch (SVG beside the JSON) and the first one in the terminal.
+void draw_heatmaps(const nlohmann::json& summary) {
+  bool shown = false;
+  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
+    if (!dispatch.contains("file")) continue;
+    std::string path = dispatch["file"].get<std::string>();
+    nlohmann::json report = nlohmann::json::parse(wavekit::read_file(path));
+    std::string svg = std::filesystem::path(path).replace_extension(".svg").string();
+    wavekit::write_file(svg, preload::heatmap_svg(report));
+    if (!shown) {
+      std::cerr << "\n" << preload::heatmap_text(report).picture << "  heatmap: " << svg << "\n";
+      shown = true;
+    }
+  }
+}
+
+int run_run(wavekit::cli::Arguments args) {
+  preload::RunOptions options;
+  std::string device, kernels_text;
+  bool no_load_time_rewrite = false;
+  std::vector<std::string> kernels;
+  wavekit::cli::OptionParser parser(
+      "wavekit run",
+      "Runs an unmodified application with its AMD GPU kernels instrumented: the preload shim\n"
+      "substitutes rewritten code objects (from --cache, or rewritten at load time), gives each\n"
+      "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
+      "GPU the application runs on wavekit's emulator. The application's own output is left\n"
+      "alone; wavekit's summary goes to stderr.");
+  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool: bbcount, blocktrace, callret");
+  parser.option("--probe-lib", &options.shim.probe_library, "LIB", "custom tool: the probe library");
+  parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
+  parser.option("--tool-out", &options.shim.tool_out, "PATH",
+                "where per-dispatch results go (default: ./wavekit-<tool>)");
+  parser.option("--device", &device, "emu|hsa", "run on the emulator or on ROCm (default: emu "
+                "unless this machine has an AMD GPU)");
+  parser.option("--emu-target", &options.emulated_target, "GFX",
+                "the GPU the emulator reports (default: the emulator's)");
+  parser.option("--cache", &options.shim.cache_dir, "DIR", "cache of rewritten objects");
+  parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel");
+  parser.flag("--no-load-time-rewrite", &no_load_time_rewrite,
+              "use only cached rewrites; run the others uninstrumented");
+  parser.rest("CMD [ARGS]", &options.command, "the application and its arguments");
+  if (auto exit_code = parser.parse(args)) return *exit_code;
+
+  bool custom = !options.shim.plan_path.empty();
+  if (custom == !options.shim.tool.empty())
+    throw UsageError("give either --tool NAME or --plan PLAN (with --probe-lib LIB)");
+  if (custom) options.shim.tool = "custom";
+  if (!custom && !options.shim.probe_library.empty())
+    throw UsageError("--probe-lib goes with --plan, not with a ready-made --tool");
+  if (device.empty())
+    options.device = preload::default_device();
+  else if (device == "emu")
+    options.device = preload::Device::emulator;
+  else if (device == "hsa")
+    options.device = preload::Device::hsa;
+  else
+    throw UsageError("--device must be emu or hsa, not '" + device + "'");
+  if (options.shim.tool_out.empty()) options.shim.tool_out = "wavekit-" + options.shim.tool;
+  options.shim.tool_out = std::filesystem::absolute(options.shim.tool_out).string();
+  options.shim.kernels = kernels;
+  options.shim.load_time_rewrite = !no_load_time_rewrite;
+
+  preload::Installation installation{WAVEKIT_PRELOAD_LIBRARY, WAVEKIT_EMULATOR_RUNTIME_DIR};
+  preload::RunResult result = preload::run_application(options, installation);
+  print_summary(result, options.shim.tool);
+  if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);
+  return result.exit_status;
+}
+
+}  // namespace
+
+WAVEKIT_SUBCOMMAND("run", "run an unmodified application with instrumented GPU kernels", run_run);

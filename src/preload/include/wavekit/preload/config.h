@@ -1,0 +1,34 @@
+// What `wavekit run` tells the preload shim, through the environment of the application it
+// starts (the shim lives inside an unmodified program and has no other channel).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wavekit::preload {
+
+// Deliberate failures for the fail-safe tests: each makes one step fail so that a test can
+// prove the shim falls back to the original kernel with one clear message.
+enum class InjectedFault { none, arena_allocation };
+
+struct ShimConfig {
+  std::string tool;            // a ready-made tool ("bbcount", ...) or "custom"
+  std::string plan_path;       // custom: the plan JSON
+  std::string probe_library;   // custom: the probe library (overrides the plan's)
+  std::string tool_out;        // directory for per-dispatch results
+  std::string cache_dir;       // rewritten objects, keyed by content hash and plan
+  std::string report_path;     // the shim's summary (JSON) for `wavekit run`
+  std::vector<std::string> kernels;  // only these kernels (empty: all)
+  bool load_time_rewrite = true;     // rewrite on the spot when the cache has no entry
+  InjectedFault fault = InjectedFault::none;
+
+  bool enabled() const { return !tool.empty(); }
+};
+
+// Reads WAVEKIT_* variables; throws wavekit::Error naming a malformed one.
+ShimConfig config_from_environment();
+// The variables that reproduce `config` (for launching the application).
+std::map<std::string, std::string> config_to_environment(const ShimConfig& config);
+
+}  // namespace wavekit::preload

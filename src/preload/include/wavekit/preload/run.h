@@ -1,0 +1,39 @@
+// `wavekit run`: start an unmodified application with the preload shim, on the emulator's HSA
+// runtime (no AMD GPU needed) or on ROCm's, and turn what the shim reports into a summary.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "wavekit/preload/config.h"
+
+namespace wavekit::preload {
+
+enum class Device { emulator, hsa };
+
+struct RunOptions {
+  ShimConfig shim;  // tool, plan, probe library, tool_out, cache, kernels (report_path is set by run)
+  Device device = Device::emulator;
+  std::string emulated_target;  // WAVEKIT_EMU_TARGET for the emulator ("" = its default)
+  std::vector<std::string> command;
+};
+
+struct Installation {
+  std::string preload_library;  // libwavekit-preload.so
+  std::string emulator_runtime_dir;  // directory with the emulator's libhsa-runtime64.so.1
+};
+
+struct RunResult {
+  int exit_status = 0;     // the application's (128 + signal when it was killed)
+  nlohmann::json summary;  // the shim's report: objects, dispatches, messages
+};
+
+// Device::hsa when this machine has an AMD GPU (/dev/kfd), else Device::emulator.
+Device default_device();
+
+// Runs the application to completion with the shim; throws wavekit::Error when it cannot start.
+RunResult run_application(const RunOptions& options, const Installation& installation);
+
+}  // namespace wavekit::preload

@@ -1,0 +1,59 @@
+// Substitution: given the bytes of a code object the application loads, find or make its
+// instrumented version. Cached rewrites are keyed by the original's SHA-256 and the plan's, so
+// `wavekit rewrite --cache DIR` (offline) and the shim (at load time) meet in one place and
+// give byte-identical objects.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "wavekit/preload/config.h"
+#include "wavekit/rewrite/arena.h"
+#include "wavekit/rewrite/plan.h"
+
+namespace wavekit::preload {
+
+struct Substitution {
+  std::vector<std::uint8_t> bytes;  // the rewritten object
+  rewrite::RewriteNote note;
+  std::vector<std::uint8_t> probe_library;  // bytes to load into the same executable (or empty)
+  std::string origin;  // "cache" or "load-time rewrite"
+};
+
+// Why an object is left as it is. `quiet` is for objects that simply have nothing to
+// instrument (no selected kernel), which is not worth a message.
+struct Declined {
+  std::string reason;
+  bool quiet = false;
+};
+
+class Substituter {
+ public:
+  explicit Substituter(ShimConfig config);
+
+  // The instrumented object for `original`, or why not. Never throws.
+  std::variant<Substitution, Declined> substitute(std::span<const std::uint8_t> original) const;
+
+  const rewrite::Plan& plan() const { return plan_; }
+
+ private:
+  ShimConfig config_;
+  rewrite::Plan plan_;
+  std::string plan_digest_;
+};
+
+// The cache file for an object and a plan: DIR/<object sha256>-<plan sha256>.co
+std::string cache_path(const std::string& cache_dir, std::span<const std::uint8_t> original,
+                       const rewrite::Plan& plan);
+// Writes a rewritten object into the cache (atomically: a reader never sees half a file).
+void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewritten);
+
+// The plan a config asks for (a ready-made tool's, or the custom plan file with the probe
+// library override). Throws wavekit::Error naming the problem.
+rewrite::Plan plan_for(const ShimConfig& config);
+
+}  // namespace wavekit::preload

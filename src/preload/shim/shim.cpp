@@ -1,0 +1,839 @@
+// libwavekit-preload.so: makes instrumentation transparent to unmodified HSA programs.
+//
+// It interposes on the HSA API (LD_PRELOAD) and
+//   - substitutes the instrumented code object when the program creates a code-object reader
+//     (from the cache, or rewritten on the spot),
+//   - loads the probe library into the same executable and, at freeze, a shadow executable with
+//     the original object, so that any dispatch that cannot be instrumented correctly still
+//     runs the original kernel (fail-safe),
+//   - hands the program proxy queues: packets the program writes are forwarded to the real
+//     queue when it rings the doorbell, and on the way every dispatch of an instrumented
+//     kernel gets its per-wave arena (size from the rewritten object's own note) written into
+//     the appended kernel argument and a completion signal of the shim's, after which the
+//     tool's reporter runs and the program's own signal is decremented.
+// Nothing here throws across the C ABI: every failure becomes a fallback and one message.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <thread>
+#include <unordered_map>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "real_api.h"
+#include "wavekit/preload/config.h"
+#include "wavekit/preload/substitution.h"
+#include "wavekit/rewrite/tools.h"
+#include "wavekit/support/file.h"
+
+namespace wavekit::preload {
+
+const RealApi& real() {
+  static const RealApi api = [] {
+    RealApi resolved;
+#define WAVEKIT_RESOLVE(name)                                                              \
+  resolved.name = reinterpret_cast<decltype(resolved.name)>(dlsym(RTLD_NEXT, #name));       \
+  if (!resolved.name) {                                                                     \
+    std::fprintf(stderr, "wavekit: the HSA runtime has no %s; cannot continue\n", #name); \
+    std::abort();                                                                           \
+  }
+    WAVEKIT_HSA_FORWARDED(WAVEKIT_RESOLVE)
+#undef WAVEKIT_RESOLVE
+    resolved.hsa_signal_store_release = reinterpret_cast<decltype(resolved.hsa_signal_store_release)>(
+        dlsym(RTLD_NEXT, "hsa_signal_store_release"));
+    return resolved;
+  }();
+  return api;
+}
+
+namespace {
+
+constexpr std::size_t kPacketBytes = 64;
+
+// A code object the program loaded, with what the shim made of it.
+struct LoadedObject {
+  std::vector<std::uint8_t> original;
+  std::optional<Substitution> substitution;  // empty: the original runs
+};
+
+// An instrumented kernel of a frozen executable.
+struct KernelRecord {
+  const rewrite::InstrumentedKernel* note_kernel = nullptr;
+  std::shared_ptr<LoadedObject> object;
+  std::uint64_t original_kernel_object = 0;  // in the shadow executable; 0: no fallback
+  std::uint64_t dispatches = 0;
+};
+
+struct ExecutableRecord {
+  hsa_agent_t agent{};
+  std::vector<std::shared_ptr<LoadedObject>> objects;
+  std::set<const std::vector<std::uint8_t>*> probe_libraries_loaded;
+};
+
+// What the program sees as its queue. `view` must come first: the program holds &view.
+struct ProxyQueue {
+  hsa_queue_t view{};
+  hsa_queue_t* real_queue = nullptr;
+  std::atomic<std::uint64_t> write_index{0};
+  std::atomic<std::uint64_t> read_index{0};
+  std::mutex forwarding;
+  void* ring = nullptr;
+};
+
+struct PendingReport {
+  hsa_signal_t done{};
+  hsa_signal_t program_signal{};
+  void* arena = nullptr;
+  std::uint64_t arena_bytes = 0;
+  std::string kernel;
+  std::uint64_t dispatch = 0;
+  const rewrite::InstrumentedKernel* note_kernel = nullptr;
+};
+
+class Shim {
+ public:
+  static Shim& get() {
+    static Shim* shim = new Shim();  // never destroyed: threads of the program may outlive exit
+    return *shim;
+  }
+
+  bool enabled() const { return substituter_ != nullptr; }
+
+  void warn_once(const std::string& message) {
+    std::lock_guard lock(mutex_);
+    if (!warned_.insert(message).second) return;
+    std::fprintf(stderr, "wavekit: %s\n", message.c_str());
+    summary_["messages"].push_back(message);
+  }
+
+  // --- code objects ---------------------------------------------------------------------
+  std::shared_ptr<LoadedObject> consider(std::span<const std::uint8_t> bytes) {
+    auto object = std::make_shared<LoadedObject>();
+    object->original.assign(bytes.begin(), bytes.end());
+    auto outcome = substituter_->substitute(object->original);
+    if (auto* substitution = std::get_if<Substitution>(&outcome)) {
+      object->substitution = std::move(*substitution);
+      nlohmann::json entry = {{"origin", object->substitution->origin},
+                              {"original_sha256", object->substitution->note.original_sha256}};
+      for (const auto& kernel : object->substitution->note.kernels)
+        entry["kernels"].push_back(kernel.name);
+      std::lock_guard lock(mutex_);
+      summary_["objects"].push_back(entry);
+    } else {
+      const Declined& declined = std::get<Declined>(outcome);
+      if (!declined.quiet) warn_once("running the original code object: " + declined.reason);
+    }
+    return object;
+  }
+
+  void remember_reader(hsa_code_object_reader_t reader, std::shared_ptr<LoadedObject> object) {
+    std::lock_guard lock(mutex_);
+    readers_[reader.handle] = std::move(object);
+  }
+
+  std::shared_ptr<LoadedObject> reader_object(hsa_code_object_reader_t reader) {
+    std::lock_guard lock(mutex_);
+    auto it = readers_.find(reader.handle);
+    return it == readers_.end() ? nullptr : it->second;
+  }
+
+  hsa_status_t load(hsa_executable_t executable, hsa_agent_t agent,
+                    hsa_code_object_reader_t reader, const char* options,
+                    hsa_loaded_code_object_t* loaded) {
+    hsa_status_t status =
+        real().hsa_executable_load_agent_code_object(executable, agent, reader, options, loaded);
+    std::shared_ptr<LoadedObject> object = reader_object(reader);
+    if (status != HSA_STATUS_SUCCESS || !object || !object->substitution) return status;
+    std::lock_guard lock(mutex_);
+    ExecutableRecord& record = executables_[executable.handle];
+    record.agent = agent;
+    record.objects.push_back(object);
+    const std::vector<std::uint8_t>& probes = object->substitution->probe_library;
+    if (!probes.empty() && record.probe_libraries_loaded.insert(&probes).second) {
+      hsa_code_object_reader_t probe_reader{};
+      hsa_status_t probe_status = real().hsa_code_object_reader_create_from_memory(
+          probes.data(), probes.size(), &probe_reader);
+      if (probe_status == HSA_STATUS_SUCCESS)
+        probe_status = real().hsa_executable_load_agent_code_object(executable, agent,
+                                                                    probe_reader, nullptr, nullptr);
+      if (probe_status != HSA_STATUS_SUCCESS) return probe_status;
+    }
+    return status;
+  }
+
+  hsa_status_t freeze(hsa_executable_t executable, const char* options) {
+    hsa_status_t status = real().hsa_executable_freeze(executable, options);
+    if (status != HSA_STATUS_SUCCESS) return status;
+    std::lock_guard lock(mutex_);
+    auto it = executables_.find(executable.handle);
+    if (it == executables_.end()) return status;
+    ExecutableRecord& record = it->second;
+    for (const auto& object : record.objects) {
+      std::uint64_t shadow = load_shadow(executable, record.agent, object->original);
+      for (const auto& kernel : object->substitution->note.kernels) {
+        std::uint64_t kernel_object = kernel_object_of(executable.handle, record.agent,
+                                                       kernel.descriptor_symbol);
+        if (!kernel_object) {
+          warn_once_locked("instrumented kernel " + kernel.name + " not found after freeze");
+          continue;
+        }
+        KernelRecord& kernel_record = kernels_[kernel_object];
+        kernel_record.note_kernel = &kernel;
+        kernel_record.object = object;
+        kernel_record.original_kernel_object =
+            shadow ? kernel_object_of(shadow, record.agent, kernel.descriptor_symbol) : 0;
+      }
+    }
+    return status;
+  }
+
+  // --- queues -----------------------------------------------------------------------------
+  hsa_status_t create_queue(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                            void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
+                            uint32_t private_segment_size, uint32_t group_segment_size,
+                            hsa_queue_t** queue) {
+    hsa_queue_t* real_queue = nullptr;
+    hsa_status_t status = real().hsa_queue_create(agent, size, type, callback, data,
+                                                  private_segment_size, group_segment_size,
+                                                  &real_queue);
+    if (status != HSA_STATUS_SUCCESS) return status;
+    auto proxy = std::make_unique<ProxyQueue>();
+    proxy->real_queue = real_queue;
+    proxy->view = *real_queue;
+    proxy->ring = std::aligned_alloc(kPacketBytes, std::size_t{real_queue->size} * kPacketBytes);
+    hsa_signal_t doorbell{};
+    if (!proxy->ring ||
+        real().hsa_signal_create(0, 0, nullptr, &doorbell) != HSA_STATUS_SUCCESS) {
+      std::free(proxy->ring);
+      warn_once("could not set up queue interception; dispatches run uninstrumented");
+      *queue = real_queue;
+      return status;
+    }
+    for (std::uint32_t i = 0; i < real_queue->size; ++i)
+      packet_header(proxy->ring, i) = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+    proxy->view.base_address = proxy->ring;
+    proxy->view.doorbell_signal = doorbell;
+    *queue = &proxy->view;
+    std::unique_lock lock(queues_mutex_);
+    doorbells_[doorbell.handle] = proxy.get();
+    queues_[&proxy->view] = std::move(proxy);
+    return status;
+  }
+
+  ProxyQueue* proxy_of(const hsa_queue_t* queue) {
+    if (!queues_active_) return nullptr;
+    std::shared_lock lock(queues_mutex_);
+    auto it = queues_.find(queue);
+    return it == queues_.end() ? nullptr : it->second.get();
+  }
+
+  ProxyQueue* proxy_of_doorbell(hsa_signal_t signal) {
+    if (!queues_active_) return nullptr;
+    std::shared_lock lock(queues_mutex_);
+    auto it = doorbells_.find(signal.handle);
+    return it == doorbells_.end() ? nullptr : it->second;
+  }
+
+  hsa_status_t destroy_queue(hsa_queue_t* queue) {
+    std::unique_ptr<ProxyQueue> proxy;
+    {
+      std::unique_lock lock(queues_mutex_);
+      auto it = queues_.find(queue);
+      if (it == queues_.end()) return real().hsa_queue_destroy(queue);
+      proxy = std::move(it->second);
+      queues_.erase(it);
+      doorbells_.erase(proxy->view.doorbell_signal.handle);
+    }
+    hsa_status_t status = real().hsa_queue_destroy(proxy->real_queue);
+    real().hsa_signal_destroy(proxy->view.doorbell_signal);
+    std::free(proxy->ring);
+    return status;
+  }
+
+  // Forwards every packet the program has published on `proxy`, in order.
+  void forward(ProxyQueue& proxy) {
+    std::lock_guard lock(proxy.forwarding);
+    const std::uint32_t size = proxy.view.size;
+    for (;;) {
+      std::uint64_t index = proxy.read_index.load(std::memory_order_relaxed);
+      if (index >= proxy.write_index.load(std::memory_order_acquire)) return;
+      std::uint8_t* slot = static_cast<std::uint8_t*>(proxy.ring) + (index % size) * kPacketBytes;
+      std::uint32_t header_word = __atomic_load_n(reinterpret_cast<std::uint32_t*>(slot),
+                                                  __ATOMIC_ACQUIRE);
+      if (((header_word >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID) return;
+      alignas(kPacketBytes) std::uint8_t packet[kPacketBytes];
+      std::memcpy(packet, slot, kPacketBytes);
+      std::memcpy(packet, &header_word, sizeof header_word);
+      if (((header_word >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_KERNEL_DISPATCH)
+        instrument(*reinterpret_cast<hsa_kernel_dispatch_packet_t*>(packet));
+      submit(*proxy.real_queue, packet);
+      __atomic_store_n(reinterpret_cast<std::uint16_t*>(slot),
+                       std::uint16_t{HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE},
+                       __ATOMIC_RELAXED);
+      proxy.read_index.store(index + 1, std::memory_order_release);
+    }
+  }
+
+  // --- reports ------------------------------------------------------------------------------
+  void shut_down() {
+    {
+      std::lock_guard lock(reports_mutex_);
+      stopping_ = true;
+    }
+    reports_changed_.notify_all();
+    if (reporter_.joinable()) reporter_.join();
+    write_summary();
+  }
+
+  void write_summary() {
+    std::lock_guard lock(mutex_);
+    if (summary_written_ || config_.report_path.empty()) return;
+    summary_written_ = true;
+    try {
+      write_file(config_.report_path, summary_.dump(2) + "\n");
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "wavekit: %s\n", error.what());
+    }
+  }
+
+ private:
+  Shim() {
+    try {
+      config_ = config_from_environment();
+      if (!config_.enabled()) return;
+      substituter_ = std::make_unique<Substituter>(config_);
+      summary_ = {{"tool", config_.tool}, {"objects", nlohmann::json::array()},
+                  {"dispatches", nlohmann::json::array()}, {"messages", nlohmann::json::array()}};
+      queues_active_ = true;
+      std::atexit([] { Shim::get().shut_down(); });
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "wavekit: instrumentation is off: %s\n", error.what());
+      substituter_.reset();
+    }
+  }
+
+  static std::uint16_t& packet_header(void* ring, std::uint64_t index) {
+    return *reinterpret_cast<std::uint16_t*>(static_cast<std::uint8_t*>(ring) +
+                                             index * kPacketBytes);
+  }
+
+  void warn_once_locked(const std::string& message) {
+    if (!warned_.insert(message).second) return;
+    std::fprintf(stderr, "wavekit: %s\n", message.c_str());
+    summary_["messages"].push_back(message);
+  }
+
+  static std::uint64_t kernel_object_of(std::uint64_t executable, hsa_agent_t agent,
+                                        const std::string& symbol_name) {
+    hsa_executable_symbol_t symbol{};
+    if (real().hsa_executable_get_symbol_by_name(hsa_executable_t{executable}, symbol_name.c_str(),
+                                                 &agent, &symbol) != HSA_STATUS_SUCCESS)
+      return 0;
+    std::uint64_t kernel_object = 0;
+    if (real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                              &kernel_object) != HSA_STATUS_SUCCESS)
+      return 0;
+    return kernel_object;
+  }
+
+  // The original object in an executable of its own, for dispatches that must fall back.
+  std::uint64_t load_shadow(hsa_executable_t executable, hsa_agent_t agent,
+                            const std::vector<std::uint8_t>& original) {
+    hsa_profile_t profile{};
+    hsa_default_float_rounding_mode_t rounding{};
+    hsa_executable_t shadow{};
+    hsa_code_object_reader_t reader{};
+    bool ok =
+        real().hsa_executable_get_info(executable, HSA_EXECUTABLE_INFO_PROFILE, &profile) ==
+            HSA_STATUS_SUCCESS &&
+        real().hsa_executable_get_info(executable, HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE,
+                                       &rounding) == HSA_STATUS_SUCCESS &&
+        real().hsa_executable_create_alt(profile, rounding, nullptr, &shadow) ==
+            HSA_STATUS_SUCCESS &&
+        real().hsa_code_object_reader_create_from_memory(original.data(), original.size(),
+                                                         &reader) == HSA_STATUS_SUCCESS &&
+        real().hsa_executable_load_agent_code_object(shadow, agent, reader, nullptr, nullptr) ==
+            HSA_STATUS_SUCCESS &&
+        real().hsa_executable_freeze(shadow, nullptr) == HSA_STATUS_SUCCESS;
+    if (!ok) {
+      warn_once_locked("could not load the original object beside the instrumented one; "
+                       "dispatches that cannot be instrumented will fail");
+      return 0;
+    }
+    return shadow.handle;
+  }
+
+  void* allocate_arena(std::uint64_t bytes, hsa_agent_t gpu) {
+    if (config_.fault == InjectedFault::arena_allocation) return nullptr;
+    if (!arena_pool_.handle) find_arena_pool();
+    if (!arena_pool_.handle) return nullptr;
+    void* memory = nullptr;
+    if (real().hsa_amd_memory_pool_allocate(arena_pool_, bytes, 0, &memory) != HSA_STATUS_SUCCESS)
+      return nullptr;
+    if (real().hsa_amd_agents_allow_access(1, &gpu, nullptr, memory) != HSA_STATUS_SUCCESS) {
+      real().hsa_amd_memory_pool_free(memory);
+      return nullptr;
+    }
+    return memory;
+  }
+
+  // Host-coherent memory the GPU can reach: a fine-grained global pool of a CPU agent.
+  void find_arena_pool() {
+    real().hsa_iterate_agents(
+        [](hsa_agent_t agent, void* data) {
+          hsa_device_type_t type{};
+          real().hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type);
+          if (type != HSA_DEVICE_TYPE_CPU) return HSA_STATUS_SUCCESS;
+          return real().hsa_amd_agent_iterate_memory_pools(
+              agent,
+              [](hsa_amd_memory_pool_t pool, void* out) {
+                hsa_amd_segment_t segment{};
+                std::uint32_t flags = 0;
+                bool allocatable = false;
+                real().hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+                                                    &segment);
+                real().hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+                                                    &flags);
+                real().hsa_amd_memory_pool_get_info(
+                    pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &allocatable);
+                if (segment == HSA_AMD_SEGMENT_GLOBAL && allocatable &&
+                    (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)) {
+                  *static_cast<hsa_amd_memory_pool_t*>(out) = pool;
+                  return HSA_STATUS_INFO_BREAK;
+                }
+                return HSA_STATUS_SUCCESS;
+              },
+              data);
+        },
+        &arena_pool_);
+  }
+
+  void instrument(hsa_kernel_dispatch_packet_t& packet) {
+    std::unique_lock lock(mutex_);
+    auto it = kernels_.find(packet.kernel_object);
+    if (it == kernels_.end()) return;
+    KernelRecord& kernel = it->second;
+    const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
+    const std::uint32_t grid[3] = {packet.grid_size_x, packet.grid_size_y, packet.grid_size_z};
+    const std::uint16_t workgroup[3] = {packet.workgroup_size_x, packet.workgroup_size_y,
+                                        packet.workgroup_size_z};
+    std::uint64_t bytes = 0;
+    void* arena = nullptr;
+    std::string failure;
+    try {
+      bytes = rewrite::arena_size(note_kernel, grid, workgroup);
+      hsa_agent_t gpu = executables_.empty() ? hsa_agent_t{} : executables_.begin()->second.agent;
+      arena = allocate_arena(bytes, gpu);
+      if (!arena) failure = "could not allocate " + std::to_string(bytes) + " bytes of per-wave memory";
+    } catch (const std::exception& error) {
+      failure = error.what();
+    }
+    if (!arena) {
+      if (kernel.original_kernel_object) {
+        packet.kernel_object = kernel.original_kernel_object;
+        warn_once_locked(failure + " for " + note_kernel.name + "; running the original kernel");
+      } else {
+        warn_once_locked(failure + " for " + note_kernel.name + " and no original to fall back to");
+      }
+      return;
+    }
+    std::memset(arena, 0, bytes);
+    rewrite::fill_arena_header(std::span(static_cast<std::uint8_t*>(arena), bytes), note_kernel,
+                               grid, workgroup);
+    std::memcpy(static_cast<std::uint8_t*>(packet.kernarg_address) + note_kernel.arena_arg_offset,
+                &arena, sizeof arena);
+
+    PendingReport report;
+    report.program_signal = packet.completion_signal;
+    report.arena = arena;
+    report.arena_bytes = bytes;
+    report.kernel = note_kernel.name;
+    report.dispatch = kernel.dispatches++;
+    report.note_kernel = &note_kernel;
+    lock.unlock();
+    if (real().hsa_signal_create(1, 0, nullptr, &report.done) != HSA_STATUS_SUCCESS) {
+      warn_once("could not create a completion signal; the report of " + report.kernel +
+                " dispatch " + std::to_string(report.dispatch) + " is lost");
+      return;
+    }
+    packet.completion_signal = report.done;
+    {
+      std::lock_guard reports_lock(reports_mutex_);
+      pending_.push_back(report);
+      if (!reporter_.joinable()) reporter_ = std::thread([this] { report_loop(); });
+    }
+    reports_changed_.notify_all();
+  }
+
+  static void submit(hsa_queue_t& queue, const std::uint8_t* packet) {
+    std::uint64_t index = real().hsa_queue_add_write_index_screlease(&queue, 1);
+    while (index - real().hsa_queue_load_read_index_scacquire(&queue) >= queue.size)
+      std::this_thread::yield();
+    std::uint8_t* slot =
+        static_cast<std::uint8_t*>(queue.base_address) + (index % queue.size) * kPacketBytes;
+    std::memcpy(slot + 4, packet + 4, kPacketBytes - 4);
+    std::uint32_t header_word = 0;
+    std::memcpy(&header_word, packet, sizeof header_word);
+    __atomic_store_n(reinterpret_cast<std::uint32_t*>(slot), header_word, __ATOMIC_RELEASE);
+    real().hsa_signal_store_screlease(queue.doorbell_signal, static_cast<hsa_signal_value_t>(index));
+  }
+
+  void report_loop() {
+    for (;;) {
+      PendingReport report;
+      {
+        std::unique_lock lock(reports_mutex_);
+        reports_changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+        if (pending_.empty()) return;
+        report = pending_.front();
+        pending_.pop_front();
+      }
+      real().hsa_signal_wait_scacquire(report.done, HSA_SIGNAL_CONDITION_LT, 1, UINT64_MAX,
+                                       HSA_WAIT_STATE_BLOCKED);
+      deliver(report);
+      real().hsa_signal_destroy(report.done);
+      real().hsa_amd_memory_pool_free(report.arena);
+      if (report.program_signal.handle)
+        real().hsa_signal_subtract_screlease(report.program_signal, 1);
+    }
+  }
+
+  void deliver(const PendingReport& report) {
+    nlohmann::json entry = {{"kernel", report.kernel}, {"dispatch", report.dispatch}};
+    try {
+      nlohmann::json result = rewrite::tool_report(
+          config_.tool, *report.note_kernel,
+          std::span(static_cast<const std::uint8_t*>(report.arena), report.arena_bytes));
+      entry["waves"] = result.contains("waves") ? result["waves"].size() : 0;
+      if (!config_.tool_out.empty()) {
+        std::filesystem::create_directories(config_.tool_out);
+        std::string path = config_.tool_out + "/" + report.kernel + "." +
+                           std::to_string(report.dispatch) + ".json";
+        write_file(path, result.dump() + "\n");
+        entry["file"] = path;
+      }
+    } catch (const std::exception& error) {
+      entry["error"] = error.what();
+      warn_once(std::string("report of ") + report.kernel + " failed: " + error.what());
+    }
+    std::lock_guard lock(mutex_);
+    summary_["dispatches"].push_back(entry);
+  }
+
+  ShimConfig config_;
+  std::unique_ptr<Substituter> substituter_;
+
+  std::mutex mutex_;  // readers_, executables_, kernels_, summary_, warned_, arena_pool_
+  std::unordered_map<std::uint64_t, std::shared_ptr<LoadedObject>> readers_;
+  std::unordered_map<std::uint64_t, ExecutableRecord> executables_;
+  std::unordered_map<std::uint64_t, KernelRecord> kernels_;
+  std::set<std::string> warned_;
+  nlohmann::json summary_;
+  bool summary_written_ = false;
+  hsa_amd_memory_pool_t arena_pool_{};
+
+  std::atomic<bool> queues_active_{false};
+  std::shared_mutex queues_mutex_;
+  std::unordered_map<const hsa_queue_t*, std::unique_ptr<ProxyQueue>> queues_;
+  std::unordered_map<std::uint64_t, ProxyQueue*> doorbells_;
+
+  std::mutex reports_mutex_;
+  std::condition_variable reports_changed_;
+  std::deque<PendingReport> pending_;
+  std::thread reporter_;
+  bool stopping_ = false;
+};
+
+}  // namespace
+}  // namespace wavekit::preload
+
+using wavekit::preload::real;
+using wavekit::preload::Shim;
+
+extern "C" {
+
+hsa_status_t hsa_code_object_reader_create_from_memory(const void* code_object, size_t size,
+                                                       hsa_code_object_reader_t* reader) {
+  Shim& shim = Shim::get();
+  if (!shim.enabled() || !code_object || !reader)
+    return real().hsa_code_object_reader_create_from_memory(code_object, size, reader);
+  auto object = shim.consider(std::span(static_cast<const std::uint8_t*>(code_object), size));
+  if (object->substitution) {
+    const auto& bytes = object->substitution->bytes;
+    hsa_status_t status =
+        real().hsa_code_object_reader_create_from_memory(bytes.data(), bytes.size(), reader);
+    if (status == HSA_STATUS_SUCCESS) {
+      shim.remember_reader(*reader, std::move(object));
+      return status;
+    }
+    shim.warn_once("the runtime refused the instrumented object; running the original");
+  }
+  return real().hsa_code_object_reader_create_from_memory(code_object, size, reader);
+}
+
+hsa_status_t hsa_code_object_reader_create_from_file(hsa_file_t file,
+                                                     hsa_code_object_reader_t* reader) {
+  Shim& shim = Shim::get();
+  if (!shim.enabled() || !reader) return real().hsa_code_object_reader_create_from_file(file, reader);
+  std::vector<std::uint8_t> bytes;
+  std::uint8_t buffer[1 << 16];
+  for (off_t offset = 0;;) {
+    ssize_t got = pread(file, buffer, sizeof buffer, offset);
+    if (got < 0) return real().hsa_code_object_reader_create_from_file(file, reader);
+    if (got == 0) break;
+    bytes.insert(bytes.end(), buffer, buffer + got);
+    offset += got;
+  }
+  auto object = shim.consider(bytes);
+  const auto& chosen = object->substitution ? object->substitution->bytes : object->original;
+  hsa_status_t status =
+      real().hsa_code_object_reader_create_from_memory(chosen.data(), chosen.size(), reader);
+  if (status == HSA_STATUS_SUCCESS) shim.remember_reader(*reader, std::move(object));
+  return status;
+}
+
+hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable, hsa_agent_t agent,
+                                                   hsa_code_object_reader_t reader,
+                                                   const char* options,
+                                                   hsa_loaded_code_object_t* loaded) {
+  Shim& shim = Shim::get();
+  if (!shim.enabled())
+    return real().hsa_executable_load_agent_code_object(executable, agent, reader, options, loaded);
+  return shim.load(executable, agent, reader, options, loaded);
+}
+
+hsa_status_t hsa_executable_freeze(hsa_executable_t executable, const char* options) {
+  Shim& shim = Shim::get();
+  if (!shim.enabled()) return real().hsa_executable_freeze(executable, options);
+  return shim.freeze(executable, options);
+}
+
+hsa_status_t hsa_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                              void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
+                              uint32_t private_segment_size, uint32_t group_segment_size,
+                              hsa_queue_t** queue) {
+  Shim& shim = Shim::get();
+  if (!shim.enabled() || !queue)
+    return real().hsa_queue_create(agent, size, type, callback, data, private_segment_size,
+                                   group_segment_size, queue);
+  return shim.create_queue(agent, size, type, callback, data, private_segment_size,
+                           group_segment_size, queue);
+}
+
+hsa_status_t hsa_queue_destroy(hsa_queue_t* queue) { return Shim::get().destroy_queue(queue); }
+
+hsa_status_t hsa_shut_down() {
+  Shim::get().shut_down();
+  return real().hsa_shut_down();
+}
+
+// Doorbells: a store to a proxy queue's doorbell forwards the packets published so far.
+#define WAVEKIT_DOORBELL(name)                                                     \
+  void name(hsa_signal_t signal, hsa_signal_value_t value) {                       \
+    if (auto* proxy = Shim::get().proxy_of_doorbell(signal)) {                     \
+      Shim::get().forward(*proxy);                                                 \
+      return;                                                                      \
+    }                                                                              \
+    if (real().name) real().name(signal, value);                                   \
+  }
+WAVEKIT_DOORBELL(hsa_signal_store_relaxed)
+WAVEKIT_DOORBELL(hsa_signal_store_screlease)
+WAVEKIT_DOORBELL(hsa_signal_store_release)
+#undef WAVEKIT_DOORBELL
+
+
+// Queue indices: a proxy queue keeps its own; any other queue is the runtime's business.
+#define WAVEKIT_NEXT(name) \
+  static const auto next = reinterpret_cast<decltype(&::name)>(dlsym(RTLD_NEXT, #name))
+uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_load_read_index_scacquire);
+  return next(queue);
+}
+
+uint64_t hsa_queue_load_write_index_scacquire(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_load_write_index_scacquire);
+  return next(queue);
+}
+
+uint64_t hsa_queue_load_read_index_relaxed(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_relaxed);
+  WAVEKIT_NEXT(hsa_queue_load_read_index_relaxed);
+  return next(queue);
+}
+
+uint64_t hsa_queue_load_write_index_relaxed(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_relaxed);
+  WAVEKIT_NEXT(hsa_queue_load_write_index_relaxed);
+  return next(queue);
+}
+
+uint64_t hsa_queue_load_read_index_acquire(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_load_read_index_acquire);
+  return next(queue);
+}
+
+uint64_t hsa_queue_load_write_index_acquire(const hsa_queue_t* queue) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_load_write_index_acquire);
+  return next(queue);
+}
+
+void hsa_queue_store_write_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_relaxed);
+  WAVEKIT_NEXT(hsa_queue_store_write_index_relaxed);
+  next(queue, value);
+}
+
+void hsa_queue_store_read_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_relaxed);
+  WAVEKIT_NEXT(hsa_queue_store_read_index_relaxed);
+  next(queue, value);
+}
+
+void hsa_queue_store_write_index_screlease(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_store_write_index_screlease);
+  next(queue, value);
+}
+
+void hsa_queue_store_read_index_screlease(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_store_read_index_screlease);
+  next(queue, value);
+}
+
+void hsa_queue_store_write_index_release(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_store_write_index_release);
+  next(queue, value);
+}
+
+void hsa_queue_store_read_index_release(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_store_read_index_release);
+  next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_scacq_screl(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acq_rel);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_scacq_screl);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_scacq_screl(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_scacq_screl);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_scacquire(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acquire);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_scacquire);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_scacquire(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_scacquire);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_relaxed(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_relaxed);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_relaxed);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_relaxed);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_relaxed);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_screlease(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_release);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_screlease);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_screlease);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_acq_rel(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acq_rel);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_acq_rel);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_acq_rel(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_acq_rel);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_acquire(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acquire);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_acquire);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_acquire(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acquire);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_acquire);
+  return next(queue, value);
+}
+
+uint64_t hsa_queue_cas_write_index_release(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) {
+    proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_release);
+    return expected;
+  }
+  WAVEKIT_NEXT(hsa_queue_cas_write_index_release);
+  return next(queue, expected, value);
+}
+
+uint64_t hsa_queue_add_write_index_release(const hsa_queue_t* queue, uint64_t value) {
+  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_release);
+  WAVEKIT_NEXT(hsa_queue_add_write_index_release);
+  return next(queue, value);
+}
+#undef WAVEKIT_NEXT
+
+}  // extern "C"

@@ -1,0 +1,71 @@
+#include "wavekit/preload/config.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "wavekit/support/error.h"
+
+namespace wavekit::preload {
+
+namespace {
+
+std::string variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
+}
+
+}  // namespace
+
+ShimConfig config_from_environment() {
+  ShimConfig config;
+  config.tool = variable("WAVEKIT_TOOL");
+  config.plan_path = variable("WAVEKIT_PLAN");
+  config.probe_library = variable("WAVEKIT_PROBE_LIB");
+  config.tool_out = variable("WAVEKIT_TOOL_OUT");
+  config.cache_dir = variable("WAVEKIT_CACHE_DIR");
+  config.report_path = variable("WAVEKIT_REPORT");
+  config.kernels = split_list(variable("WAVEKIT_KERNELS"));
+  std::string rewrite_mode = variable("WAVEKIT_LOAD_TIME_REWRITE");
+  if (rewrite_mode == "0")
+    config.load_time_rewrite = false;
+  else if (!rewrite_mode.empty() && rewrite_mode != "1")
+    throw Error("WAVEKIT_LOAD_TIME_REWRITE must be 0 or 1, not '" + rewrite_mode + "'");
+  std::string fault = variable("WAVEKIT_INJECT_FAULT");
+  if (fault == "arena_allocation")
+    config.fault = InjectedFault::arena_allocation;
+  else if (!fault.empty())
+    throw Error("WAVEKIT_INJECT_FAULT: unknown fault '" + fault + "' (known: arena_allocation)");
+  if (config.tool == "custom" && config.plan_path.empty())
+    throw Error("WAVEKIT_TOOL=custom needs WAVEKIT_PLAN");
+  return config;
+}
+
+std::map<std::string, std::string> config_to_environment(const ShimConfig& config) {
+  std::map<std::string, std::string> env;
+  auto set = [&](const char* name, const std::string& value) {
+    if (!value.empty()) env[name] = value;
+  };
+  set("WAVEKIT_TOOL", config.tool);
+  set("WAVEKIT_PLAN", config.plan_path);
+  set("WAVEKIT_PROBE_LIB", config.probe_library);
+  set("WAVEKIT_TOOL_OUT", config.tool_out);
+  set("WAVEKIT_CACHE_DIR", config.cache_dir);
+  set("WAVEKIT_REPORT", config.report_path);
+  std::string kernels;
+  for (const std::string& kernel : config.kernels) kernels += (kernels.empty() ? "" : ",") + kernel;
+  set("WAVEKIT_KERNELS", kernels);
+  if (!config.load_time_rewrite) env["WAVEKIT_LOAD_TIME_REWRITE"] = "0";
+  if (config.fault == InjectedFault::arena_allocation)
+    env["WAVEKIT_INJECT_FAULT"] = "arena_allocation";
+  return env;
+}
+
+}  // namespace wavekit::preload

@@ -1,0 +1,129 @@
+#include "wavekit/preload/substitution.h"
+
+#include <llvm/Support/SHA256.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/rewrite/mutator.h"
+#include "wavekit/rewrite/tools.h"
+#include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+
+namespace wavekit::preload {
+
+namespace {
+
+std::string hex_sha256(std::span<const std::uint8_t> bytes) {
+  llvm::SHA256 hasher;
+  hasher.update(llvm::ArrayRef<std::uint8_t>(bytes.data(), bytes.size()));
+  std::array<std::uint8_t, 32> digest = hasher.final();
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string text;
+  for (std::uint8_t byte : digest) {
+    text += kDigits[byte >> 4];
+    text += kDigits[byte & 15];
+  }
+  return text;
+}
+
+std::string plan_sha256(const rewrite::Plan& plan) {
+  std::string canonical = rewrite::plan_to_json(plan).dump();
+  return hex_sha256(std::span(reinterpret_cast<const std::uint8_t*>(canonical.data()),
+                              canonical.size()));
+}
+
+bool file_exists(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error);
+}
+
+}  // namespace
+
+rewrite::Plan plan_for(const ShimConfig& config) {
+  rewrite::Plan plan;
+  if (config.tool == "custom") {
+    std::ifstream in(config.plan_path);
+    if (!in) throw Error(config.plan_path + ": cannot open the plan");
+    nlohmann::json json;
+    try {
+      json = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& error) {
+      throw Error(config.plan_path + ": not valid JSON: " + error.what());
+    }
+    plan = rewrite::parse_plan(json, config.plan_path);
+  } else {
+    plan = rewrite::tool_plan(config.tool);
+  }
+  if (!config.probe_library.empty()) plan.probe_library = config.probe_library;
+  if (!config.kernels.empty()) plan.kernels = config.kernels;
+  return plan;
+}
+
+std::string cache_path(const std::string& cache_dir, std::span<const std::uint8_t> original,
+                       const rewrite::Plan& plan) {
+  return cache_dir + "/" + hex_sha256(original) + "-" + plan_sha256(plan) + ".co";
+}
+
+void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewritten) {
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  write_file(temporary, rewritten);
+  std::filesystem::rename(temporary, path);
+}
+
+Substituter::Substituter(ShimConfig config)
+    : config_(std::move(config)), plan_(plan_for(config_)), plan_digest_(plan_sha256(plan_)) {}
+
+std::variant<Substitution, Declined> Substituter::substitute(
+    std::span<const std::uint8_t> original) const {
+  try {
+    codeobj::CodeObject object = codeobj::CodeObject::parse(original, "loaded code object");
+    if (!plan_.kernels.empty()) {
+      bool selected = false;
+      for (const auto& kernel : object.kernels())
+        for (const std::string& name : plan_.kernels)
+          selected = selected || kernel.name == name || kernel.descriptor_symbol == name;
+      if (!selected) return Declined{"none of the selected kernels is in this object", true};
+    }
+
+    Substitution result;
+    std::string cached =
+        config_.cache_dir.empty() ? "" : cache_path(config_.cache_dir, original, plan_);
+    if (!cached.empty() && file_exists(cached)) {
+      result.bytes = read_file(cached);
+      codeobj::CodeObject rewritten = codeobj::CodeObject::parse(result.bytes, cached);
+      std::optional<rewrite::RewriteNote> note = rewrite::find_note(rewritten);
+      if (!note) return Declined{cached + ": cache entry carries no wavekit note"};
+      if (note->original_sha256 != hex_sha256(original))
+        return Declined{cached + ": cache entry was made from another object"};
+      result.note = std::move(*note);
+      result.origin = "cache";
+    } else if (config_.load_time_rewrite) {
+      rewrite::RewriteResult rewritten = rewrite::rewrite(object, plan_);
+      result.bytes = std::move(rewritten.bytes);
+      result.note = std::move(rewritten.note);
+      result.origin = "load-time rewrite";
+      if (!cached.empty()) store_in_cache(cached, result.bytes);
+    } else {
+      return Declined{"no cached rewrite and load-time rewriting is off"};
+    }
+
+    if (!plan_.probe_library.empty()) {
+      result.probe_library = read_file(plan_.probe_library);
+      codeobj::CodeObject probes =
+          codeobj::CodeObject::parse(result.probe_library, plan_.probe_library);
+      if (probes.target().processor != object.target().processor)
+        return Declined{"probe library " + plan_.probe_library + " is for " +
+                        probes.target().processor + ", the object for " +
+                        object.target().processor};
+    }
+    return result;
+  } catch (const std::exception& error) {
+    return Declined{error.what()};
+  }
+}
+
+}  // namespace wavekit::preload

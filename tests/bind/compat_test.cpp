@@ -156,6 +156,24 @@ TEST(Compat, DesignPageKnownAnswers) {
   }
 }
 
+// The same answers without ../shared/data: a generated node of Tioga's shape (4 NUMA domains
+// of 2 L3s of 8 cores, SMT 2, a GPU on each L3). Its GPUs are numbered in discovery order, so
+// Tioga's SMI ids 4,5,2,3,6,7,0,1 read 0..7 here.
+TEST(Compat, KnownAnswersOnAGeneratedTiogaShapedNode) {
+  Topology topology = testing::machine("packages=1,numa=4,l3=2,cores=8,smt=2,gpus=1,gpus-on=l3");
+  const std::vector<std::pair<Params, std::string>> answers = {
+      {p(8), "0-7/0 8-15/1 16-23/2 24-31/3 32-39/4 40-47/5 48-55/6 56-63/7"},
+      {p(4), "0-15/0,1 16-31/2,3 32-47/4,5 48-63/6,7"},
+      {p(2), "0-31,64-95/0,1,2,3 32-63,96-127/4,5,6,7"},
+      {p(2, 0, 0, false), "0-15/0,1 16-31/2,3"},
+      {p(9, 0, 0, true, true, "46-63,110-127"),
+       "46/5 110/5 47,111/5 48-50/6 51-53/6 54-56/6 57-59/7 60-61/7 62-63/7"},
+      {p(2, 0, 2, true, true, "62-63,126-127"), "62,126/7 63,127/7"},
+  };
+  for (const auto& [params, expected] : answers)
+    EXPECT_EQ(summary(map_topology(topology, params)), expected) << "ntasks " << params.ntasks;
+}
+
 TEST(Compat, TuolumneCpxOnePartitionPerTask) {
   auto dir = topologies_dir();
   if (!dir) GTEST_SKIP() << "../shared/data/topologies is absent";

@@ -81,6 +81,7 @@ TEST(Machine, BadDescriptionsAreNamed) {
   EXPECT_NE(message("cores=4,cores=8").find("'cores' given twice"), std::string::npos);
   EXPECT_NE(message("gpu-kind=tpu").find("'tpu'"), std::string::npos);
   EXPECT_NE(message("cores").find("not key=value"), std::string::npos);
+  EXPECT_NE(message("gpus-on=core").find("gpus-on='core'"), std::string::npos);
   EXPECT_NE(message("cores=4x").find("cores='4x'"), std::string::npos);
   EXPECT_NE(message("packages=64,cores=512,smt=8").find("16384"), std::string::npos);
 }

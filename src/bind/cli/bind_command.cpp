@@ -146,7 +146,8 @@ int run_bind_machine(wavekit::cli::Arguments args) {
       "Writes hwloc XML for a node described compactly, to explore mappings of nodes you do\n"
       "not have (wavekit bind --topology FILE). DESCRIPTION is comma-separated key=value:\n"
       "  packages=N numa=N (per package) l3=N (per NUMA) cores=N (per L3) smt=N\n"
-      "  gpus=N (per NUMA) gpu-kind=rsmi|nvml|levelzero|cuda|opencl|drm partitions=N\n"
+      "  gpus=N (per NUMA, or per L3 with gpus-on=l3) gpu-kind=rsmi|nvml|levelzero|cuda|opencl|drm "
+      "partitions=N\n"
       "  hbm=N (HBM nodes sharing each NUMA's CPUs) cpuless=N (CPU-less NUMA nodes)\n"
       "  nics=N (Slingshot NICs per package) numbering=siblings-last|consecutive\n\n"
       "example (an MI250X node): wavekit bind-machine packages=1,numa=4,l3=2,cores=8,smt=2,gpus=2");

@@ -125,17 +125,23 @@ MachineDescription parse_machine_description(std::string_view text) {
       d.cpuless_numa = parse_count(key, value, 0, 16);
     else if (key == "nics")
       d.nics_per_package = parse_count(key, value, 0, 16);
-    else if (key == "gpu-kind")
-      d.gpu_kind = (gpu_kind(value), value);
-    else if (key == "numbering") {
+    else if (key == "gpu-kind") {
+      gpu_kind(value);  // throws for an unknown kind
+      d.gpu_kind = value;
+    } else if (key == "gpus-on") {
+      if (value != "numa" && value != "l3")
+        throw Error("machine description: gpus-on='" + value + "' is not numa or l3");
+      d.gpus_on_l3 = value == "l3";
+    } else if (key == "numbering") {
       if (value != "siblings-last" && value != "consecutive")
         throw Error("machine description: numbering='" + value +
                     "' is not siblings-last or consecutive");
       d.siblings_last = value == "siblings-last";
     } else {
-      throw Error("machine description: unknown key '" + key +
-                  "' (known: packages, numa, l3, cores, smt, gpus, gpu-kind, partitions, hbm, "
-                  "cpuless, nics, numbering)");
+      throw Error(
+          "machine description: unknown key '" + key +
+          "' (known: packages, numa, l3, cores, smt, gpus, gpus-on, gpu-kind, partitions, hbm, "
+          "cpuless, nics, numbering)");
     }
   }
   if (seen.empty()) throw Error("machine description: empty (e.g. packages=2,cores=8,smt=2)");
@@ -188,6 +194,32 @@ std::string machine_xml(const MachineDescription& d) {
              "\" pci_link_speed=\"31.5\"");
     ++pci_bus;
   };
+  // GPUs: each a PCI function under a host bridge of the current object (the domain's parent
+  // or an L3); partitions are several OS devices of one function.
+  auto write_gpus = [&] {
+    for (int g = 0; g < d.gpus_per_numa; ++g) {
+      pci_function(kind.vendor_id, kind.name == "drm" ? "0300" : "0380");
+      for (int part = 0; part < d.partitions_per_gpu; ++part, ++gpu_number) {
+        std::string name = std::string(kind.device_prefix) + std::to_string(gpu_number);
+        std::string attributes = "type=\"OSDev\" name=\"" + name + "\" osdev_type=\"" +
+                                 std::to_string(static_cast<int>(kind.osdev_type)) + "\"";
+        if (!kind.subtype.empty()) attributes += " subtype=\"" + std::string(kind.subtype) + "\"";
+        xml.open(attributes);
+        if (!kind.vendor.empty()) {
+          xml.info("GPUVendor", std::string(kind.vendor));
+          xml.info("GPUModel", "wavekit described GPU");
+        }
+        if (!kind.uuid_key.empty()) {
+          char uuid[32];
+          std::snprintf(uuid, sizeof uuid, "%016x", 0xa000 + gpu_number);
+          xml.info(std::string(kind.uuid_key), uuid);
+        }
+        xml.close();
+      }
+      xml.close();
+      xml.close();
+    }
+  };
   for (int p = 0; p < d.packages; ++p) {
     int first_domain = p * d.numa_per_package;
     Bitmap package_cpus =
@@ -237,32 +269,10 @@ std::string machine_xml(const MachineDescription& d) {
           xml.close();
           xml.close();
         }
+        if (d.gpus_on_l3) write_gpus();
         xml.close();
       }
-      // GPUs: each a PCI function under a host bridge of the domain's parent; partitions are
-      // several OS devices of one function.
-      for (int g = 0; g < d.gpus_per_numa; ++g) {
-        pci_function(kind.vendor_id, kind.name == "drm" ? "0300" : "0380");
-        for (int part = 0; part < d.partitions_per_gpu; ++part, ++gpu_number) {
-          std::string name = std::string(kind.device_prefix) + std::to_string(gpu_number);
-          std::string attributes = "type=\"OSDev\" name=\"" + name + "\" osdev_type=\"" +
-                                   std::to_string(static_cast<int>(kind.osdev_type)) + "\"";
-          if (!kind.subtype.empty()) attributes += " subtype=\"" + std::string(kind.subtype) + "\"";
-          xml.open(attributes);
-          if (!kind.vendor.empty()) {
-            xml.info("GPUVendor", std::string(kind.vendor));
-            xml.info("GPUModel", "wavekit described GPU");
-          }
-          if (!kind.uuid_key.empty()) {
-            char uuid[32];
-            std::snprintf(uuid, sizeof uuid, "%016x", 0xa000 + gpu_number);
-            xml.info(std::string(kind.uuid_key), uuid);
-          }
-          xml.close();
-        }
-        xml.close();
-        xml.close();
-      }
+      if (!d.gpus_on_l3) write_gpus();
       if (grouped) xml.close();
     }
     for (int k = 0; k < d.nics_per_package; ++k, ++nic_number) {

@@ -21,6 +21,7 @@ struct MachineDescription {
   // core's PUs consecutively.
   bool siblings_last = true;
   int gpus_per_numa = 0;
+  bool gpus_on_l3 = false;     // the GPUs hang from each L3 (as on MI250X nodes) instead
   int partitions_per_gpu = 1;  // OS devices sharing one PCI function (MI300A CPX, MI250X GCDs)
   // "rsmi" (AMD), "nvml" (NVIDIA), "levelzero" (Intel), "cuda" / "opencl" (CUDA/OpenCL only),
   // or "drm" (a bare DRM card: mpibind v0.23.1 crashes on it).
@@ -32,7 +33,8 @@ struct MachineDescription {
   int nics_per_package = 0;  // Slingshot NICs under each package
 };
 
-// Parses "packages=2,numa=2,l3=2,cores=8,smt=2,gpus=1,gpu-kind=rsmi,partitions=1,hbm=0,
+// Parses
+// "packages=2,numa=2,l3=2,cores=8,smt=2,gpus=1,gpus-on=numa|l3,gpu-kind=rsmi,partitions=1,hbm=0,
 // cpuless=0,nics=0,numbering=siblings-last|consecutive"; keys may be in any order, each at most
 // once. Errors name the bad key or value.
 MachineDescription parse_machine_description(std::string_view text);

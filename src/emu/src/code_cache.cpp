@@ -3,6 +3,8 @@
 // the GFX9 encoding layouts (the same layouts for gfx908/gfx90a/gfx942), which gives exactly
 // the hardware's view of inline constants and literals. The result is an Inst with a handler
 // pointer, resolved once per instruction and cached.
+#include "code_cache.h"
+
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCContext.h>
 #include <llvm/MC/MCDisassembler/MCDisassembler.h>
@@ -19,7 +21,6 @@
 #include <bit>
 #include <sstream>
 
-#include "code_cache.h"
 #include "semantics.h"
 #include "wavekit/support/error.h"
 
@@ -42,9 +43,12 @@ Processor parse_processor(std::string_view name) {
 
 std::string_view processor_name(Processor processor) {
   switch (processor) {
-    case Processor::gfx908: return "gfx908";
-    case Processor::gfx90a: return "gfx90a";
-    case Processor::gfx942: return "gfx942";
+    case Processor::gfx908:
+      return "gfx908";
+    case Processor::gfx90a:
+      return "gfx90a";
+    case Processor::gfx942:
+      return "gfx942";
   }
   return "?";
 }
@@ -200,13 +204,13 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       } else if (bits(w0, 31, 23) == 0x17e) {  // SOPC
         inst.src[0] = source(bits(w0, 7, 0), src_type(0), literal, uses_literal);
         inst.src[1] = source(bits(w0, 15, 8), src_type(1), literal, uses_literal);
-        inst.imm = bits(w0, 15, 8);  // s_set_gpr_idx_on: the mode is an immediate
+        inst.imm = bits(w0, 15, 8);          // s_set_gpr_idx_on: the mode is an immediate
       } else if (bits(w0, 31, 28) == 0xb) {  // SOPK
         inst.dst = sgpr(bits(w0, 22, 16));
         inst.imm = std::int16_t(bits(w0, 15, 0));
         inst.src[0] = inst.dst;
         if (size == 8) inst.imm2 = w1;  // s_setreg_imm32_b32
-      } else {  // SOP2
+      } else {                          // SOP2
         inst.dst = sgpr(bits(w0, 22, 16));
         inst.src[0] = source(bits(w0, 7, 0), src_type(0), literal, uses_literal);
         inst.src[1] = source(bits(w0, 15, 8), src_type(1), literal, uses_literal);
@@ -247,13 +251,17 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
     case Family::flat: {
       unsigned segment = bits(w0, 15, 14);
       std::int32_t offset = bits(w0, 12, 0);
-      if (segment != 0) offset = std::int32_t(std::uint32_t(offset) << 19) >> 19;
-      else offset &= 0xfff;
+      if (segment != 0)
+        offset = std::int32_t(std::uint32_t(offset) << 19) >> 19;
+      else
+        offset &= 0xfff;
       inst.imm = offset;
       inst.op = std::uint16_t(segment);  // 0 flat, 1 scratch, 2 global
       if (bits(w0, 13, 13)) {
-        if (processor == Processor::gfx942 && segment == 1) inst.flags |= detail::kFlagOffen;
-        else return "FLAT loads to LDS are not supported";
+        if (processor == Processor::gfx942 && segment == 1)
+          inst.flags |= detail::kFlagOffen;
+        else
+          return "FLAT loads to LDS are not supported";
       }
       if (bits(w0, 16, 16)) inst.flags |= detail::kFlagGlc;
       bool acc = processor != Processor::gfx908 && bits(w1, 23, 23);
@@ -280,7 +288,8 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       if (acc) inst.src[1].agpr = inst.dst.agpr = true;
       return "";
     }
-    case Family::valu: break;
+    case Family::valu:
+      break;
   }
 
   // VALU encodings.
@@ -294,8 +303,11 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       inst.cbsz = std::uint8_t(bits(w0, 10, 8));
       inst.abid = std::uint8_t(bits(w0, 14, 11));
       inst.blgp = std::uint8_t(bits(w1, 31, 29));
-      if (inst.cbsz || inst.abid || inst.blgp) return "MFMA broadcast (cbsz/abid/blgp) is not supported";
-      if (bits(w0, 15, 15)) {
+      if (inst.cbsz || inst.abid || inst.blgp)
+        return "MFMA broadcast (cbsz/abid/blgp) is not supported";
+      // gfx908's matrix cores always read C from and write D to AGPRs; gfx90a+ choose with
+      // ACC_CD (bit 15).
+      if (processor == Processor::gfx908 || bits(w0, 15, 15)) {
         inst.dst.agpr = true;
         if (inst.src[2].kind == OperandKind::vgpr) inst.src[2].agpr = true;
       }
@@ -319,7 +331,8 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
     unsigned neg = bits(w1, 31, 29);
     if (sem.flags & detail::kSemVop3b) {
       inst.sdst = sgpr(bits(w0, 14, 8));
-      for (int i = 0; i < 3; ++i) set_float_modifiers(inst.src[i], src_type(i), false, (neg >> i) & 1);
+      for (int i = 0; i < 3; ++i)
+        set_float_modifiers(inst.src[i], src_type(i), false, (neg >> i) & 1);
     } else {
       unsigned abs = bits(w0, 10, 8);
       inst.op_sel = std::uint8_t(bits(w0, 14, 11));
@@ -501,8 +514,10 @@ const Inst* CodeCache::Impl::decode_locked(detail::CodeObject& object, std::uint
     return nullptr;
   }
   for (int i = 0; i < 3; ++i) inst.src[i].dwords = is_64(sem->src_type[i]) ? 2 : 1;
-  if (sem->family != Family::flat) inst.op = family_op;
-  else inst.op = std::uint16_t(inst.op | (family_op << 2));  // segment in bits 1:0
+  if (sem->family != Family::flat)
+    inst.op = family_op;
+  else
+    inst.op = std::uint16_t(inst.op | (family_op << 2));  // segment in bits 1:0
   if (sem->flags & detail::kSemBranch) inst.flags |= detail::kFlagBranch;
   if (sem->flags & detail::kSemCondBranch) inst.flags |= detail::kFlagCondBranch;
   if ((sem->flags & (detail::kSemBranch | detail::kSemCondBranch)) && sem->family == Family::sopp &&
@@ -544,7 +559,8 @@ void CodeCache::Impl::prepare_entry(std::uint64_t entry) {
   while (!work.empty()) {
     std::uint64_t pc = work.back();
     work.pop_back();
-    while (object->host_base <= pc && pc < object->host_base + object->size && seen.insert(pc).second) {
+    while (object->host_base <= pc && pc < object->host_base + object->size &&
+           seen.insert(pc).second) {
       ErrorKind kind;
       std::string message;
       const Inst* inst = decode_locked(*object, pc, kind, message);

@@ -28,7 +28,7 @@ namespace wavekit::emu {
 struct CodeCache::Impl {
   mutable std::mutex mutex;
   std::map<std::uint64_t, std::unique_ptr<detail::CodeObject>> objects;  // by host_base
-  std::deque<std::string> names;                                        // mnemonics
+  std::deque<std::string> names;                                         // mnemonics
   std::vector<std::uint64_t> block_vaddrs;  // global block id -> original vaddr
 
   detail::CodeObject* object_at(std::uint64_t host_pc);

@@ -16,13 +16,20 @@ namespace wavekit::emu {
 
 std::string_view error_kind_name(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::none: return "none";
-    case ErrorKind::invalid_dispatch: return "invalid_dispatch";
-    case ErrorKind::memory_fault: return "memory_fault";
-    case ErrorKind::illegal_instruction: return "illegal_instruction";
-    case ErrorKind::unimplemented_instruction: return "unimplemented_instruction";
-    case ErrorKind::trap: return "trap";
-    case ErrorKind::no_progress: return "no_progress";
+    case ErrorKind::none:
+      return "none";
+    case ErrorKind::invalid_dispatch:
+      return "invalid_dispatch";
+    case ErrorKind::memory_fault:
+      return "memory_fault";
+    case ErrorKind::illegal_instruction:
+      return "illegal_instruction";
+    case ErrorKind::unimplemented_instruction:
+      return "unimplemented_instruction";
+    case ErrorKind::trap:
+      return "trap";
+    case ErrorKind::no_progress:
+      return "no_progress";
   }
   return "?";
 }
@@ -80,6 +87,7 @@ struct DispatchPacket {
 static_assert(sizeof(DispatchPacket) == 64);
 
 constexpr unsigned kDefaultResidentWaves = 1024;
+constexpr std::uint32_t kDynamicStackBytes = 4096;
 
 class Dispatcher {
  public:
@@ -151,11 +159,14 @@ bool Dispatcher::validate() {
     if (params_.workgroup[d] == 0 || params_.grid[d] == 0)
       return invalid("grid and workgroup sizes must be at least 1 in every dimension");
   }
-  std::uint64_t local = std::uint64_t(params_.workgroup[0]) * params_.workgroup[1] * params_.workgroup[2];
-  if (local > 1024) return invalid("workgroup of " + std::to_string(local) + " work-items exceeds 1024");
+  std::uint64_t local =
+      std::uint64_t(params_.workgroup[0]) * params_.workgroup[1] * params_.workgroup[2];
+  if (local > 1024)
+    return invalid("workgroup of " + std::to_string(local) + " work-items exceeds 1024");
   kd_ = read_descriptor(params_.kernel_descriptor);
   if (kd_.properties & (1u << 10)) return invalid("the kernel is wave32; the emulator runs wave64");
-  entry_ = reinterpret_cast<std::uint64_t>(params_.kernel_descriptor) + std::uint64_t(kd_.entry_offset);
+  entry_ =
+      reinterpret_cast<std::uint64_t>(params_.kernel_descriptor) + std::uint64_t(kd_.entry_offset);
   if (!code_.original_address(entry_))
     return invalid("kernel entry " + hex(entry_) + " is not in a registered code object");
   std::uint64_t total = 1;
@@ -172,7 +183,8 @@ bool Dispatcher::validate() {
     return invalid("max_resident_waves " + std::to_string(max_resident_) + " is below the " +
                    std::to_string(waves_per_group_) + " waves of one workgroup");
   ctx_.lds_size = std::max(params_.group_segment_size, kd_.group_segment_fixed_size);
-  if (ctx_.lds_size > 65536) return invalid("LDS of " + std::to_string(ctx_.lds_size) + " bytes exceeds 64 KiB");
+  if (ctx_.lds_size > 65536)
+    return invalid("LDS of " + std::to_string(ctx_.lds_size) + " bytes exceeds 64 KiB");
   return true;
 }
 
@@ -231,9 +243,9 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
   wave.linear_id = std::uint64_t(group.flat_id) * waves_per_group_ + wave_index;
   wave.pc = entry_;
   wave.scratch_size = scratch_per_wave_;
-  wave.scratch_base = scratch_per_wave_
-                          ? reinterpret_cast<std::uint64_t>(scratch_.data()) + wave.private_slot * scratch_per_wave_
-                          : 0;
+  wave.scratch_base = scratch_per_wave_ ? reinterpret_cast<std::uint64_t>(scratch_.data()) +
+                                              wave.private_slot * scratch_per_wave_
+                                        : 0;
   std::uint64_t wave_offset = std::uint64_t(wave.private_slot) * scratch_per_wave_;
   std::uint64_t scratch_base = reinterpret_cast<std::uint64_t>(scratch_.data());
   // AGPRs: gfx908 has a separate file; gfx90a/gfx942 place them at ACCUM_OFFSET in the unified
@@ -248,12 +260,15 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
     wave.s[s++] = std::uint32_t(value >> 32);
   };
   const std::uint16_t p = kd_.properties;
-  if (p & (1u << 0)) {  // private segment buffer V#: swizzled, 64-lane index stride, 4-byte elements
+  if (p &
+      (1u << 0)) {  // private segment buffer V#: swizzled, 64-lane index stride, 4-byte elements
     put64(scratch_base | (1ull << 63));
     wave.s[s++] = 0xffffffffu;
     wave.s[s++] = 0x00ea4facu;
   }
-  if (p & (1u << 1)) put64(reinterpret_cast<std::uint64_t>(params_.dispatch_packet ? params_.dispatch_packet : &packet_));
+  if (p & (1u << 1))
+    put64(reinterpret_cast<std::uint64_t>(params_.dispatch_packet ? params_.dispatch_packet
+                                                                  : &packet_));
   if (p & (1u << 2)) put64(reinterpret_cast<std::uint64_t>(params_.queue));
   if (p & (1u << 3)) put64(reinterpret_cast<std::uint64_t>(params_.kernarg));
   if (p & (1u << 4)) put64(params_.dispatch_id);
@@ -269,7 +284,8 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
     wave.s[s++] = 0;
   }
   if (r2 & (1u << 0)) wave.s[s++] = std::uint32_t(wave_offset);
-  if (params_.processor == Processor::gfx942) wave.set_sreg64(kFlatScratchLo, scratch_base + wave_offset);
+  if (params_.processor == Processor::gfx942)
+    wave.set_sreg64(kFlatScratchLo, scratch_base + wave_offset);
 
   // EXEC and the work-item id VGPRs.
   std::uint64_t exec = 0;
@@ -347,7 +363,8 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
     }
     if (inst->flags & kFlagBlockStart) {
       if (count_blocks) {
-        if (inst->block_id >= wave.block_counts.size()) wave.block_counts.resize(inst->block_id + 64, 0);
+        if (inst->block_id >= wave.block_counts.size())
+          wave.block_counts.resize(inst->block_id + 64, 0);
         ++wave.block_counts[inst->block_id];
       }
       if (sequence) wave.block_sequence.push_back(inst->block_id);
@@ -395,10 +412,13 @@ void Dispatcher::retire_workgroup(std::unique_ptr<Workgroup> group) {
     record.wave_in_workgroup = wave->wave_in_workgroup;
     record.instructions = wave->instructions;
     for (std::size_t id = 0; id < wave->block_counts.size(); ++id) {
-      if (wave->block_counts[id]) record.block_counts.emplace_back(ctx_.code->block_vaddr(std::uint32_t(id)), wave->block_counts[id]);
+      if (wave->block_counts[id])
+        record.block_counts.emplace_back(ctx_.code->block_vaddr(std::uint32_t(id)),
+                                         wave->block_counts[id]);
     }
     std::sort(record.block_counts.begin(), record.block_counts.end());
-    for (std::uint64_t id : wave->block_sequence) record.block_sequence.push_back(ctx_.code->block_vaddr(std::uint32_t(id)));
+    for (std::uint64_t id : wave->block_sequence)
+      record.block_sequence.push_back(ctx_.code->block_vaddr(std::uint32_t(id)));
     result_.total_instructions += wave->instructions;
     records_.push_back(std::move(record));
     free_slots_.push_back(wave->private_slot);
@@ -458,7 +478,9 @@ void Dispatcher::worker() {
     std::unique_ptr<Workgroup> group;
     {
       std::unique_lock lock(mutex_);
-      ready_.wait(lock, [&] { return !run_queue_.empty() || failed_ || (running_ == 0 && next_group_ >= total_groups_); });
+      ready_.wait(lock, [&] {
+        return !run_queue_.empty() || failed_ || (running_ == 0 && next_group_ >= total_groups_);
+      });
       if (failed_ || run_queue_.empty()) {
         ready_.notify_all();
         return;
@@ -522,9 +544,14 @@ DispatchResult Dispatcher::run() {
   implicit(params_.queue, 256);
   implicit(params_.kernel_descriptor, 64);
 
-  std::uint32_t private_size = std::max(params_.private_segment_size, kd_.private_segment_fixed_size);
+  std::uint32_t private_size =
+      std::max(params_.private_segment_size, kd_.private_segment_fixed_size);
+  // A kernel with a dynamic stack (recursion, calls of unknown depth) gets at least
+  // kDynamicStackBytes per work-item, as a runtime sizes its scratch from a stack limit.
+  if (kd_.properties & (1u << 11)) private_size = std::max(private_size, kDynamicStackBytes);
   scratch_per_wave_ = std::uint64_t((private_size + 15) / 16 * 16) * 64;
-  unsigned slots = std::min<std::uint64_t>(max_resident_, std::uint64_t(total_groups_) * waves_per_group_);
+  unsigned slots =
+      std::min<std::uint64_t>(max_resident_, std::uint64_t(total_groups_) * waves_per_group_);
   if (scratch_per_wave_) scratch_.assign(scratch_per_wave_ * slots, 0);
   for (unsigned slot = slots; slot-- > 0;) free_slots_.push_back(slot);
   ctx_.scratch_base = reinterpret_cast<std::uint64_t>(scratch_.data());
@@ -538,8 +565,9 @@ DispatchResult Dispatcher::run() {
       resident_waves_ += std::uint32_t(run_queue_.back()->waves.size());
     }
   }
-  unsigned threads = params_.options.host_threads ? params_.options.host_threads
-                                                  : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = params_.options.host_threads
+                         ? params_.options.host_threads
+                         : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, total_groups_);
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this] { worker(); });

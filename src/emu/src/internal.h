@@ -99,8 +99,8 @@ struct Inst {
   std::uint8_t dpp_bank_mask = 0xf;
   bool dpp_bound_ctrl = false;
   std::uint8_t cbsz = 0, abid = 0, blgp = 0;  // MFMA broadcast controls (must be 0: checked)
-  Operand dst;   // vdst / sdst
-  Operand sdst;  // VOP3b carry-out / compare result (vcc or SGPR pair)
+  Operand dst;                                // vdst / sdst
+  Operand sdst;                               // VOP3b carry-out / compare result (vcc or SGPR pair)
   std::array<Operand, 4> src{};  // src0..src2; memory ops: [0]=address [1]=data [2]=data1
   Operand saddr;                 // FLAT saddr / SMEM base / MUBUF resource
   Operand soffset;               // SMEM / MUBUF soffset
@@ -113,7 +113,7 @@ struct Inst {
 // A pending memory result: completes (writes its registers) at the s_waitcnt that covers it.
 inline constexpr unsigned kPendingDwords = 4 * 64;
 struct Pending {
-  bool vector = true;  // VGPR destination (else SGPR)
+  bool vector = true;   // VGPR destination (else SGPR)
   bool d16_hi = false;  // 16-bit result into the high half (else low half) of the register
   bool d16 = false;     // 16-bit result that preserves the other half of the register
   std::uint16_t dst = 0;
@@ -146,8 +146,8 @@ struct Wave {
   std::uint64_t pc = 0;
   WaveState state = WaveState::ready;
   std::uint32_t agpr_base = kAgprBase;  // where a0 lives in the vector file
-  std::uint32_t hwreg[32] = {};          // s_setreg / s_getreg state (MODE etc.)
-  std::uint64_t dpp_lanes = ~0ull;       // lanes a DPP instruction may write (set per use)
+  std::uint32_t hwreg[32] = {};         // s_setreg / s_getreg state (MODE etc.)
+  std::uint64_t dpp_lanes = ~0ull;      // lanes a DPP instruction may write (set per use)
   bool gpr_idx_on = false;
   std::uint8_t gpr_idx_mode = 0;  // bit0 src0, bit1 src1, bit2 src2, bit3 dst
   std::uint32_t sleep_requested = 0;

@@ -37,9 +37,8 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
     }
   }
   fault(wave, ErrorKind::memory_fault, address,
-        std::string(access & MemoryMap::kWrite ? "write" : "read") + " of " +
-            std::to_string(size) + " bytes at " + hex(address) +
-            " outside every allocation known to the emulator");
+        std::string(access & MemoryMap::kWrite ? "write" : "read") + " of " + std::to_string(size) +
+            " bytes at " + hex(address) + " outside every allocation known to the emulator");
   return nullptr;
 }
 
@@ -55,8 +54,8 @@ std::uint8_t* private_pointer(Wave& wave, std::uint32_t lane_address, unsigned l
     fault(wave, ErrorKind::memory_fault, lane_address,
           "private (scratch) access of " + std::to_string(size) + " bytes at lane offset " +
               hex(lane_address) + " (lane " + std::to_string(lane) +
-              ") outside this wave's private segment of " +
-              std::to_string(wave.scratch_size / 64) + " bytes per lane");
+              ") outside this wave's private segment of " + std::to_string(wave.scratch_size / 64) +
+              " bytes per lane");
     return nullptr;
   }
   return reinterpret_cast<std::uint8_t*>(address);

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <shared_mutex>
 #include <sstream>
 
@@ -36,8 +36,7 @@ void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::st
   if (next != state_->ranges.begin()) {
     auto previous = std::prev(next);
     if (previous->first + previous->second.size > range.base)
-      throw Error("emu memory map: " + describe(range) + " overlaps " +
-                  describe(previous->second));
+      throw Error("emu memory map: " + describe(range) + " overlaps " + describe(previous->second));
   }
   state_->ranges.emplace(range.base, std::move(range));
   state_->generation.fetch_add(1, std::memory_order_release);

@@ -6,8 +6,8 @@
 #include <array>
 #include <atomic>
 #include <bit>
-#include <deque>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -42,32 +42,48 @@ u32 vector_index(const Wave& w, const Inst& in, const Operand& op, unsigned slot
 
 u64 special_value(const Wave& w, u64 code) {
   switch (code) {
-    case 235: return kSharedApertureBase;
-    case 236: return kSharedApertureBase + 0xffffffffull;
-    case 237: return kPrivateApertureBase;
-    case 238: return kPrivateApertureBase + 0xffffffffull;
-    case 251: return (w.s[kVccLo] | w.s[kVccHi]) == 0;  // vccz
-    case 252: return w.exec() == 0;                    // execz
-    case 253: return w.scc;
-    default: return 0;
+    case 235:
+      return kSharedApertureBase;
+    case 236:
+      return kSharedApertureBase + 0xffffffffull;
+    case 237:
+      return kPrivateApertureBase;
+    case 238:
+      return kPrivateApertureBase + 0xffffffffull;
+    case 251:
+      return (w.s[kVccLo] | w.s[kVccHi]) == 0;  // vccz
+    case 252:
+      return w.exec() == 0;  // execz
+    case 253:
+      return w.scc;
+    default:
+      return 0;
   }
 }
 
 // A scalar read (SALU / SMEM / uniform VALU operand), 32 or 64 bits.
 u32 scalar32(const Wave& w, const Operand& op) {
   switch (op.kind) {
-    case OperandKind::sgpr: return w.s[op.index];
-    case OperandKind::constant: return u32(op.value);
-    case OperandKind::special: return u32(special_value(w, op.value));
-    default: return 0;
+    case OperandKind::sgpr:
+      return w.s[op.index];
+    case OperandKind::constant:
+      return u32(op.value);
+    case OperandKind::special:
+      return u32(special_value(w, op.value));
+    default:
+      return 0;
   }
 }
 u64 scalar64(const Wave& w, const Operand& op) {
   switch (op.kind) {
-    case OperandKind::sgpr: return w.sreg64(op.index);
-    case OperandKind::constant: return op.value;
-    case OperandKind::special: return special_value(w, op.value);
-    default: return 0;
+    case OperandKind::sgpr:
+      return w.sreg64(op.index);
+    case OperandKind::constant:
+      return op.value;
+    case OperandKind::special:
+      return special_value(w, op.value);
+    default:
+      return 0;
   }
 }
 
@@ -80,15 +96,20 @@ struct View32 {
 
 u32 sdwa_select(u32 value, const Operand& op) {
   switch (op.sdwa_sel) {
-    case 0: case 1: case 2: case 3: {
+    case 0:
+    case 1:
+    case 2:
+    case 3: {
       u32 byte = (value >> (8 * op.sdwa_sel)) & 0xffu;
       return op.sdwa_sext ? u32(i32(std::int8_t(byte))) : byte;
     }
-    case 4: case 5: {
+    case 4:
+    case 5: {
       u32 word = (value >> (16 * (op.sdwa_sel - 4))) & 0xffffu;
       return op.sdwa_sext ? u32(i32(std::int16_t(word))) : word;
     }
-    default: return value;
+    default:
+      return value;
   }
 }
 
@@ -106,15 +127,24 @@ int dpp_source_lane(unsigned control, int lane) {
   }
   if (control >= 0x121 && control <= 0x12f) return row + ((in_row - int(control & 15)) & 15);
   switch (control) {
-    case 0x130: return lane + 1 < 64 ? lane + 1 : -1;  // wave_shl:1
-    case 0x134: return (lane + 1) & 63;                // wave_rol:1
-    case 0x138: return lane >= 1 ? lane - 1 : -1;      // wave_shr:1
-    case 0x13c: return (lane - 1) & 63;                // wave_ror:1
-    case 0x140: return row + 15 - in_row;              // row_mirror
-    case 0x141: return (lane & ~7) + 7 - (lane & 7);   // row_half_mirror
-    case 0x142: return row >= 16 ? row - 1 : -1;       // row_bcast:15
-    case 0x143: return row >= 32 ? 31 : -1;            // row_bcast:31
-    default: return -2;
+    case 0x130:
+      return lane + 1 < 64 ? lane + 1 : -1;  // wave_shl:1
+    case 0x134:
+      return (lane + 1) & 63;  // wave_rol:1
+    case 0x138:
+      return lane >= 1 ? lane - 1 : -1;  // wave_shr:1
+    case 0x13c:
+      return (lane - 1) & 63;  // wave_ror:1
+    case 0x140:
+      return row + 15 - in_row;  // row_mirror
+    case 0x141:
+      return (lane & ~7) + 7 - (lane & 7);  // row_half_mirror
+    case 0x142:
+      return row >= 16 ? row - 1 : -1;  // row_bcast:15
+    case 0x143:
+      return row >= 32 ? 31 : -1;  // row_bcast:31
+    default:
+      return -2;
   }
 }
 
@@ -122,9 +152,15 @@ View32 read32(Wave& w, const Inst& in, unsigned i, u32* tmp) {
   const Operand& op = in.src[i];
   View32 view{nullptr, 0};
   switch (op.kind) {
-    case OperandKind::vgpr: view = {w.vreg(vector_index(w, in, op, i)), 1}; break;
-    case OperandKind::sgpr: view = {&w.s[op.index], 0}; break;
-    case OperandKind::constant: view = {reinterpret_cast<const u32*>(&op.value), 0}; break;
+    case OperandKind::vgpr:
+      view = {w.vreg(vector_index(w, in, op, i)), 1};
+      break;
+    case OperandKind::sgpr:
+      view = {&w.s[op.index], 0};
+      break;
+    case OperandKind::constant:
+      view = {reinterpret_cast<const u32*>(&op.value), 0};
+      break;
     case OperandKind::special:
       tmp[0] = u32(special_value(w, op.value));
       view = {tmp, 0};
@@ -190,7 +226,9 @@ View64 read64(Wave& w, const Inst& in, unsigned i, u32* tmp) {
       view = {w.vreg(index), w.vreg((index + 1) % kVectorRegisters), 1};
       break;
     }
-    case OperandKind::sgpr: view = {&w.s[op.index], &w.s[(op.index + 1) & 127], 0}; break;
+    case OperandKind::sgpr:
+      view = {&w.s[op.index], &w.s[(op.index + 1) & 127], 0};
+      break;
     case OperandKind::constant: {
       const u32* words = reinterpret_cast<const u32*>(&op.value);
       view = {words, words + 1, 0};
@@ -203,7 +241,8 @@ View64 read64(Wave& w, const Inst& in, unsigned i, u32* tmp) {
       view = {tmp, tmp + 64, 0};
       break;
     }
-    case OperandKind::none: break;
+    case OperandKind::none:
+      break;
   }
   if (op.and_mask == ~0u && op.xor_mask == 0) return view;
   for (unsigned lane = 0; lane < 64; ++lane) {
@@ -229,7 +268,9 @@ void write32(Wave& w, const Inst& in, u32* dst, unsigned lane, u32 value) {
   u32 mask = (sel < 4 ? 0xffu : 0xffffu) << shift;
   u32 placed = (value << shift) & mask;
   switch (in.sdwa_dst_unused) {
-    case 0: dst[lane] = placed; break;
+    case 0:
+      dst[lane] = placed;
+      break;
     case 1: {  // sign-extend into the upper bits
       unsigned top = sel < 4 ? 8 * sel + 7 : 16 * (sel - 4) + 15;
       bool negative = (placed >> top) & 1;
@@ -237,17 +278,26 @@ void write32(Wave& w, const Inst& in, u32* dst, unsigned lane, u32 value) {
       dst[lane] = placed | (negative ? above : 0);
       break;
     }
-    default: dst[lane] = (dst[lane] & ~mask) | placed; break;
+    default:
+      dst[lane] = (dst[lane] & ~mask) | placed;
+      break;
   }
   (void)w;
 }
 
 float output_f32(const Inst& in, float value) {
   switch (in.omod) {
-    case 1: value *= 2.0f; break;
-    case 2: value *= 4.0f; break;
-    case 3: value *= 0.5f; break;
-    default: break;
+    case 1:
+      value *= 2.0f;
+      break;
+    case 2:
+      value *= 4.0f;
+      break;
+    case 3:
+      value *= 0.5f;
+      break;
+    default:
+      break;
   }
   if (in.flags & kFlagClamp) {
     if (std::isnan(value)) return 0.0f;
@@ -258,10 +308,17 @@ float output_f32(const Inst& in, float value) {
 
 double output_f64(const Inst& in, double value) {
   switch (in.omod) {
-    case 1: value *= 2.0; break;
-    case 2: value *= 4.0; break;
-    case 3: value *= 0.5; break;
-    default: break;
+    case 1:
+      value *= 2.0;
+      break;
+    case 2:
+      value *= 4.0;
+      break;
+    case 3:
+      value *= 0.5;
+      break;
+    default:
+      break;
   }
   if (in.flags & kFlagClamp) {
     if (std::isnan(value)) return 0.0;
@@ -376,6 +433,20 @@ void vcarry(Wave& w, const Inst& in) {
   write_mask(w, in.sdst, carry_out);
 }
 
+// Integer add/sub whose VOP3 clamp bit saturates instead of wrapping.
+template <auto F, auto Saturating>
+void valu32_clamp(Wave& w, const Inst& in) {
+  if (in.flags & kFlagClamp)
+    valu32<Saturating>(w, in);
+  else
+    valu32<F>(w, in);
+}
+
+u32 saturate_signed(i64 value) {
+  return u32(i32(
+      std::clamp<i64>(value, std::numeric_limits<i32>::min(), std::numeric_limits<i32>::max())));
+}
+
 void v_cndmask_b32(Wave& w, const Inst& in) {
   u32 t0[64], t1[64];
   View32 a = read32(w, in, 0, t0), b = read32(w, in, 1, t1);
@@ -451,6 +522,33 @@ void vpk_f32(Wave& w, const Inst& in) {
     hi[lane] = bits_of(F(y[0], y[1], y[2]));
   }
 }
+
+// VOP3P packed 16-bit: each result half picks its source halves with op_sel (low result) and
+// op_sel_hi (high result); neg_lo / neg_hi negate per half. _Float16 + - * are IEEE binary16
+// (exact in binary32, rounded once). v_pk_fma_f16 rounds the binary32 fma to binary16, which can
+// differ from a fused binary16 fma in rare double-rounding cases.
+template <auto F>
+void vpk_16(Wave& w, const Inst& in) {
+  u32 t[3][64];
+  View32 s[3] = {read32(w, in, 0, t[0]), read32(w, in, 1, t[1]), read32(w, in, 2, t[2])};
+  u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    std::uint16_t x[3], y[3];
+    for (int i = 0; i < 3; ++i) {
+      u32 v = s[i][lane];
+      x[i] = std::uint16_t((in.op_sel >> i) & 1 ? v >> 16 : v);
+      y[i] = std::uint16_t((in.op_sel_hi >> i) & 1 ? v >> 16 : v);
+      if ((in.neg_lo >> i) & 1) x[i] ^= 0x8000;
+      if ((in.neg_hi >> i) & 1) y[i] ^= 0x8000;
+    }
+    d[lane] = u32(F(x[0], x[1], x[2])) | (u32(F(y[0], y[1], y[2])) << 16);
+  }
+}
+
+_Float16 as_f16(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
+std::uint16_t bits_of(_Float16 value) { return std::bit_cast<std::uint16_t>(value); }
 
 void v_pk_mov_b32(Wave& w, const Inst& in) {
   u32 t0[128], t1[128];
@@ -551,40 +649,44 @@ float fmax_ieee(float a, float b) { return std::fmax(a, b); }
 float f16_to_f32(u32 h) {
   u32 sign = (h >> 15) & 1, exponent = (h >> 10) & 31, mantissa = h & 1023;
   float value;
-  if (exponent == 0) value = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31) value = mantissa ? std::numeric_limits<float>::quiet_NaN() : INFINITY;
-  else value = std::ldexp(float(mantissa | 1024), int(exponent) - 25);
+  if (exponent == 0)
+    value = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    value = mantissa ? std::numeric_limits<float>::quiet_NaN() : INFINITY;
+  else
+    value = std::ldexp(float(mantissa | 1024), int(exponent) - 25);
   return sign ? -value : value;
 }
 
-// v_div_scale (ISA pseudo-code): scales the numerator or denominator by 2^64 when the
-// quotient would lose precision; VCC flags that the result needs the inverse scaling.
+// Biased exponent field of an IEEE value.
+int biased_exponent(float x) { return int((bits_of(x) >> 23) & 0xff); }
+int biased_exponent(double x) { return int((bits_of(x) >> 52) & 0x7ff); }
+
+// v_div_scale (the ISA's pseudo-code): scales the numerator or the denominator by 2^kScale when
+// the quotient would lose precision; VCC tells v_div_fmas to undo the scaling.
+// kExponentGap is 96 (f32) / 768 (f64); kMantissaBits 23 / 53.
 template <typename T, int kMantissaBits, int kScale>
 T div_scale(T s0, T s1, T s2, bool& vcc) {
+  constexpr int kExponentGap = sizeof(T) == 4 ? 96 : 768;
   vcc = false;
+  auto denormal = [](auto x) { return std::fpclassify(x) == FP_SUBNORMAL; };
   if (s2 == T(0) || s1 == T(0)) return std::numeric_limits<T>::quiet_NaN();
-  int e1 = 0, e2 = 0;
-  std::frexp(s1, &e1);
-  std::frexp(s2, &e2);
-  T result = s0;
-  if (e2 - e1 >= kScale + kMantissaBits / 2 + 72) {  // quotient would overflow the scaled range
+  if (biased_exponent(s2) - biased_exponent(s1) >= kExponentGap) {
     vcc = true;
-    if (s0 == s1) result = std::ldexp(s0, kScale);
-  } else if (std::fpclassify(s1) == FP_SUBNORMAL) {
-    result = std::ldexp(s0, kScale);
-  } else if (std::fpclassify(T(1) / s1) == FP_SUBNORMAL && std::fpclassify(s2 / s1) == FP_NORMAL) {
-    vcc = true;
-    if (s0 == s1) result = std::ldexp(s0, kScale);
-  } else if (std::fpclassify(T(1) / s1) == FP_SUBNORMAL) {
-    result = std::ldexp(s0, -kScale);
-  } else if (std::fpclassify(s2 / s1) == FP_SUBNORMAL) {
-    vcc = true;
-    if (s0 == s2) result = std::ldexp(s0, kScale);
-  } else if (e2 - 1 <= kMantissaBits) {
-    vcc = true;
-    if (s0 == s2) result = std::ldexp(s0, kScale);
+    return s0 == s1 ? std::ldexp(s0, kScale) : s0;
   }
-  return result;
+  if (denormal(s1)) return std::ldexp(s0, kScale);
+  if (denormal(1.0 / double(s1)) && denormal(s2 / s1)) {
+    vcc = true;
+    return s0 == s1 ? std::ldexp(s0, kScale) : s0;
+  }
+  if (denormal(1.0 / double(s1))) return std::ldexp(s0, -kScale);
+  if (denormal(s2 / s1)) {
+    vcc = true;
+    return s0 == s2 ? std::ldexp(s0, kScale) : s0;
+  }
+  if (biased_exponent(s2) <= kMantissaBits) return std::ldexp(s0, kScale);
+  return s0;
 }
 
 template <typename T, int kMantissaBits, int kScale>
@@ -597,9 +699,8 @@ void v_div_scale(Wave& w, const Inst& in) {
     if (!((lanes >> lane) & 1)) continue;
     bool flag = false;
     if constexpr (sizeof(T) == 4) {
-      float r = div_scale<float, kMantissaBits, kScale>(as_f32(u32(s[0][lane])),
-                                                        as_f32(u32(s[1][lane])),
-                                                        as_f32(u32(s[2][lane])), flag);
+      float r = div_scale<float, kMantissaBits, kScale>(
+          as_f32(u32(s[0][lane])), as_f32(u32(s[1][lane])), as_f32(u32(s[2][lane])), flag);
       w.vreg(index)[lane] = bits_of(r);
     } else {
       double r = div_scale<double, kMantissaBits, kScale>(as_f64(s[0][lane]), as_f64(s[1][lane]),
@@ -634,12 +735,15 @@ void v_div_fmas(Wave& w, const Inst& in) {
   for (unsigned lane = 0; lane < 64; ++lane) {
     if (!((lanes >> lane) & 1)) continue;
     if constexpr (sizeof(T) == 4) {
-      float r = std::fma(as_f32(u32(s[0][lane])), as_f32(u32(s[1][lane])), as_f32(u32(s[2][lane])));
-      if ((vcc >> lane) & 1) r = std::ldexp(r, 64);
+      float c = as_f32(u32(s[2][lane]));
+      float r = std::fma(as_f32(u32(s[0][lane])), as_f32(u32(s[1][lane])), c);
+      // Undo div_scale: by 2^64 when the numerator was large, 2^-64 otherwise.
+      if ((vcc >> lane) & 1) r = std::ldexp(r, biased_exponent(c) >= 64 ? 64 : -64);
       w.vreg(index)[lane] = bits_of(output_f32(in, r));
     } else {
-      double r = std::fma(as_f64(s[0][lane]), as_f64(s[1][lane]), as_f64(s[2][lane]));
-      if ((vcc >> lane) & 1) r = std::ldexp(r, 128);
+      double c = as_f64(s[2][lane]);
+      double r = std::fma(as_f64(s[0][lane]), as_f64(s[1][lane]), c);
+      if ((vcc >> lane) & 1) r = std::ldexp(r, biased_exponent(c) >= 128 ? 128 : -128);
       u64 bits = bits_of(output_f64(in, r));
       w.vreg(index)[lane] = u32(bits);
       w.vreg((index + 1) % kVectorRegisters)[lane] = u32(bits >> 32);
@@ -750,7 +854,8 @@ void s_swappc_b64(Wave& w, const Inst& in) {
 }
 
 void s_getreg_b32(Wave& w, const Inst& in) {
-  u32 id = u32(in.imm) & 63, offset = (u32(in.imm) >> 6) & 31, size = ((u32(in.imm) >> 11) & 31) + 1;
+  u32 id = u32(in.imm) & 63, offset = (u32(in.imm) >> 6) & 31,
+      size = ((u32(in.imm) >> 11) & 31) + 1;
   u32 value = id < 32 ? w.hwreg[id] : 0;
   u32 mask = size >= 32 ? ~0u : ((1u << size) - 1);
   w.s[in.dst.index] = (value >> offset) & mask;
@@ -784,12 +889,24 @@ template <int kCondition>
 void s_cbranch(Wave& w, const Inst& in) {
   bool take = false;
   switch (kCondition) {
-    case 0: take = !w.scc; break;
-    case 1: take = w.scc; break;
-    case 2: take = (w.s[kVccLo] | w.s[kVccHi]) == 0; break;
-    case 3: take = (w.s[kVccLo] | w.s[kVccHi]) != 0; break;
-    case 4: take = w.exec() == 0; break;
-    case 5: take = w.exec() != 0; break;
+    case 0:
+      take = !w.scc;
+      break;
+    case 1:
+      take = w.scc;
+      break;
+    case 2:
+      take = (w.s[kVccLo] | w.s[kVccHi]) == 0;
+      break;
+    case 3:
+      take = (w.s[kVccLo] | w.s[kVccHi]) != 0;
+      break;
+    case 4:
+      take = w.exec() == 0;
+      break;
+    case 5:
+      take = w.exec() != 0;
+      break;
   }
   if (take) w.pc = u64(in.imm2);
 }
@@ -874,31 +991,80 @@ void s_memtime(Wave& w, const Inst& in) {
 // ---- vector memory ----------------------------------------------------------------------
 
 enum MemoryOp : std::uint16_t {
-  kLoadU8 = 1, kLoadI8, kLoadU16, kLoadI16, kLoad32, kLoadD16Lo, kLoadD16Hi, kLoadU8D16Lo,
-  kLoadU8D16Hi, kLoadI8D16Lo, kLoadI8D16Hi,
-  kStore8 = 16, kStore16, kStore32, kStore8Hi, kStore16Hi,
+  kLoadU8 = 1,
+  kLoadI8,
+  kLoadU16,
+  kLoadI16,
+  kLoad32,
+  kLoadD16Lo,
+  kLoadD16Hi,
+  kLoadU8D16Lo,
+  kLoadU8D16Hi,
+  kLoadI8D16Lo,
+  kLoadI8D16Hi,
+  kStore8 = 16,
+  kStore16,
+  kStore32,
+  kStore8Hi,
+  kStore16Hi,
 };
 constexpr u16 kAtomic = 32;  // + AtomicOp
 enum AtomicOp : std::uint16_t {
-  kSwap, kCmpSwap, kAdd, kSub, kSMin, kUMin, kSMax, kUMax, kAnd, kOr, kXor, kInc, kDec, kAddF32,
-  kAddF64, kMinF64, kMaxF64,
+  kSwap,
+  kCmpSwap,
+  kAdd,
+  kSub,
+  kSMin,
+  kUMin,
+  kSMax,
+  kUMax,
+  kAnd,
+  kOr,
+  kXor,
+  kInc,
+  kDec,
+  kAddF32,
+  kAddF64,
+  kMinF64,
+  kMaxF64,
 };
 
 unsigned access_bytes(u16 op, unsigned width) {
   switch (op) {
-    case kLoadU8: case kLoadI8: case kStore8: case kStore8Hi: case kLoadU8D16Lo:
-    case kLoadU8D16Hi: case kLoadI8D16Lo: case kLoadI8D16Hi: return 1;
-    case kLoadU16: case kLoadI16: case kStore16: case kStore16Hi: case kLoadD16Lo:
-    case kLoadD16Hi: return 2;
-    default: return 4 * width;
+    case kLoadU8:
+    case kLoadI8:
+    case kStore8:
+    case kStore8Hi:
+    case kLoadU8D16Lo:
+    case kLoadU8D16Hi:
+    case kLoadI8D16Lo:
+    case kLoadI8D16Hi:
+      return 1;
+    case kLoadU16:
+    case kLoadI16:
+    case kStore16:
+    case kStore16Hi:
+    case kLoadD16Lo:
+    case kLoadD16Hi:
+      return 2;
+    default:
+      return 4 * width;
   }
 }
 
 u32 extend_loaded(u16 op, const std::uint8_t* bytes) {
   switch (op) {
-    case kLoadU8: case kLoadU8D16Lo: case kLoadU8D16Hi: return bytes[0];
-    case kLoadI8: case kLoadI8D16Lo: case kLoadI8D16Hi: return u32(i32(std::int8_t(bytes[0])));
-    case kLoadU16: case kLoadD16Lo: case kLoadD16Hi: {
+    case kLoadU8:
+    case kLoadU8D16Lo:
+    case kLoadU8D16Hi:
+      return bytes[0];
+    case kLoadI8:
+    case kLoadI8D16Lo:
+    case kLoadI8D16Hi:
+      return u32(i32(std::int8_t(bytes[0])));
+    case kLoadU16:
+    case kLoadD16Lo:
+    case kLoadD16Hi: {
       std::uint16_t v;
       std::memcpy(&v, bytes, 2);
       return v;
@@ -923,19 +1089,45 @@ T atomic_apply(u16 op, T* pointer, T value, T compare, bool& changed) {
   for (;;) {
     T next = old;
     switch (op) {
-      case kSwap: next = value; break;
-      case kCmpSwap: next = old == compare ? value : old; break;
-      case kAdd: next = old + value; break;
-      case kSub: next = old - value; break;
-      case kSMin: next = std::make_signed_t<T>(value) < std::make_signed_t<T>(old) ? value : old; break;
-      case kUMin: next = value < old ? value : old; break;
-      case kSMax: next = std::make_signed_t<T>(value) > std::make_signed_t<T>(old) ? value : old; break;
-      case kUMax: next = value > old ? value : old; break;
-      case kAnd: next = old & value; break;
-      case kOr: next = old | value; break;
-      case kXor: next = old ^ value; break;
-      case kInc: next = old >= value ? 0 : old + 1; break;
-      case kDec: next = (old == 0 || old > value) ? value : old - 1; break;
+      case kSwap:
+        next = value;
+        break;
+      case kCmpSwap:
+        next = old == compare ? value : old;
+        break;
+      case kAdd:
+        next = old + value;
+        break;
+      case kSub:
+        next = old - value;
+        break;
+      case kSMin:
+        next = std::make_signed_t<T>(value) < std::make_signed_t<T>(old) ? value : old;
+        break;
+      case kUMin:
+        next = value < old ? value : old;
+        break;
+      case kSMax:
+        next = std::make_signed_t<T>(value) > std::make_signed_t<T>(old) ? value : old;
+        break;
+      case kUMax:
+        next = value > old ? value : old;
+        break;
+      case kAnd:
+        next = old & value;
+        break;
+      case kOr:
+        next = old | value;
+        break;
+      case kXor:
+        next = old ^ value;
+        break;
+      case kInc:
+        next = old >= value ? 0 : old + 1;
+        break;
+      case kDec:
+        next = (old == 0 || old > value) ? value : old - 1;
+        break;
       case kAddF32:
         if constexpr (sizeof(T) == 4) next = bits_of(as_f32(old) + as_f32(value));
         break;
@@ -979,11 +1171,13 @@ LaneAddress lane_address(Wave& w, const Inst& in, unsigned lane) {
     return {u32(address), true};
   }
   if (segment == 2 && in.saddr.kind == OperandKind::sgpr) {
-    return {w.sreg64(in.saddr.index) + w.vreg(vector_index(w, in, in.src[0], 0))[lane] +
-                u64(in.imm), false};
+    return {
+        w.sreg64(in.saddr.index) + w.vreg(vector_index(w, in, in.src[0], 0))[lane] + u64(in.imm),
+        false};
   }
   u32 index = vector_index(w, in, in.src[0], 0);
-  u64 address = u64(w.vreg(index)[lane]) | (u64(w.vreg((index + 1) % kVectorRegisters)[lane]) << 32);
+  u64 address =
+      u64(w.vreg(index)[lane]) | (u64(w.vreg((index + 1) % kVectorRegisters)[lane]) << 32);
   address += u64(in.imm);
   if (segment == 0) {
     u64 aperture = address & 0xffffffff00000000ull;
@@ -1022,7 +1216,9 @@ void vector_memory(Wave& w, const Inst& in) {
       if (!((lanes >> lane) & 1)) continue;
       LaneAddress at = lane_address(w, in, lane);
       unsigned bytes = wide ? 8 : 4;
-      std::uint8_t* pointer = at.private_lane ? nullptr : lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kReadWrite);
+      std::uint8_t* pointer = at.private_lane
+                                  ? nullptr
+                                  : lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kReadWrite);
       if (at.private_lane) {
         fault(w, ErrorKind::unimplemented_instruction, at.address, "atomic on private memory");
       }
@@ -1034,7 +1230,8 @@ void vector_memory(Wave& w, const Inst& in) {
       bool changed = false;
       u64 old;
       if (wide) {
-        u64 value = u64(w.vreg(data_index)[lane]) | (u64(w.vreg((data_index + 1) % kVectorRegisters)[lane]) << 32);
+        u64 value = u64(w.vreg(data_index)[lane]) |
+                    (u64(w.vreg((data_index + 1) % kVectorRegisters)[lane]) << 32);
         u64 compare = 0;
         if (atomic == kCmpSwap)
           compare = u64(w.vreg((data_index + 2) % kVectorRegisters)[lane]) |
@@ -1098,7 +1295,8 @@ void vector_memory(Wave& w, const Inst& in) {
     if (!at.private_lane && (in.op & 3) != 0 && bytes > 4) {
       std::uint8_t* pointer = lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kRead);
       if (!pointer) return;
-      for (unsigned d = 0; d < in.width; ++d) std::memcpy(&entry.data[d * 64 + lane], pointer + 4 * d, 4);
+      for (unsigned d = 0; d < in.width; ++d)
+        std::memcpy(&entry.data[d * 64 + lane], pointer + 4 * d, 4);
       continue;
     }
     for (unsigned d = 0; d < (bytes + 3) / 4; ++d) {
@@ -1180,10 +1378,25 @@ void buffer_memory(Wave& w, const Inst& in) {
 // ---- LDS ---------------------------------------------------------------------------------
 
 enum DsOp : std::uint16_t {
-  kDsRead = 1, kDsReadU8, kDsReadI8, kDsReadU16, kDsReadI16, kDsRead2, kDsRead2St64,
-  kDsWrite, kDsWrite8, kDsWrite16, kDsWrite2, kDsWrite2St64, kDsWrite8Hi, kDsWrite16Hi,
-  kDsReadU16D16, kDsReadU16D16Hi,
-  kDsBpermute, kDsPermute, kDsSwizzle,
+  kDsRead = 1,
+  kDsReadU8,
+  kDsReadI8,
+  kDsReadU16,
+  kDsReadI16,
+  kDsRead2,
+  kDsRead2St64,
+  kDsWrite,
+  kDsWrite8,
+  kDsWrite16,
+  kDsWrite2,
+  kDsWrite2St64,
+  kDsWrite8Hi,
+  kDsWrite16Hi,
+  kDsReadU16D16,
+  kDsReadU16D16Hi,
+  kDsBpermute,
+  kDsPermute,
+  kDsSwizzle,
 };
 constexpr u16 kDsAtomic = 64;  // + AtomicOp, +32 for the returning form
 
@@ -1224,7 +1437,8 @@ void ds(Wave& w, const Inst& in) {
       if (offset16 & 0x8000) {  // quad permute
         source = (lane & ~3u) | ((offset16 >> ((lane & 3) * 2)) & 3);
       } else {  // bitmask mode within groups of 32
-        unsigned and_mask = offset16 & 31, or_mask = (offset16 >> 5) & 31, xor_mask = (offset16 >> 10) & 31;
+        unsigned and_mask = offset16 & 31, or_mask = (offset16 >> 5) & 31,
+                 xor_mask = (offset16 >> 10) & 31;
         source = (lane & 32) | ((((lane & 31) & and_mask) | or_mask) ^ xor_mask);
       }
       entry.data[lane] = ((lanes >> source) & 1) ? data[source] : 0;
@@ -1251,8 +1465,10 @@ void ds(Wave& w, const Inst& in) {
       bool changed = false;
       u64 old;
       if (in.width == 2) {
-        u64 value = u64(w.vreg(data0)[lane]) | (u64(w.vreg((data0 + 1) % kVectorRegisters)[lane]) << 32);
-        u64 compare = u64(w.vreg(data1)[lane]) | (u64(w.vreg((data1 + 1) % kVectorRegisters)[lane]) << 32);
+        u64 value =
+            u64(w.vreg(data0)[lane]) | (u64(w.vreg((data0 + 1) % kVectorRegisters)[lane]) << 32);
+        u64 compare =
+            u64(w.vreg(data1)[lane]) | (u64(w.vreg((data1 + 1) % kVectorRegisters)[lane]) << 32);
         // ds_cmpst: data0 is the compare value, data1 the new one.
         if (atomic == kCmpSwap) std::swap(value, compare);
         u64 current;
@@ -1296,16 +1512,19 @@ void ds(Wave& w, const Inst& in) {
         }
         continue;
       }
-      u16 load_op = op == kDsReadU8 ? kLoadU8 : op == kDsReadI8 ? kLoadI8 :
-                    (op == kDsReadU16 || op == kDsReadU16D16 || op == kDsReadU16D16Hi) ? kLoadU16 :
-                    op == kDsReadI16 ? kLoadI16 : kLoad32;
+      u16 load_op = op == kDsReadU8                                                      ? kLoadU8
+                    : op == kDsReadI8                                                    ? kLoadI8
+                    : (op == kDsReadU16 || op == kDsReadU16D16 || op == kDsReadU16D16Hi) ? kLoadU16
+                    : op == kDsReadI16                                                   ? kLoadI16
+                                                                                         : kLoad32;
       unsigned bytes = access_bytes(load_op, in.width);
       std::uint8_t* pointer = lds_pointer(w, u64(address[lane]) + offset16, bytes);
       if (!pointer) return;
       if (bytes <= 4) {
         entry.data[lane] = extend_loaded(load_op, pointer);
       } else {
-        for (unsigned d = 0; d < in.width; ++d) std::memcpy(&entry.data[d * 64 + lane], pointer + 4 * d, 4);
+        for (unsigned d = 0; d < in.width; ++d)
+          std::memcpy(&entry.data[d * 64 + lane], pointer + 4 * d, 4);
       }
     }
     return;
@@ -1324,7 +1543,9 @@ void ds(Wave& w, const Inst& in) {
       }
       continue;
     }
-    unsigned bytes = op == kDsWrite8 || op == kDsWrite8Hi ? 1 : op == kDsWrite16 || op == kDsWrite16Hi ? 2 : in.width * 4;
+    unsigned bytes = op == kDsWrite8 || op == kDsWrite8Hi     ? 1
+                     : op == kDsWrite16 || op == kDsWrite16Hi ? 2
+                                                              : in.width * 4;
     std::uint8_t* pointer = lds_pointer(w, u64(address[lane]) + offset16, bytes);
     if (!pointer) return;
     for (unsigned d = 0; d < (bytes + 3) / 4; ++d) {
@@ -1356,18 +1577,57 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
   t.emplace(name, s);
 }
 
-#define V32(name, ...) \
-  add(t, name, valu32<+[](u32 a, u32 b, u32 c, unsigned lane) -> u32 { (void)a; (void)b; (void)c; (void)lane; return (__VA_ARGS__); }>, Family::valu)
-#define VF32(name, ...) \
-  add(t, name, valu_f32<+[](float a, float b, float c) -> float { (void)a; (void)b; (void)c; return (__VA_ARGS__); }>, Family::valu, {F32, F32, F32})
-#define VF64(name, ...) \
-  add(t, name, valu_f64<+[](double a, double b, double c) -> double { (void)a; (void)b; (void)c; return (__VA_ARGS__); }>, Family::valu, {F64, F64, F64}, 2)
-#define V64(name, types, width, ...) \
-  add(t, name, valu64<+[](u64 a, u64 b, u64 c) -> u64 { (void)a; (void)b; (void)c; return (__VA_ARGS__); }>, Family::valu, types, width)
-#define VCMP(prefix, type, kind, ...)                                                                \
-  add(t, "v_cmp_" prefix, vcmp<+[](u64 x, u64 y) -> bool { kind a = kind##_of(x), b = kind##_of(y); (void)a; (void)b; return (__VA_ARGS__); }, false>, \
-      Family::valu, {type, type, type}, 1, 0, kSemCompare);                                            \
-  add(t, "v_cmpx_" prefix, vcmp<+[](u64 x, u64 y) -> bool { kind a = kind##_of(x), b = kind##_of(y); (void)a; (void)b; return (__VA_ARGS__); }, true>, \
+#define V32(name, ...)                                                 \
+  add(t, name, valu32<+[](u32 a, u32 b, u32 c, unsigned lane) -> u32 { \
+        (void)a;                                                       \
+        (void)b;                                                       \
+        (void)c;                                                       \
+        (void)lane;                                                    \
+        return (__VA_ARGS__);                                          \
+      }>,                                                              \
+      Family::valu)
+#define VF32(name, ...)                                           \
+  add(t, name, valu_f32<+[](float a, float b, float c) -> float { \
+        (void)a;                                                  \
+        (void)b;                                                  \
+        (void)c;                                                  \
+        return (__VA_ARGS__);                                     \
+      }>,                                                         \
+      Family::valu, {F32, F32, F32})
+#define VF64(name, ...)                                               \
+  add(t, name, valu_f64<+[](double a, double b, double c) -> double { \
+        (void)a;                                                      \
+        (void)b;                                                      \
+        (void)c;                                                      \
+        return (__VA_ARGS__);                                         \
+      }>,                                                             \
+      Family::valu, {F64, F64, F64}, 2)
+#define V64(name, types, width, ...)                    \
+  add(t, name, valu64<+[](u64 a, u64 b, u64 c) -> u64 { \
+        (void)a;                                        \
+        (void)b;                                        \
+        (void)c;                                        \
+        return (__VA_ARGS__);                           \
+      }>,                                               \
+      Family::valu, types, width)
+#define VCMP(prefix, type, kind, ...)                       \
+  add(t, "v_cmp_" prefix,                                   \
+      vcmp<+[](u64 x, u64 y) -> bool {                      \
+        kind a = kind##_of(x), b = kind##_of(y);            \
+        (void)a;                                            \
+        (void)b;                                            \
+        return (__VA_ARGS__);                               \
+      },                                                    \
+           false>,                                          \
+      Family::valu, {type, type, type}, 1, 0, kSemCompare); \
+  add(t, "v_cmpx_" prefix,                                  \
+      vcmp<+[](u64 x, u64 y) -> bool {                      \
+        kind a = kind##_of(x), b = kind##_of(y);            \
+        (void)a;                                            \
+        (void)b;                                            \
+        return (__VA_ARGS__);                               \
+      },                                                    \
+           true>,                                           \
       Family::valu, {type, type, type}, 1, 0, kSemCompare | kSemCompareExec)
 
 using I32 = i32;
@@ -1384,62 +1644,68 @@ F32T F32T_of(u64 x) { return as_f32(u32(x)); }
 F64T F64T_of(u64 x) { return as_f64(x); }
 
 void add_compares(Table& t) {
-#define INT_CMPS(suffix, type, kind)                   \
-  VCMP("f_" suffix, type, kind, false);                 \
-  VCMP("lt_" suffix, type, kind, a < b);                \
-  VCMP("eq_" suffix, type, kind, a == b);               \
-  VCMP("le_" suffix, type, kind, a <= b);               \
-  VCMP("gt_" suffix, type, kind, a > b);                \
-  VCMP("ne_" suffix, type, kind, a != b);               \
-  VCMP("lg_" suffix, type, kind, a != b);               \
-  VCMP("ge_" suffix, type, kind, a >= b);               \
+#define INT_CMPS(suffix, type, kind)      \
+  VCMP("f_" suffix, type, kind, false);   \
+  VCMP("lt_" suffix, type, kind, a < b);  \
+  VCMP("eq_" suffix, type, kind, a == b); \
+  VCMP("le_" suffix, type, kind, a <= b); \
+  VCMP("gt_" suffix, type, kind, a > b);  \
+  VCMP("ne_" suffix, type, kind, a != b); \
+  VCMP("lg_" suffix, type, kind, a != b); \
+  VCMP("ge_" suffix, type, kind, a >= b); \
   VCMP("t_" suffix, type, kind, true)
   INT_CMPS("i32", B32, I32);
   INT_CMPS("u32", B32, U32);
   INT_CMPS("i64", B64, I64);
   INT_CMPS("u64", B64, U64);
-#define FLOAT_CMPS(suffix, type, kind)                                       \
-  VCMP("f_" suffix, type, kind, false);                                       \
-  VCMP("lt_" suffix, type, kind, a < b);                                      \
-  VCMP("eq_" suffix, type, kind, a == b);                                     \
-  VCMP("le_" suffix, type, kind, a <= b);                                     \
-  VCMP("gt_" suffix, type, kind, a > b);                                      \
-  VCMP("lg_" suffix, type, kind, a < b || a > b);                             \
-  VCMP("ge_" suffix, type, kind, a >= b);                                     \
-  VCMP("o_" suffix, type, kind, !std::isnan(a) && !std::isnan(b));            \
-  VCMP("u_" suffix, type, kind, std::isnan(a) || std::isnan(b));              \
-  VCMP("nge_" suffix, type, kind, !(a >= b));                                 \
-  VCMP("nlg_" suffix, type, kind, !(a < b || a > b));                         \
-  VCMP("ngt_" suffix, type, kind, !(a > b));                                  \
-  VCMP("nle_" suffix, type, kind, !(a <= b));                                 \
-  VCMP("neq_" suffix, type, kind, !(a == b));                                 \
-  VCMP("nlt_" suffix, type, kind, !(a < b));                                  \
+#define FLOAT_CMPS(suffix, type, kind)                             \
+  VCMP("f_" suffix, type, kind, false);                            \
+  VCMP("lt_" suffix, type, kind, a < b);                           \
+  VCMP("eq_" suffix, type, kind, a == b);                          \
+  VCMP("le_" suffix, type, kind, a <= b);                          \
+  VCMP("gt_" suffix, type, kind, a > b);                           \
+  VCMP("lg_" suffix, type, kind, a<b || a> b);                     \
+  VCMP("ge_" suffix, type, kind, a >= b);                          \
+  VCMP("o_" suffix, type, kind, !std::isnan(a) && !std::isnan(b)); \
+  VCMP("u_" suffix, type, kind, std::isnan(a) || std::isnan(b));   \
+  VCMP("nge_" suffix, type, kind, !(a >= b));                      \
+  VCMP("nlg_" suffix, type, kind, !(a < b || a > b));              \
+  VCMP("ngt_" suffix, type, kind, !(a > b));                       \
+  VCMP("nle_" suffix, type, kind, !(a <= b));                      \
+  VCMP("neq_" suffix, type, kind, !(a == b));                      \
+  VCMP("nlt_" suffix, type, kind, !(a < b));                       \
   VCMP("tru_" suffix, type, kind, true)
   FLOAT_CMPS("f32", F32, F32T);
   FLOAT_CMPS("f64", F64, F64T);
   // v_cmp_class: bit mask of IEEE classes in S1.
-  add(t, "v_cmp_class_f32", vcmp<+[](u64 x, u64 m) -> bool {
+  add(t, "v_cmp_class_f32",
+      vcmp<+[](u64 x, u64 m) -> bool {
         float a = as_f32(u32(x));
         int c = std::fpclassify(a);
         bool neg = std::signbit(a);
-        unsigned bit = std::isnan(a) ? ((u32(x) & 0x400000u) ? 1 : 0)
-                       : c == FP_INFINITE ? (neg ? 2 : 9)
-                       : c == FP_NORMAL ? (neg ? 3 : 8)
+        unsigned bit = std::isnan(a)       ? ((u32(x) & 0x400000u) ? 1 : 0)
+                       : c == FP_INFINITE  ? (neg ? 2 : 9)
+                       : c == FP_NORMAL    ? (neg ? 3 : 8)
                        : c == FP_SUBNORMAL ? (neg ? 4 : 7)
-                       : (neg ? 5 : 6);
+                                           : (neg ? 5 : 6);
         return (m >> bit) & 1;
-      }, false>, Family::valu, {F32, B32, B32}, 1, 0, kSemCompare);
-  add(t, "v_cmp_class_f64", vcmp<+[](u64 x, u64 m) -> bool {
+      },
+           false>,
+      Family::valu, {F32, B32, B32}, 1, 0, kSemCompare);
+  add(t, "v_cmp_class_f64",
+      vcmp<+[](u64 x, u64 m) -> bool {
         double a = as_f64(x);
         int c = std::fpclassify(a);
         bool neg = std::signbit(a);
-        unsigned bit = std::isnan(a) ? ((x & 0x8000000000000ull) ? 1 : 0)
-                       : c == FP_INFINITE ? (neg ? 2 : 9)
-                       : c == FP_NORMAL ? (neg ? 3 : 8)
+        unsigned bit = std::isnan(a)       ? ((x & 0x8000000000000ull) ? 1 : 0)
+                       : c == FP_INFINITE  ? (neg ? 2 : 9)
+                       : c == FP_NORMAL    ? (neg ? 3 : 8)
                        : c == FP_SUBNORMAL ? (neg ? 4 : 7)
-                       : (neg ? 5 : 6);
+                                           : (neg ? 5 : 6);
         return (m >> bit) & 1;
-      }, false>, Family::valu, {F64, B32, B32}, 1, 0, kSemCompare);
+      },
+           false>,
+      Family::valu, {F64, B32, B32}, 1, 0, kSemCompare);
 }
 
 u32 bfe(u32 value, u32 offset, u32 width, bool sign) {
@@ -1479,10 +1745,14 @@ void add_valu(Table& t) {
     u32 r = 0;
     for (int i = 0; i < 4; ++i) {
       u32 sel = (c >> (8 * i)) & 0xff, byte;
-      if (sel < 8) byte = u32(value >> (8 * sel)) & 0xff;
-      else if (sel < 12) byte = ((value >> (16 * (sel - 8) + 15)) & 1) ? 0xff : 0;
-      else if (sel == 12) byte = 0;
-      else byte = 0xff;
+      if (sel < 8)
+        byte = u32(value >> (8 * sel)) & 0xff;
+      else if (sel < 12)
+        byte = ((value >> (16 * (sel - 8) + 15)) & 1) ? 0xff : 0;
+      else if (sel == 12)
+        byte = 0;
+      else
+        byte = 0xff;
       r |= byte << (8 * i);
     }
     return r;
@@ -1501,13 +1771,19 @@ void add_valu(Table& t) {
     return r;
   }());
   V32("v_mbcnt_lo_u32_b32", u32(std::popcount(a & ((1ull << (lane < 32 ? lane : 32)) - 1))) + b);
-  V32("v_mbcnt_hi_u32_b32", u32(std::popcount(a & (lane <= 32 ? 0u : u32((1ull << (lane - 32)) - 1)))) + b);
+  V32("v_mbcnt_hi_u32_b32",
+      u32(std::popcount(a & (lane <= 32 ? 0u : u32((1ull << (lane - 32)) - 1)))) + b);
   // Integer arithmetic.
-  V32("v_add_u32", a + b);
-  V32("v_sub_u32", a - b);
-  V32("v_subrev_u32", b - a);
-  V32("v_add_i32", a + b);
-  V32("v_sub_i32", a - b);
+#define V32_CLAMP(name, wrap, saturate)                                             \
+  add(t, name,                                                                      \
+      valu32_clamp<+[](u32 a, u32 b, u32, unsigned) -> u32 { return (wrap); },      \
+                   +[](u32 a, u32 b, u32, unsigned) -> u32 { return (saturate); }>, \
+      Family::valu)
+  V32_CLAMP("v_add_u32", a + b, u64(a) + b > 0xffffffffull ? 0xffffffffu : a + b);
+  V32_CLAMP("v_sub_u32", a - b, b > a ? 0u : a - b);
+  V32_CLAMP("v_subrev_u32", b - a, a > b ? 0u : b - a);
+  V32_CLAMP("v_add_i32", a + b, saturate_signed(i64(i32(a)) + i32(b)));
+  V32_CLAMP("v_sub_i32", a - b, saturate_signed(i64(i32(a)) - i32(b)));
   V32("v_mul_lo_u32", a * b);
   V32("v_mul_hi_u32", u32((u64(a) * b) >> 32));
   V32("v_mul_hi_i32", u32(u64(i64(i32(a)) * i32(b)) >> 32));
@@ -1524,19 +1800,47 @@ void add_valu(Table& t) {
   V32("v_max3_i32", u32(std::max({i32(a), i32(b), i32(c)})));
   V32("v_min3_u32", std::min({a, b, c}));
   V32("v_max3_u32", std::max({a, b, c}));
-  V32("v_med3_i32", u32(std::max(std::min(i32(a), i32(b)), std::min(std::max(i32(a), i32(b)), i32(c)))));
+  V32("v_med3_i32",
+      u32(std::max(std::min(i32(a), i32(b)), std::min(std::max(i32(a), i32(b)), i32(c)))));
   V32("v_med3_u32", std::max(std::min(a, b), std::min(std::max(a, b), c)));
   V32("v_sad_u32", (a > b ? a - b : b - a) + c);
-  add(t, "v_add_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) { u64 r = u64(a) + b; carry = r >> 32; return u32(r); }>, Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
-  add(t, "v_sub_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) { carry = b > a; return a - b; }>, Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
-  add(t, "v_subrev_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) { carry = a > b; return b - a; }>, Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
-  add(t, "v_addc_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) { u64 r = u64(a) + b + in; carry = r >> 32; return u32(r); }>, Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
-  add(t, "v_subb_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) { carry = u64(b) + in > a; return a - b - in; }>, Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
-  add(t, "v_subbrev_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) { carry = u64(a) + in > b; return b - a - in; }>, Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
+  add(t, "v_add_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) {
+        u64 r = u64(a) + b;
+        carry = r >> 32;
+        return u32(r);
+      }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
+  add(t, "v_sub_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) {
+        carry = b > a;
+        return a - b;
+      }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
+  add(t, "v_subrev_co_u32", vcarry<+[](u32 a, u32 b, bool, bool& carry) {
+        carry = a > b;
+        return b - a;
+      }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemVop3b);
+  add(t, "v_addc_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) {
+        u64 r = u64(a) + b + in;
+        carry = r >> 32;
+        return u32(r);
+      }>,
+      Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
+  add(t, "v_subb_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) {
+        carry = u64(b) + in > a;
+        return a - b - in;
+      }>,
+      Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
+  add(t, "v_subbrev_co_u32", vcarry<+[](u32 a, u32 b, bool in, bool& carry) {
+        carry = u64(a) + in > b;
+        return b - a - in;
+      }>,
+      Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
   add(t, "v_cndmask_b32", v_cndmask_b32, Family::valu, {B32, B32, B64}, 1, 0, kSemCarryIn);
   add(t, "v_mad_u64_u32", v_mad_u64_u32, Family::valu, {B32, B32, B64}, 2, 0, kSemVop3b);
   add(t, "v_mad_i64_i32", v_mad_i64_i32, Family::valu, {B32, B32, B64}, 2, 0, kSemVop3b);
-  add(t, "v_readfirstlane_b32", v_readfirstlane_b32, Family::valu, {B32, B32, B32}, 1, 0, kSemDstScalar);
+  add(t, "v_readfirstlane_b32", v_readfirstlane_b32, Family::valu, {B32, B32, B32}, 1, 0,
+      kSemDstScalar);
   add(t, "v_readlane_b32", v_readlane_b32, Family::valu, {B32, B32, B32}, 1, 0, kSemDstScalar);
   add(t, "v_writelane_b32", v_writelane_b32, Family::valu);
   add(t, "v_accvgpr_read_b32", v_accvgpr_read_b32, Family::valu);
@@ -1555,12 +1859,18 @@ void add_valu(Table& t) {
   VF32("v_mul_legacy_f32", (a == 0.0f || b == 0.0f) ? 0.0f : a * b);
   VF32("v_fma_f32", std::fma(a, b, c));
   VF32("v_mad_f32", a * b + c);
-  add(t, "v_fmac_f32", valu_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>, Family::valu, {F32, F32, F32}, 1, 0, kSemAccumulate);
-  add(t, "v_mac_f32", valu_f32<+[](float a, float b, float c) { return a * b + c; }>, Family::valu, {F32, F32, F32}, 1, 0, kSemAccumulate);
-  add(t, "v_fmamk_f32", valu_f32<+[](float a, float k, float b) { return std::fma(a, k, b); }>, Family::valu, {F32, F32, F32}, 1, 1, kSemLiteralK);
-  add(t, "v_fmaak_f32", valu_f32<+[](float a, float b, float k) { return std::fma(a, b, k); }>, Family::valu, {F32, F32, F32}, 1, 2, kSemLiteralK);
-  add(t, "v_madmk_f32", valu_f32<+[](float a, float k, float b) { return a * k + b; }>, Family::valu, {F32, F32, F32}, 1, 1, kSemLiteralK);
-  add(t, "v_madak_f32", valu_f32<+[](float a, float b, float k) { return a * b + k; }>, Family::valu, {F32, F32, F32}, 1, 2, kSemLiteralK);
+  add(t, "v_fmac_f32", valu_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>,
+      Family::valu, {F32, F32, F32}, 1, 0, kSemAccumulate);
+  add(t, "v_mac_f32", valu_f32<+[](float a, float b, float c) { return a * b + c; }>, Family::valu,
+      {F32, F32, F32}, 1, 0, kSemAccumulate);
+  add(t, "v_fmamk_f32", valu_f32<+[](float a, float k, float b) { return std::fma(a, k, b); }>,
+      Family::valu, {F32, F32, F32}, 1, 1, kSemLiteralK);
+  add(t, "v_fmaak_f32", valu_f32<+[](float a, float b, float k) { return std::fma(a, b, k); }>,
+      Family::valu, {F32, F32, F32}, 1, 2, kSemLiteralK);
+  add(t, "v_madmk_f32", valu_f32<+[](float a, float k, float b) { return a * k + b; }>,
+      Family::valu, {F32, F32, F32}, 1, 1, kSemLiteralK);
+  add(t, "v_madak_f32", valu_f32<+[](float a, float b, float k) { return a * b + k; }>,
+      Family::valu, {F32, F32, F32}, 1, 2, kSemLiteralK);
   VF32("v_min_f32", fmin_ieee(a, b));
   VF32("v_max_f32", fmax_ieee(a, b));
   VF32("v_min3_f32", fmin_ieee(fmin_ieee(a, b), c));
@@ -1570,7 +1880,8 @@ void add_valu(Table& t) {
   VF32("v_ceil_f32", std::ceil(a));
   VF32("v_trunc_f32", std::trunc(a));
   VF32("v_rndne_f32", std::nearbyint(a));
-  VF32("v_fract_f32", std::isinf(a) ? std::numeric_limits<float>::quiet_NaN() : std::fmin(a - std::floor(a), 0x1.fffffep-1f));
+  VF32("v_fract_f32", std::isinf(a) ? std::numeric_limits<float>::quiet_NaN()
+                                    : std::fmin(a - std::floor(a), 0x1.fffffep-1f));
   // Approximate ops: the hardware is accurate to about 1 ULP; the host's correctly rounded
   // result is within that (tests state the tolerance).
   VF32("v_rcp_f32", 1.0f / a);
@@ -1581,25 +1892,54 @@ void add_valu(Table& t) {
   VF32("v_log_f32", std::log2(a));
   VF32("v_sin_f32", std::sin(a * 6.2831853071795864769f));
   VF32("v_cos_f32", std::cos(a * 6.2831853071795864769f));
-  add(t, "v_ldexp_f32", valu32<+[](u32 a, u32 b, u32, unsigned) { return bits_of(std::ldexp(as_f32(a), i32(b))); }>, Family::valu, {F32, B32, B32});
-  add(t, "v_frexp_mant_f32", valu32<+[](u32 a, u32, u32, unsigned) { int e; float x = as_f32(a); return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e)); }>, Family::valu, {F32, B32, B32});
-  add(t, "v_frexp_exp_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) { int e = 0; float x = as_f32(a); if (std::isinf(x) || std::isnan(x)) return 0u; std::frexp(x, &e); return u32(e); }>, Family::valu, {F32, B32, B32});
-  add(t, "v_div_scale_f32", v_div_scale<float, 23, 64>, Family::valu, {F32, F32, F32}, 1, 0, kSemVop3b);
-  add(t, "v_div_scale_f64", v_div_scale<double, 52, 128>, Family::valu, {F64, F64, F64}, 2, 0, kSemVop3b);
+  add(t, "v_ldexp_f32",
+      valu32<+[](u32 a, u32 b, u32, unsigned) { return bits_of(std::ldexp(as_f32(a), i32(b))); }>,
+      Family::valu, {F32, B32, B32});
+  add(t, "v_frexp_mant_f32", valu32<+[](u32 a, u32, u32, unsigned) {
+        int e;
+        float x = as_f32(a);
+        return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e));
+      }>,
+      Family::valu, {F32, B32, B32});
+  add(t, "v_frexp_exp_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) {
+        int e = 0;
+        float x = as_f32(a);
+        if (std::isinf(x) || std::isnan(x)) return 0u;
+        std::frexp(x, &e);
+        return u32(e);
+      }>,
+      Family::valu, {F32, B32, B32});
+  add(t, "v_div_scale_f32", v_div_scale<float, 23, 64>, Family::valu, {F32, F32, F32}, 1, 0,
+      kSemVop3b);
+  add(t, "v_div_scale_f64", v_div_scale<double, 53, 128>, Family::valu, {F64, F64, F64}, 2, 0,
+      kSemVop3b);
   add(t, "v_div_fmas_f32", v_div_fmas<float>, Family::valu, {F32, F32, F32});
   add(t, "v_div_fmas_f64", v_div_fmas<double>, Family::valu, {F64, F64, F64}, 2);
   VF32("v_div_fixup_f32", div_fixup(a, b, c));
   VF64("v_div_fixup_f64", div_fixup(a, b, c));
   // Conversions.
-  add(t, "v_cvt_f32_u32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a)); }>, Family::valu);
-  add(t, "v_cvt_f32_i32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(i32(a))); }>, Family::valu);
-  add(t, "v_cvt_u32_f32", valu32<+[](u32 a, u32, u32, unsigned) { return cvt_u32_f32(as_f32(a)); }>, Family::valu, {F32, F32, F32});
-  add(t, "v_cvt_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) { return u32(cvt_i32_f32(as_f32(a))); }>, Family::valu, {F32, F32, F32});
-  add(t, "v_cvt_f32_ubyte0", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a & 0xff)); }>, Family::valu);
-  add(t, "v_cvt_f32_ubyte1", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 8) & 0xff)); }>, Family::valu);
-  add(t, "v_cvt_f32_ubyte2", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 16) & 0xff)); }>, Family::valu);
-  add(t, "v_cvt_f32_ubyte3", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a >> 24)); }>, Family::valu);
-  add(t, "v_cvt_f32_f16", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(f16_to_f32(a & 0xffff)); }>, Family::valu, {DataType::f16, B32, B32});
+  add(t, "v_cvt_f32_u32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a)); }>,
+      Family::valu);
+  add(t, "v_cvt_f32_i32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(i32(a))); }>,
+      Family::valu);
+  add(t, "v_cvt_u32_f32", valu32<+[](u32 a, u32, u32, unsigned) { return cvt_u32_f32(as_f32(a)); }>,
+      Family::valu, {F32, F32, F32});
+  add(t, "v_cvt_i32_f32",
+      valu32<+[](u32 a, u32, u32, unsigned) { return u32(cvt_i32_f32(as_f32(a))); }>, Family::valu,
+      {F32, F32, F32});
+  add(t, "v_cvt_f32_ubyte0",
+      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a & 0xff)); }>, Family::valu);
+  add(t, "v_cvt_f32_ubyte1",
+      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 8) & 0xff)); }>,
+      Family::valu);
+  add(t, "v_cvt_f32_ubyte2",
+      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 16) & 0xff)); }>,
+      Family::valu);
+  add(t, "v_cvt_f32_ubyte3",
+      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a >> 24)); }>, Family::valu);
+  add(t, "v_cvt_f32_f16",
+      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(f16_to_f32(a & 0xffff)); }>,
+      Family::valu, {DataType::f16, B32, B32});
   V64("v_cvt_f64_f32", (std::array{F32, B32, B32}), 2, bits_of(double(as_f32(u32(a)))));
   V64("v_cvt_f32_f64", (std::array{F64, B32, B32}), 1, bits_of(float(as_f64(a))));
   V64("v_cvt_f64_u32", (std::array{B32, B32, B32}), 2, bits_of(double(u32(a))));
@@ -1610,79 +1950,228 @@ void add_valu(Table& t) {
   VF64("v_add_f64", a + b);
   VF64("v_mul_f64", a * b);
   VF64("v_fma_f64", std::fma(a, b, c));
-  add(t, "v_fmac_f64", valu_f64<+[](double a, double b, double c) { return std::fma(a, b, c); }>, Family::valu, {F64, F64, F64}, 2, 0, kSemAccumulate);
+  add(t, "v_fmac_f64", valu_f64<+[](double a, double b, double c) { return std::fma(a, b, c); }>,
+      Family::valu, {F64, F64, F64}, 2, 0, kSemAccumulate);
   VF64("v_min_f64", std::fmin(a, b));
   VF64("v_max_f64", std::fmax(a, b));
   VF64("v_floor_f64", std::floor(a));
   VF64("v_ceil_f64", std::ceil(a));
   VF64("v_trunc_f64", std::trunc(a));
   VF64("v_rndne_f64", std::nearbyint(a));
-  VF64("v_fract_f64", std::isinf(a) ? std::numeric_limits<double>::quiet_NaN() : std::fmin(a - std::floor(a), 0x1.fffffffffffffp-1));
+  VF64("v_fract_f64", std::isinf(a) ? std::numeric_limits<double>::quiet_NaN()
+                                    : std::fmin(a - std::floor(a), 0x1.fffffffffffffp-1));
   VF64("v_rcp_f64", 1.0 / a);
   VF64("v_rsq_f64", 1.0 / std::sqrt(a));
   VF64("v_sqrt_f64", std::sqrt(a));
   V64("v_ldexp_f64", (std::array{F64, B32, B32}), 2, bits_of(std::ldexp(as_f64(a), i32(u32(b)))));
-  V64("v_frexp_mant_f64", (std::array{F64, B32, B32}), 2, [&] { int e; double x = as_f64(a); return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e)); }());
-  V64("v_frexp_exp_i32_f64", (std::array{F64, B32, B32}), 1, [&] { int e = 0; double x = as_f64(a); if (std::isinf(x) || std::isnan(x)) return u64(0); std::frexp(x, &e); return u64(u32(e)); }());
+  V64("v_frexp_mant_f64", (std::array{F64, B32, B32}), 2, [&] {
+    int e;
+    double x = as_f64(a);
+    return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e));
+  }());
+  V64("v_frexp_exp_i32_f64", (std::array{F64, B32, B32}), 1, [&] {
+    int e = 0;
+    double x = as_f64(a);
+    if (std::isinf(x) || std::isnan(x)) return u64(0);
+    std::frexp(x, &e);
+    return u64(u32(e));
+  }());
   // Packed f32 (gfx90a+).
-  add(t, "v_pk_add_f32", vpk_f32<+[](float a, float b, float) { return a + b; }>, Family::valu, {B64, B64, B64}, 2);
-  add(t, "v_pk_mul_f32", vpk_f32<+[](float a, float b, float) { return a * b; }>, Family::valu, {B64, B64, B64}, 2);
-  add(t, "v_pk_fma_f32", vpk_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>, Family::valu, {B64, B64, B64}, 2);
+  add(t, "v_pk_add_f32", vpk_f32<+[](float a, float b, float) { return a + b; }>, Family::valu,
+      {B64, B64, B64}, 2);
+  add(t, "v_pk_mul_f32", vpk_f32<+[](float a, float b, float) { return a * b; }>, Family::valu,
+      {B64, B64, B64}, 2);
+  add(t, "v_pk_fma_f32", vpk_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>,
+      Family::valu, {B64, B64, B64}, 2);
+  // Packed 16-bit.
+  using h = std::uint16_t;
+  add(t, "v_pk_add_f16",
+      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) + as_f16(b))); }>, Family::valu);
+  add(t, "v_pk_mul_f16",
+      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) * as_f16(b))); }>, Family::valu);
+  add(t, "v_pk_fma_f16", vpk_16<+[](h a, h b, h c) {
+        return bits_of(_Float16(std::fma(float(as_f16(a)), float(as_f16(b)), float(as_f16(c)))));
+      }>,
+      Family::valu);
+  add(t, "v_pk_max_f16", vpk_16<+[](h a, h b, h) {
+        return bits_of(_Float16(std::fmax(float(as_f16(a)), float(as_f16(b)))));
+      }>,
+      Family::valu);
+  add(t, "v_pk_min_f16", vpk_16<+[](h a, h b, h) {
+        return bits_of(_Float16(std::fmin(float(as_f16(a)), float(as_f16(b)))));
+      }>,
+      Family::valu);
+  add(t, "v_pk_add_u16", vpk_16<+[](h a, h b, h) { return h(a + b); }>, Family::valu);
+  add(t, "v_pk_sub_u16", vpk_16<+[](h a, h b, h) { return h(a - b); }>, Family::valu);
+  add(t, "v_pk_mul_lo_u16", vpk_16<+[](h a, h b, h) { return h(a * b); }>, Family::valu);
+  add(t, "v_pk_lshlrev_b16", vpk_16<+[](h a, h b, h) { return h(b << (a & 15)); }>, Family::valu);
+  add(t, "v_pk_lshrrev_b16", vpk_16<+[](h a, h b, h) { return h(b >> (a & 15)); }>, Family::valu);
+  add(t, "v_pk_max_u16", vpk_16<+[](h a, h b, h) { return a > b ? a : b; }>, Family::valu);
+  add(t, "v_pk_min_u16", vpk_16<+[](h a, h b, h) { return a < b ? a : b; }>, Family::valu);
   // MFMA (f32 inputs).
   add(t, "v_mfma_f32_4x4x1f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);
-  add(t, "v_mfma_f32_4x4x1_16b_f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);
-  add(t, "v_mfma_f32_16x16x4f32", mfma_f32<16, 4, 1>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);
-  add(t, "v_mfma_f32_16x16x4_f32", mfma_f32<16, 4, 1>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);
-  add(t, "v_mfma_f32_32x32x2f32", mfma_f32<32, 2, 1>, Family::valu, {F32, F32, F32}, 16, 0, kSemMfma);
-  add(t, "v_mfma_f32_32x32x2_f32", mfma_f32<32, 2, 1>, Family::valu, {F32, F32, F32}, 16, 0, kSemMfma);
+  add(t, "v_mfma_f32_4x4x1_16b_f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0,
+      kSemMfma);
+  add(t, "v_mfma_f32_16x16x4f32", mfma_f32<16, 4, 1>, Family::valu, {F32, F32, F32}, 4, 0,
+      kSemMfma);
+  add(t, "v_mfma_f32_16x16x4_f32", mfma_f32<16, 4, 1>, Family::valu, {F32, F32, F32}, 4, 0,
+      kSemMfma);
+  add(t, "v_mfma_f32_32x32x2f32", mfma_f32<32, 2, 1>, Family::valu, {F32, F32, F32}, 16, 0,
+      kSemMfma);
+  add(t, "v_mfma_f32_32x32x2_f32", mfma_f32<32, 2, 1>, Family::valu, {F32, F32, F32}, 16, 0,
+      kSemMfma);
   add_compares(t);
 }
 
 void add_salu(Table& t) {
-#define S32(name, ...) add(t, name, salu32<+[](u32 a, u32 b, bool& scc) -> u32 { (void)a; (void)b; (void)scc; return (__VA_ARGS__); }>, Family::salu)
-#define S64(name, ...) add(t, name, salu64<+[](u64 a, u64 b, bool& scc) -> u64 { (void)a; (void)b; (void)scc; return (__VA_ARGS__); }>, Family::salu, {B64, B64, B64}, 2)
-#define S64_32(name, ...) add(t, name, salu64_32<+[](u64 a, u64 b, bool& scc) -> u64 { (void)a; (void)b; (void)scc; return (__VA_ARGS__); }>, Family::salu, {B64, B32, B32}, 2)
+#define S32(name, ...)                                      \
+  add(t, name, salu32<+[](u32 a, u32 b, bool& scc) -> u32 { \
+        (void)a;                                            \
+        (void)b;                                            \
+        (void)scc;                                          \
+        return (__VA_ARGS__);                               \
+      }>,                                                   \
+      Family::salu)
+#define S64(name, ...)                                      \
+  add(t, name, salu64<+[](u64 a, u64 b, bool& scc) -> u64 { \
+        (void)a;                                            \
+        (void)b;                                            \
+        (void)scc;                                          \
+        return (__VA_ARGS__);                               \
+      }>,                                                   \
+      Family::salu, {B64, B64, B64}, 2)
+#define S64_32(name, ...)                                      \
+  add(t, name, salu64_32<+[](u64 a, u64 b, bool& scc) -> u64 { \
+        (void)a;                                               \
+        (void)b;                                               \
+        (void)scc;                                             \
+        return (__VA_ARGS__);                                  \
+      }>,                                                      \
+      Family::salu, {B64, B32, B32}, 2)
   S32("s_mov_b32", a);
   S64("s_mov_b64", a);
-  add(t, "s_cmov_b32", +[](Wave& w, const Inst& in) { if (w.scc) w.s[in.dst.index] = scalar32(w, in.src[0]); }, Family::salu);
-  add(t, "s_cmov_b64", +[](Wave& w, const Inst& in) { if (w.scc) w.set_sreg64(in.dst.index, scalar64(w, in.src[0])); }, Family::salu, {B64, B64, B64});
+  add(
+      t, "s_cmov_b32",
+      +[](Wave& w, const Inst& in) {
+        if (w.scc) w.s[in.dst.index] = scalar32(w, in.src[0]);
+      },
+      Family::salu);
+  add(t, "s_cmov_b64",
+      +[](Wave& w, const Inst& in) {
+        if (w.scc) w.set_sreg64(in.dst.index, scalar64(w, in.src[0]));
+      },
+      Family::salu, {B64, B64, B64});
   S32("s_not_b32", (scc = ~a != 0, ~a));
   S64("s_not_b64", (scc = ~a != 0, ~a));
-  S32("s_brev_b32", [&] { u32 r = 0; for (int i = 0; i < 32; ++i) r |= ((a >> i) & 1) << (31 - i); return r; }());
-  S32("s_bcnt0_i32_b32", [&] { u32 r = u32(32 - std::popcount(a)); scc = r != 0; return r; }());
-  S32("s_bcnt1_i32_b32", [&] { u32 r = u32(std::popcount(a)); scc = r != 0; return r; }());
-  add(t, "s_bcnt1_i32_b64", +[](Wave& w, const Inst& in) { u32 r = u32(std::popcount(scalar64(w, in.src[0]))); w.s[in.dst.index] = r; w.scc = r != 0; }, Family::salu, {B64, B64, B64});
-  add(t, "s_bcnt0_i32_b64", +[](Wave& w, const Inst& in) { u32 r = u32(64 - std::popcount(scalar64(w, in.src[0]))); w.s[in.dst.index] = r; w.scc = r != 0; }, Family::salu, {B64, B64, B64});
+  S32("s_brev_b32", [&] {
+    u32 r = 0;
+    for (int i = 0; i < 32; ++i) r |= ((a >> i) & 1) << (31 - i);
+    return r;
+  }());
+  S32("s_bcnt0_i32_b32", [&] {
+    u32 r = u32(32 - std::popcount(a));
+    scc = r != 0;
+    return r;
+  }());
+  S32("s_bcnt1_i32_b32", [&] {
+    u32 r = u32(std::popcount(a));
+    scc = r != 0;
+    return r;
+  }());
+  add(t, "s_bcnt1_i32_b64",
+      +[](Wave& w, const Inst& in) {
+        u32 r = u32(std::popcount(scalar64(w, in.src[0])));
+        w.s[in.dst.index] = r;
+        w.scc = r != 0;
+      },
+      Family::salu, {B64, B64, B64});
+  add(t, "s_bcnt0_i32_b64",
+      +[](Wave& w, const Inst& in) {
+        u32 r = u32(64 - std::popcount(scalar64(w, in.src[0])));
+        w.s[in.dst.index] = r;
+        w.scc = r != 0;
+      },
+      Family::salu, {B64, B64, B64});
   S32("s_ff1_i32_b32", a ? u32(std::countr_zero(a)) : ~0u);
-  add(t, "s_ff1_i32_b64", +[](Wave& w, const Inst& in) { u64 a = scalar64(w, in.src[0]); w.s[in.dst.index] = a ? u32(std::countr_zero(a)) : ~0u; }, Family::salu, {B64, B64, B64});
+  add(t, "s_ff1_i32_b64",
+      +[](Wave& w, const Inst& in) {
+        u64 a = scalar64(w, in.src[0]);
+        w.s[in.dst.index] = a ? u32(std::countr_zero(a)) : ~0u;
+      },
+      Family::salu, {B64, B64, B64});
   S32("s_flbit_i32_b32", a ? u32(std::countl_zero(a)) : ~0u);
-  add(t, "s_flbit_i32_b64", +[](Wave& w, const Inst& in) { u64 a = scalar64(w, in.src[0]); w.s[in.dst.index] = a ? u32(std::countl_zero(a)) : ~0u; }, Family::salu, {B64, B64, B64});
+  add(t, "s_flbit_i32_b64",
+      +[](Wave& w, const Inst& in) {
+        u64 a = scalar64(w, in.src[0]);
+        w.s[in.dst.index] = a ? u32(std::countl_zero(a)) : ~0u;
+      },
+      Family::salu, {B64, B64, B64});
   S32("s_flbit_i32", (a == 0 || a == ~0u) ? ~0u : u32(std::countl_zero(i32(a) < 0 ? ~a : a)));
   S32("s_sext_i32_i8", u32(i32(std::int8_t(a))));
   S32("s_sext_i32_i16", u32(i32(std::int16_t(a))));
-  S32("s_abs_i32", [&] { u32 r = i32(a) < 0 ? u32(-i64(i32(a))) : a; scc = r != 0; return r; }());
-  add(t, "s_bitset0_b32", +[](Wave& w, const Inst& in) { w.s[in.dst.index] &= ~(1u << (scalar32(w, in.src[0]) & 31)); }, Family::salu);
-  add(t, "s_bitset1_b32", +[](Wave& w, const Inst& in) { w.s[in.dst.index] |= 1u << (scalar32(w, in.src[0]) & 31); }, Family::salu);
+  S32("s_abs_i32", [&] {
+    u32 r = i32(a) < 0 ? u32(-i64(i32(a))) : a;
+    scc = r != 0;
+    return r;
+  }());
+  add(
+      t, "s_bitset0_b32",
+      +[](Wave& w, const Inst& in) { w.s[in.dst.index] &= ~(1u << (scalar32(w, in.src[0]) & 31)); },
+      Family::salu);
+  add(
+      t, "s_bitset1_b32",
+      +[](Wave& w, const Inst& in) { w.s[in.dst.index] |= 1u << (scalar32(w, in.src[0]) & 31); },
+      Family::salu);
   add(t, "s_getpc_b64", s_getpc_b64, Family::salu, {B64, B64, B64});
   add(t, "s_setpc_b64", s_setpc_b64, Family::salu, {B64, B64, B64}, 2, 0, kSemBranch);
   add(t, "s_swappc_b64", s_swappc_b64, Family::salu, {B64, B64, B64}, 2, 0, kSemCall);
-  add(t, "s_and_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s & e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_or_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s | e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_xor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s ^ e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_andn2_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s & ~e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_orn2_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s | ~e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_nand_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s & e); }>, Family::salu, {B64, B64, B64});
-  add(t, "s_nor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s | e); }>, Family::salu, {B64, B64, B64});
-  add(t, "s_xnor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s ^ e); }>, Family::salu, {B64, B64, B64});
-  add(t, "s_andn1_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~s & e; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_orn1_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~s | e; }>, Family::salu, {B64, B64, B64});
+  add(t, "s_and_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s & e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_or_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s | e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_xor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s ^ e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_andn2_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s & ~e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_orn2_saveexec_b64", saveexec<+[](u64 s, u64 e) { return s | ~e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_nand_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s & e); }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_nor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s | e); }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_xnor_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~(s ^ e); }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_andn1_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~s & e; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_orn1_saveexec_b64", saveexec<+[](u64 s, u64 e) { return ~s | e; }>, Family::salu,
+      {B64, B64, B64});
   // SOP2.
-  S32("s_add_u32", [&] { u64 r = u64(a) + b; scc = r >> 32; return u32(r); }());
+  S32("s_add_u32", [&] {
+    u64 r = u64(a) + b;
+    scc = r >> 32;
+    return u32(r);
+  }());
   S32("s_sub_u32", (scc = b > a, a - b));
-  S32("s_add_i32", [&] { i64 r = i64(i32(a)) + i32(b); scc = r != i32(r); return u32(r); }());
-  S32("s_sub_i32", [&] { i64 r = i64(i32(a)) - i32(b); scc = r != i32(r); return u32(r); }());
-  S32("s_addc_u32", [&] { u64 r = u64(a) + b + scc; scc = r >> 32; return u32(r); }());
-  S32("s_subb_u32", [&] { u32 r = a - b - scc; scc = u64(b) + scc > a; return r; }());
+  S32("s_add_i32", [&] {
+    i64 r = i64(i32(a)) + i32(b);
+    scc = r != i32(r);
+    return u32(r);
+  }());
+  S32("s_sub_i32", [&] {
+    i64 r = i64(i32(a)) - i32(b);
+    scc = r != i32(r);
+    return u32(r);
+  }());
+  S32("s_addc_u32", [&] {
+    u64 r = u64(a) + b + scc;
+    scc = r >> 32;
+    return u32(r);
+  }());
+  S32("s_subb_u32", [&] {
+    u32 r = a - b - scc;
+    scc = u64(b) + scc > a;
+    return r;
+  }());
   S32("s_min_i32", (scc = i32(a) < i32(b), scc ? a : b));
   S32("s_min_u32", (scc = a < b, scc ? a : b));
   S32("s_max_i32", (scc = i32(a) > i32(b), scc ? a : b));
@@ -1712,46 +2201,129 @@ void add_salu(Table& t) {
   S64_32("s_lshr_b64", (scc = (a >> (b & 63)) != 0, a >> (b & 63)));
   S64_32("s_ashr_i64", (scc = (i64(a) >> (b & 63)) != 0, u64(i64(a) >> (b & 63))));
   S32("s_bfm_b32", ((1u << (a & 31)) - 1) << (b & 31));
-  add(t, "s_bfm_b64", +[](Wave& w, const Inst& in) { u32 a = scalar32(w, in.src[0]), b = scalar32(w, in.src[1]); w.set_sreg64(in.dst.index, ((1ull << (a & 63)) - 1) << (b & 63)); }, Family::salu);
+  add(
+      t, "s_bfm_b64",
+      +[](Wave& w, const Inst& in) {
+        u32 a = scalar32(w, in.src[0]), b = scalar32(w, in.src[1]);
+        w.set_sreg64(in.dst.index, ((1ull << (a & 63)) - 1) << (b & 63));
+      },
+      Family::salu);
   S32("s_mul_i32", a * b);
   S32("s_mul_hi_u32", u32((u64(a) * b) >> 32));
   S32("s_mul_hi_i32", u32(u64(i64(i32(a)) * i32(b)) >> 32));
-  S32("s_bfe_u32", [&] { u32 r = bfe(a, b & 31, (b >> 16) & 127, false); scc = r != 0; return r; }());
-  S32("s_bfe_i32", [&] { u32 r = bfe(a, b & 31, (b >> 16) & 127, true); scc = r != 0; return r; }());
-  S64_32("s_bfe_u64", [&] { u32 off = b & 63, width = (b >> 16) & 127; u64 r = width == 0 ? 0 : (a >> off) & (width >= 64 ? ~0ull : ((1ull << width) - 1)); scc = r != 0; return r; }());
-  S64_32("s_bfe_i64", [&] { u32 off = b & 63, width = (b >> 16) & 127; u64 r = width == 0 ? 0 : (a >> off) & (width >= 64 ? ~0ull : ((1ull << width) - 1)); if (width && width < 64 && ((r >> (width - 1)) & 1)) r |= ~0ull << width; scc = r != 0; return r; }());
-  S32("s_absdiff_i32", [&] { i64 d = i64(i32(a)) - i32(b); u32 r = u32(d < 0 ? -d : d); scc = r != 0; return r; }());
-  S32("s_lshl1_add_u32", [&] { u64 r = (u64(a) << 1) + b; scc = r >> 32; return u32(r); }());
-  S32("s_lshl2_add_u32", [&] { u64 r = (u64(a) << 2) + b; scc = r >> 32; return u32(r); }());
-  S32("s_lshl3_add_u32", [&] { u64 r = (u64(a) << 3) + b; scc = r >> 32; return u32(r); }());
-  S32("s_lshl4_add_u32", [&] { u64 r = (u64(a) << 4) + b; scc = r >> 32; return u32(r); }());
+  S32("s_bfe_u32", [&] {
+    u32 r = bfe(a, b & 31, (b >> 16) & 127, false);
+    scc = r != 0;
+    return r;
+  }());
+  S32("s_bfe_i32", [&] {
+    u32 r = bfe(a, b & 31, (b >> 16) & 127, true);
+    scc = r != 0;
+    return r;
+  }());
+  S64_32("s_bfe_u64", [&] {
+    u32 off = b & 63, width = (b >> 16) & 127;
+    u64 r = width == 0 ? 0 : (a >> off) & (width >= 64 ? ~0ull : ((1ull << width) - 1));
+    scc = r != 0;
+    return r;
+  }());
+  S64_32("s_bfe_i64", [&] {
+    u32 off = b & 63, width = (b >> 16) & 127;
+    u64 r = width == 0 ? 0 : (a >> off) & (width >= 64 ? ~0ull : ((1ull << width) - 1));
+    if (width && width < 64 && ((r >> (width - 1)) & 1)) r |= ~0ull << width;
+    scc = r != 0;
+    return r;
+  }());
+  S32("s_absdiff_i32", [&] {
+    i64 d = i64(i32(a)) - i32(b);
+    u32 r = u32(d < 0 ? -d : d);
+    scc = r != 0;
+    return r;
+  }());
+  S32("s_lshl1_add_u32", [&] {
+    u64 r = (u64(a) << 1) + b;
+    scc = r >> 32;
+    return u32(r);
+  }());
+  S32("s_lshl2_add_u32", [&] {
+    u64 r = (u64(a) << 2) + b;
+    scc = r >> 32;
+    return u32(r);
+  }());
+  S32("s_lshl3_add_u32", [&] {
+    u64 r = (u64(a) << 3) + b;
+    scc = r >> 32;
+    return u32(r);
+  }());
+  S32("s_lshl4_add_u32", [&] {
+    u64 r = (u64(a) << 4) + b;
+    scc = r >> 32;
+    return u32(r);
+  }());
   S32("s_pack_ll_b32_b16", (a & 0xffff) | (b << 16));
   S32("s_pack_lh_b32_b16", (a & 0xffff) | (b & 0xffff0000u));
   S32("s_pack_hh_b32_b16", (a >> 16) | (b & 0xffff0000u));
   // SOPC.
-#define SC32(name, kind, ...) add(t, name, scmp32<+[](u32 x, u32 y) -> bool { kind a = kind(x), b = kind(y); return (__VA_ARGS__); }>, Family::salu)
-  SC32("s_cmp_eq_i32", i32, a == b); SC32("s_cmp_lg_i32", i32, a != b); SC32("s_cmp_gt_i32", i32, a > b);
-  SC32("s_cmp_ge_i32", i32, a >= b); SC32("s_cmp_lt_i32", i32, a < b); SC32("s_cmp_le_i32", i32, a <= b);
-  SC32("s_cmp_eq_u32", u32, a == b); SC32("s_cmp_lg_u32", u32, a != b); SC32("s_cmp_gt_u32", u32, a > b);
-  SC32("s_cmp_ge_u32", u32, a >= b); SC32("s_cmp_lt_u32", u32, a < b); SC32("s_cmp_le_u32", u32, a <= b);
-  SC32("s_bitcmp0_b32", u32, ((a >> (b & 31)) & 1) == 0); SC32("s_bitcmp1_b32", u32, ((a >> (b & 31)) & 1) == 1);
-  add(t, "s_cmp_eq_u64", scmp64<+[](u64 a, u64 b) { return a == b; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_cmp_lg_u64", scmp64<+[](u64 a, u64 b) { return a != b; }>, Family::salu, {B64, B64, B64});
-  add(t, "s_bitcmp0_b64", scmp64<+[](u64 a, u64 b) { return ((a >> (b & 63)) & 1) == 0; }>, Family::salu, {B64, B32, B32});
-  add(t, "s_bitcmp1_b64", scmp64<+[](u64 a, u64 b) { return ((a >> (b & 63)) & 1) == 1; }>, Family::salu, {B64, B32, B32});
+#define SC32(name, kind, ...)                     \
+  add(t, name, scmp32<+[](u32 x, u32 y) -> bool { \
+        kind a = kind(x), b = kind(y);            \
+        return (__VA_ARGS__);                     \
+      }>,                                         \
+      Family::salu)
+  SC32("s_cmp_eq_i32", i32, a == b);
+  SC32("s_cmp_lg_i32", i32, a != b);
+  SC32("s_cmp_gt_i32", i32, a > b);
+  SC32("s_cmp_ge_i32", i32, a >= b);
+  SC32("s_cmp_lt_i32", i32, a < b);
+  SC32("s_cmp_le_i32", i32, a <= b);
+  SC32("s_cmp_eq_u32", u32, a == b);
+  SC32("s_cmp_lg_u32", u32, a != b);
+  SC32("s_cmp_gt_u32", u32, a > b);
+  SC32("s_cmp_ge_u32", u32, a >= b);
+  SC32("s_cmp_lt_u32", u32, a < b);
+  SC32("s_cmp_le_u32", u32, a <= b);
+  SC32("s_bitcmp0_b32", u32, ((a >> (b & 31)) & 1) == 0);
+  SC32("s_bitcmp1_b32", u32, ((a >> (b & 31)) & 1) == 1);
+  add(t, "s_cmp_eq_u64", scmp64<+[](u64 a, u64 b) { return a == b; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_cmp_lg_u64", scmp64<+[](u64 a, u64 b) { return a != b; }>, Family::salu,
+      {B64, B64, B64});
+  add(t, "s_bitcmp0_b64", scmp64<+[](u64 a, u64 b) { return ((a >> (b & 63)) & 1) == 0; }>,
+      Family::salu, {B64, B32, B32});
+  add(t, "s_bitcmp1_b64", scmp64<+[](u64 a, u64 b) { return ((a >> (b & 63)) & 1) == 1; }>,
+      Family::salu, {B64, B32, B32});
   add(t, "s_set_gpr_idx_on", s_set_gpr_idx_on, Family::salu);
   // SOPK.
-#define SK(name, write, ...) add(t, name, sopk<+[](u32 d, u32 k, bool& scc) -> u32 { (void)d; (void)k; (void)scc; return (__VA_ARGS__); }, write>, Family::salu)
+#define SK(name, write, ...)                     \
+  add(t, name,                                   \
+      sopk<+[](u32 d, u32 k, bool& scc) -> u32 { \
+        (void)d;                                 \
+        (void)k;                                 \
+        (void)scc;                               \
+        return (__VA_ARGS__);                    \
+      },                                         \
+           write>,                               \
+      Family::salu)
   SK("s_movk_i32", true, k);
   SK("s_cmovk_i32", true, scc ? k : d);
-  SK("s_addk_i32", true, [&] { i64 r = i64(i32(d)) + i32(k); scc = r != i32(r); return u32(r); }());
+  SK("s_addk_i32", true, [&] {
+    i64 r = i64(i32(d)) + i32(k);
+    scc = r != i32(r);
+    return u32(r);
+  }());
   SK("s_mulk_i32", true, d * k);
-  SK("s_cmpk_eq_i32", false, (scc = i32(d) == i32(k), d)); SK("s_cmpk_lg_i32", false, (scc = i32(d) != i32(k), d));
-  SK("s_cmpk_gt_i32", false, (scc = i32(d) > i32(k), d)); SK("s_cmpk_ge_i32", false, (scc = i32(d) >= i32(k), d));
-  SK("s_cmpk_lt_i32", false, (scc = i32(d) < i32(k), d)); SK("s_cmpk_le_i32", false, (scc = i32(d) <= i32(k), d));
-  SK("s_cmpk_eq_u32", false, (scc = d == (k & 0xffff), d)); SK("s_cmpk_lg_u32", false, (scc = d != (k & 0xffff), d));
-  SK("s_cmpk_gt_u32", false, (scc = d > (k & 0xffff), d)); SK("s_cmpk_ge_u32", false, (scc = d >= (k & 0xffff), d));
-  SK("s_cmpk_lt_u32", false, (scc = d < (k & 0xffff), d)); SK("s_cmpk_le_u32", false, (scc = d <= (k & 0xffff), d));
+  SK("s_cmpk_eq_i32", false, (scc = i32(d) == i32(k), d));
+  SK("s_cmpk_lg_i32", false, (scc = i32(d) != i32(k), d));
+  SK("s_cmpk_gt_i32", false, (scc = i32(d) > i32(k), d));
+  SK("s_cmpk_ge_i32", false, (scc = i32(d) >= i32(k), d));
+  SK("s_cmpk_lt_i32", false, (scc = i32(d) < i32(k), d));
+  SK("s_cmpk_le_i32", false, (scc = i32(d) <= i32(k), d));
+  SK("s_cmpk_eq_u32", false, (scc = d == (k & 0xffff), d));
+  SK("s_cmpk_lg_u32", false, (scc = d != (k & 0xffff), d));
+  SK("s_cmpk_gt_u32", false, (scc = d > (k & 0xffff), d));
+  SK("s_cmpk_ge_u32", false, (scc = d >= (k & 0xffff), d));
+  SK("s_cmpk_lt_u32", false, (scc = d < (k & 0xffff), d));
+  SK("s_cmpk_le_u32", false, (scc = d <= (k & 0xffff), d));
   add(t, "s_getreg_b32", s_getreg_b32, Family::salu);
   add(t, "s_setreg_b32", s_setreg_b32, Family::salu);
   add(t, "s_setreg_imm32_b32", s_setreg_imm32_b32, Family::salu);
@@ -1777,14 +2349,20 @@ void add_salu(Table& t) {
 
 void add_memory(Table& t) {
   // SMEM.
-  for (auto [name, width] : {std::pair{"s_load_dword", 1}, {"s_load_dwordx2", 2}, {"s_load_dwordx4", 4},
-                             {"s_load_dwordx8", 8}, {"s_load_dwordx16", 16}})
+  for (auto [name, width] : {std::pair{"s_load_dword", 1},
+                             {"s_load_dwordx2", 2},
+                             {"s_load_dwordx4", 4},
+                             {"s_load_dwordx8", 8},
+                             {"s_load_dwordx16", 16}})
     add(t, name, s_load, Family::smem, {B32, B32, B32}, std::uint8_t(width));
-  for (auto [name, width] : {std::pair{"s_buffer_load_dword", 1}, {"s_buffer_load_dwordx2", 2},
-                             {"s_buffer_load_dwordx4", 4}, {"s_buffer_load_dwordx8", 8},
+  for (auto [name, width] : {std::pair{"s_buffer_load_dword", 1},
+                             {"s_buffer_load_dwordx2", 2},
+                             {"s_buffer_load_dwordx4", 4},
+                             {"s_buffer_load_dwordx8", 8},
                              {"s_buffer_load_dwordx16", 16}})
     add(t, name, s_buffer_load, Family::smem, {B32, B32, B32}, std::uint8_t(width));
-  for (auto [name, width] : {std::pair{"s_store_dword", 1}, {"s_store_dwordx2", 2}, {"s_store_dwordx4", 4}})
+  for (auto [name, width] :
+       {std::pair{"s_store_dword", 1}, {"s_store_dwordx2", 2}, {"s_store_dwordx4", 4}})
     add(t, name, s_store, Family::smem, {B32, B32, B32}, std::uint8_t(width));
   add(t, "s_dcache_wb", s_nop, Family::smem);
   add(t, "s_dcache_inv", s_nop, Family::smem);
@@ -1793,16 +2371,22 @@ void add_memory(Table& t) {
   add(t, "s_memtime", s_memtime, Family::smem, {B32, B32, B32}, 2);
   add(t, "s_memrealtime", s_memtime, Family::smem, {B32, B32, B32}, 2);
   // FLAT / GLOBAL / SCRATCH, and MUBUF with the same data-size selectors.
-  struct Access { const char* suffix; std::uint16_t op; std::uint8_t width; };
+  struct Access {
+    const char* suffix;
+    std::uint16_t op;
+    std::uint8_t width;
+  };
   const Access accesses[] = {
-      {"load_ubyte", kLoadU8, 1}, {"load_sbyte", kLoadI8, 1}, {"load_ushort", kLoadU16, 1},
-      {"load_sshort", kLoadI16, 1}, {"load_dword", kLoad32, 1}, {"load_dwordx2", kLoad32, 2},
-      {"load_dwordx3", kLoad32, 3}, {"load_dwordx4", kLoad32, 4},
-      {"load_short_d16", kLoadD16Lo, 1}, {"load_short_d16_hi", kLoadD16Hi, 1},
+      {"load_ubyte", kLoadU8, 1},          {"load_sbyte", kLoadI8, 1},
+      {"load_ushort", kLoadU16, 1},        {"load_sshort", kLoadI16, 1},
+      {"load_dword", kLoad32, 1},          {"load_dwordx2", kLoad32, 2},
+      {"load_dwordx3", kLoad32, 3},        {"load_dwordx4", kLoad32, 4},
+      {"load_short_d16", kLoadD16Lo, 1},   {"load_short_d16_hi", kLoadD16Hi, 1},
       {"load_ubyte_d16", kLoadU8D16Lo, 1}, {"load_ubyte_d16_hi", kLoadU8D16Hi, 1},
       {"load_sbyte_d16", kLoadI8D16Lo, 1}, {"load_sbyte_d16_hi", kLoadI8D16Hi, 1},
-      {"store_byte", kStore8, 1}, {"store_short", kStore16, 1}, {"store_dword", kStore32, 1},
-      {"store_dwordx2", kStore32, 2}, {"store_dwordx3", kStore32, 3}, {"store_dwordx4", kStore32, 4},
+      {"store_byte", kStore8, 1},          {"store_short", kStore16, 1},
+      {"store_dword", kStore32, 1},        {"store_dwordx2", kStore32, 2},
+      {"store_dwordx3", kStore32, 3},      {"store_dwordx4", kStore32, 4},
       {"store_byte_d16_hi", kStore8Hi, 1}, {"store_short_d16_hi", kStore16Hi, 1},
   };
   static std::deque<std::string> names;
@@ -1810,29 +2394,40 @@ void add_memory(Table& t) {
     for (const Access& a : accesses) {
       names.push_back(std::string(prefix) + a.suffix);
       bool buffer = prefix[0] == 'b';
-      add(t, names.back(), buffer ? buffer_memory : vector_memory, buffer ? Family::mubuf : Family::flat,
-          {B32, B32, B32}, a.width, std::uint16_t(buffer ? a.op << 2 : a.op));
+      add(t, names.back(), buffer ? buffer_memory : vector_memory,
+          buffer ? Family::mubuf : Family::flat, {B32, B32, B32}, a.width,
+          std::uint16_t(buffer ? a.op << 2 : a.op));
     }
   }
-  struct Atomic { const char* suffix; AtomicOp op; };
-  const Atomic atomics[] = {{"swap", kSwap}, {"cmpswap", kCmpSwap}, {"add", kAdd}, {"sub", kSub},
-                            {"smin", kSMin}, {"umin", kUMin}, {"smax", kSMax}, {"umax", kUMax},
-                            {"and", kAnd}, {"or", kOr}, {"xor", kXor}, {"inc", kInc}, {"dec", kDec}};
+  struct Atomic {
+    const char* suffix;
+    AtomicOp op;
+  };
+  const Atomic atomics[] = {
+      {"swap", kSwap}, {"cmpswap", kCmpSwap}, {"add", kAdd},   {"sub", kSub}, {"smin", kSMin},
+      {"umin", kUMin}, {"smax", kSMax},       {"umax", kUMax}, {"and", kAnd}, {"or", kOr},
+      {"xor", kXor},   {"inc", kInc},         {"dec", kDec}};
   for (const char* prefix : {"flat_atomic_", "global_atomic_"}) {
     for (const Atomic& a : atomics) {
       names.push_back(std::string(prefix) + a.suffix);
-      add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 1, std::uint16_t(kAtomic + a.op));
+      add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 1,
+          std::uint16_t(kAtomic + a.op));
       names.push_back(std::string(prefix) + a.suffix + "_x2");
-      add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2, std::uint16_t(kAtomic + a.op));
+      add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2,
+          std::uint16_t(kAtomic + a.op));
     }
     names.push_back(std::string(prefix) + "add_f32");
-    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 1, std::uint16_t(kAtomic + kAddF32));
+    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 1,
+        std::uint16_t(kAtomic + kAddF32));
     names.push_back(std::string(prefix) + "add_f64");
-    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2, std::uint16_t(kAtomic + kAddF64));
+    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2,
+        std::uint16_t(kAtomic + kAddF64));
     names.push_back(std::string(prefix) + "min_f64");
-    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2, std::uint16_t(kAtomic + kMinF64));
+    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2,
+        std::uint16_t(kAtomic + kMinF64));
     names.push_back(std::string(prefix) + "max_f64");
-    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2, std::uint16_t(kAtomic + kMaxF64));
+    add(t, names.back(), vector_memory, Family::flat, {B32, B32, B32}, 2,
+        std::uint16_t(kAtomic + kMaxF64));
   }
   // DS.
   add(t, "ds_read_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsRead);
@@ -1864,22 +2459,27 @@ void add_memory(Table& t) {
   add(t, "ds_bpermute_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsBpermute);
   add(t, "ds_permute_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsPermute);
   add(t, "ds_swizzle_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsSwizzle);
-  struct DsAtomic { const char* name; AtomicOp op; };
-  const DsAtomic ds_atomics[] = {{"add", kAdd}, {"sub", kSub}, {"min_i", kSMin}, {"min_u", kUMin},
-                                 {"max_i", kSMax}, {"max_u", kUMax}, {"and_b", kAnd}, {"or_b", kOr},
-                                 {"xor_b", kXor}, {"inc_u", kInc}, {"dec_u", kDec}};
+  struct DsAtomic {
+    const char* name;
+    AtomicOp op;
+  };
+  const DsAtomic ds_atomics[] = {{"add_u", kAdd},  {"sub_u", kSub},  {"min_i", kSMin},
+                                 {"min_u", kUMin}, {"max_i", kSMax}, {"max_u", kUMax},
+                                 {"and_b", kAnd},  {"or_b", kOr},    {"xor_b", kXor},
+                                 {"inc_u", kInc},  {"dec_u", kDec}};
   for (const DsAtomic& a : ds_atomics) {
     std::string base = std::string("ds_") + a.name;
-    bool typed = base.back() == 'i' || base.back() == 'u' || base.back() == 'b';
-    std::string n32 = typed ? base + "32" : base + "_u32";
-    std::string n64 = typed ? base + "64" : base + "_u64";
+    std::string n32 = base + "32";
+    std::string n64 = base + "64";
     for (auto [name, width] : {std::pair{n32, 1}, {n64, 2}}) {
       names.push_back(name);
-      add(t, names.back(), ds, Family::ds, {B32, B32, B32}, std::uint8_t(width), std::uint16_t(kDsAtomic + a.op));
+      add(t, names.back(), ds, Family::ds, {B32, B32, B32}, std::uint8_t(width),
+          std::uint16_t(kDsAtomic + a.op));
       std::string rtn = name;
       rtn.insert(rtn.find('_', 3), "_rtn");
       names.push_back(rtn);
-      add(t, names.back(), ds, Family::ds, {B32, B32, B32}, std::uint8_t(width), std::uint16_t(kDsAtomic + 32 + a.op));
+      add(t, names.back(), ds, Family::ds, {B32, B32, B32}, std::uint8_t(width),
+          std::uint16_t(kDsAtomic + 32 + a.op));
     }
   }
   add(t, "ds_add_f32", ds, Family::ds, {B32, B32, B32}, 1, kDsAtomic + kAddF32);

@@ -55,7 +55,8 @@ class MemoryMap {
   MemoryMap& operator=(const MemoryMap&) = delete;
 
   // Ranges must not overlap an existing range (throws wavekit::Error naming both); size > 0.
-  void add(const void* base, std::size_t size, unsigned access = kReadWrite, std::string label = {});
+  void add(const void* base, std::size_t size, unsigned access = kReadWrite,
+           std::string label = {});
   // Removes the range that starts at `base`; returns false when there is none.
   bool remove(const void* base);
   // True when [address, address + size) lies inside one range that allows `access`.
@@ -130,10 +131,12 @@ struct DispatchParams {
   const void* kernarg = nullptr;            // kernarg segment (explicit + hidden arguments)
   std::uint32_t grid[3] = {1, 1, 1};        // in work-items, as in the AQL packet
   std::uint32_t workgroup[3] = {1, 1, 1};   // work-items per workgroup
-  std::uint32_t private_segment_size = 0;   // bytes per work-item (AQL packet; >= KD's)
-  std::uint32_t group_segment_size = 0;     // bytes of LDS per workgroup (AQL packet; >= KD's)
-  const void* dispatch_packet = nullptr;    // hsa_kernel_dispatch_packet_t*, dispatch-ptr SGPRs
-  const void* queue = nullptr;              // hsa_queue_t* / amd_queue_t*, queue-ptr SGPRs
+  // Bytes per work-item (AQL packet). The emulator uses at least the descriptor's fixed size,
+  // and at least 4 KiB when the descriptor says the kernel uses a dynamic stack.
+  std::uint32_t private_segment_size = 0;
+  std::uint32_t group_segment_size = 0;   // bytes of LDS per workgroup (AQL packet; >= KD's)
+  const void* dispatch_packet = nullptr;  // hsa_kernel_dispatch_packet_t*, dispatch-ptr SGPRs
+  const void* queue = nullptr;            // hsa_queue_t* / amd_queue_t*, queue-ptr SGPRs
   std::uint64_t dispatch_id = 0;
   DispatchOptions options;
 };
@@ -154,8 +157,8 @@ struct WaveLocation {
   std::uint32_t workgroup[3] = {0, 0, 0};
   std::uint32_t wave_in_workgroup = 0;
   std::uint64_t host_pc = 0;
-  std::uint64_t pc = 0;  // original virtual address (host_pc when not in a registered object)
-  std::string instruction;   // disassembly of the instruction at pc, when decodable
+  std::uint64_t pc = 0;       // original virtual address (host_pc when not in a registered object)
+  std::string instruction;    // disassembly of the instruction at pc, when decodable
   std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
 };
 
@@ -171,7 +174,7 @@ struct WaveRecord {
 
 struct DispatchResult {
   ErrorKind error = ErrorKind::none;
-  std::string message;              // human-readable; names the wave, PC, instruction, address
+  std::string message;               // human-readable; names the wave, PC, instruction, address
   std::vector<WaveLocation> faults;  // the faulting wave, or every waiting wave (no_progress)
   std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
   std::uint64_t total_instructions = 0;

@@ -1,4 +1,6 @@
 // The service runtime: out-of-order service, start/stop, errors, statistics.
+#include "wavekit/hostcall/runtime.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +12,6 @@
 #include <vector>
 
 #include "wavekit/hostcall/protocol.h"
-#include "wavekit/hostcall/runtime.h"
 #include "wavekit/support/error.h"
 
 namespace hc = wavekit::hostcall;
@@ -25,8 +26,9 @@ uint32_t call_one(const hc::RingBuffer& ring, uint32_t service, bool blocking, u
                   uint64_t* reply = nullptr) {
   uint64_t words[protocol::kMaxLanes * 2] = {value, 0};
   uint64_t replies[protocol::kMaxLanes * protocol::kReplyWords] = {};
-  const uint32_t status = protocol::call(ring.descriptor(), service, blocking ? protocol::kFlagBlocking : 0,
-                                         0, 1, words, nullptr, 0, replies);
+  const uint32_t status =
+      protocol::call(ring.descriptor(), service, blocking ? protocol::kFlagBlocking : 0, 0, 1,
+                     words, nullptr, 0, replies);
   if (reply) *reply = replies[0];
   return status;
 }
@@ -206,7 +208,8 @@ TEST(hostcall, LatencyHistogramQuantiles) {
   }
   std::sort(values.begin(), values.end());
   for (double q : {0.5, 0.9, 0.99, 0.999}) {
-    const double reference = static_cast<double>(values[static_cast<size_t>(q * values.size()) - 1]);
+    const double reference =
+        static_cast<double>(values[static_cast<size_t>(q * values.size()) - 1]);
     const double measured = static_cast<double>(histogram.quantile(q));
     EXPECT_GE(measured, reference) << q;
     EXPECT_LE(measured, reference * (1.0 + 1.0 / 16) + 1) << q;

@@ -1,4 +1,6 @@
 // The print and file-egress services, driven by host producers through the ring.
+#include "wavekit/hostcall/services.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -13,7 +15,6 @@
 
 #include "wavekit/hostcall/protocol.h"
 #include "wavekit/hostcall/runtime.h"
-#include "wavekit/hostcall/services.h"
 #include "wavekit/support/error.h"
 
 namespace hc = wavekit::hostcall;
@@ -23,7 +24,8 @@ namespace {
 
 std::vector<uint64_t> print_words(std::initializer_list<protocol::PrintArg> args) {
   std::vector<uint64_t> words(protocol::kMaxPrintArguments + 1);
-  const uint32_t used = protocol::encode_print(words.data(), args.begin(), static_cast<uint32_t>(args.size()));
+  const uint32_t used =
+      protocol::encode_print(words.data(), args.begin(), static_cast<uint32_t>(args.size()));
   words.resize(used);
   return words;
 }
@@ -45,7 +47,8 @@ std::string format(std::string_view text, std::initializer_list<protocol::PrintA
 // The C library's own printf is the oracle for the conversions we pass through.
 TEST(hostcall, PrintFormatsLikePrintf) {
   EXPECT_EQ(format("x=%d y=%5.2f z=%s", {-42, 3.14159, static_cast<const void*>(nullptr)}),
-            reference("x=%d y=%5.2f ", -42, 3.14159) + "z=[print: '%s' is not supported: argument 3 points into device memory]");
+            reference("x=%d y=%5.2f ", -42, 3.14159) +
+                "z=[print: '%s' is not supported: argument 3 points into device memory]");
   EXPECT_EQ(format("%u %x %08X %o", {4000000000u, 255u, 0xabcdu, 8u}),
             reference("%u %x %08X %o", 4000000000u, 255u, 0xabcdu, 8u));
   EXPECT_EQ(format("%ld %lld %hd", {-5000000000l, 7ll, static_cast<short>(-3)}),
@@ -56,8 +59,10 @@ TEST(hostcall, PrintFormatsLikePrintf) {
 }
 
 TEST(hostcall, PrintNamesBadRequests) {
-  EXPECT_EQ(format("%d", {2.5}), "[print: argument 1 is a floating-point value, '%d' wants an integer]");
-  EXPECT_EQ(format("%f", {3}), "[print: argument 1 is a signed integer, '%f' wants a floating-point value]");
+  EXPECT_EQ(format("%d", {2.5}),
+            "[print: argument 1 is a floating-point value, '%d' wants an integer]");
+  EXPECT_EQ(format("%f", {3}),
+            "[print: argument 1 is a signed integer, '%f' wants a floating-point value]");
   EXPECT_EQ(format("a %d b %d", {1}), "a 1 b [print: no argument for '%d']");
   EXPECT_EQ(format("%n", {1}), "[print: unsupported conversion '%n']");
   EXPECT_EQ(format("%*d", {1, 2}), "[print: unsupported conversion '%*']d");
@@ -89,8 +94,8 @@ TEST(hostcall, PrintServiceAllActiveLanes) {
   }
   const uint64_t mask = 0b10110101;
   uint64_t replies[kLanes * protocol::kReplyWords] = {};
-  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServicePrint, protocol::kFlagBlocking, 77, mask,
-                           words.data(), format_text, sizeof format_text, replies),
+  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServicePrint, protocol::kFlagBlocking, 77,
+                           mask, words.data(), format_text, sizeof format_text, replies),
             protocol::kOk);
   runtime.stop();
   std::string expected;
@@ -116,13 +121,14 @@ std::string stream_wave(const hc::RingBuffer& ring, uint64_t wave, int chunks) {
   const uint64_t all = (uint64_t{1} << r.lanes) - 1;
   const char path[] = "waves/wave-{wave}.txt";
   words[0] = protocol::kFileTruncate;
-  protocol::call(r, protocol::kServiceFileOpen, protocol::kFlagBlocking, wave, 1, words.data(), path,
-                 sizeof path, replies);
+  protocol::call(r, protocol::kServiceFileOpen, protocol::kFlagBlocking, wave, 1, words.data(),
+                 path, sizeof path, replies);
   const uint64_t handle = replies[0];
   if (handle == 0) return "open failed";
   std::string expected;
   for (int chunk = 0; chunk < chunks; ++chunk) {
-    const std::string header = "wave " + std::to_string(wave) + " chunk " + std::to_string(chunk) + ":";
+    const std::string header =
+        "wave " + std::to_string(wave) + " chunk " + std::to_string(chunk) + ":";
     expected += header;
     for (uint32_t lane = 0; lane < r.lanes; ++lane) {
       const std::string lane_text = " L" + std::to_string(lane) + "." + std::to_string(chunk);
@@ -141,8 +147,8 @@ std::string stream_wave(const hc::RingBuffer& ring, uint64_t wave, int chunks) {
                    header.data(), static_cast<uint32_t>(header.size()), replies);
   }
   words[0] = handle;
-  protocol::call(r, protocol::kServiceFileClose, protocol::kFlagBlocking, wave, 1, words.data(), nullptr,
-                 0, replies);
+  protocol::call(r, protocol::kServiceFileClose, protocol::kFlagBlocking, wave, 1, words.data(),
+                 nullptr, 0, replies);
   if (replies[0] != 0) return "close failed";
   return expected;
 }
@@ -181,7 +187,8 @@ TEST(hostcall, FileEgressOneFilePerWave) {
   for (int t = 0; t < kThreads; ++t)
     for (int w = 0; w < kWavesPerThread; ++w) {
       const int wave = t * kWavesPerThread + w;
-      EXPECT_EQ(slurp(root / "waves" / ("wave-" + std::to_string(wave) + ".txt")), expected[t][w]) << wave;
+      EXPECT_EQ(slurp(root / "waves" / ("wave-" + std::to_string(wave) + ".txt")), expected[t][w])
+          << wave;
     }
   std::filesystem::remove_all(root);
 }
@@ -201,15 +208,15 @@ TEST(hostcall, FileEgressRefusesEscapesAndBadHandles) {
   uint64_t words[4] = {protocol::kFileTruncate};
   uint64_t replies[2] = {};
   const char escape[] = "../escape.txt";
-  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServiceFileOpen, protocol::kFlagBlocking, 0, 1,
-                           words, escape, sizeof escape, replies),
+  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServiceFileOpen, protocol::kFlagBlocking,
+                           0, 1, words, escape, sizeof escape, replies),
             protocol::kBadRequest);
   EXPECT_EQ(replies[0], 0u);
   EXPECT_FALSE(std::filesystem::exists(root.parent_path() / "escape.txt"));
   words[0] = 12345;  // never opened
   words[1] = 0;
-  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServiceFileWrite, protocol::kFlagBlocking, 0, 1,
-                           words, "x", 1, replies),
+  EXPECT_EQ(protocol::call(ring.descriptor(), protocol::kServiceFileWrite, protocol::kFlagBlocking,
+                           0, 1, words, "x", 1, replies),
             protocol::kBadRequest);
   EXPECT_EQ(replies[1], static_cast<uint64_t>(EBADF));
   runtime.stop();

@@ -89,7 +89,8 @@ std::span<const uint8_t> Request::uniform() const {
 }
 
 std::span<uint64_t> Request::lane_words(uint32_t lane) {
-  if (lane >= ring_.lanes) fail("hostcall request", "lane " + std::to_string(lane) + " out of range");
+  if (lane >= ring_.lanes)
+    fail("hostcall request", "lane " + std::to_string(lane) + " out of range");
   return {protocol::slot_lane_words(ring_, slot_, lane), ring_.words_per_lane};
 }
 
@@ -155,8 +156,8 @@ struct Runtime::ThreadState {
 
 Runtime::Runtime(RingBuffer& ring, RuntimeOptions options) : ring_(ring), options_(options) {
   if (options_.service_threads == 0 || options_.service_threads > 256)
-    fail("hostcall runtime",
-         "service_threads must be between 1 and 256, got " + std::to_string(options_.service_threads));
+    fail("hostcall runtime", "service_threads must be between 1 and 256, got " +
+                                 std::to_string(options_.service_threads));
 }
 
 Runtime::~Runtime() { stop(); }
@@ -199,10 +200,10 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
   const protocol::Ring& ring = ring_.host_view();
   Request request(ring, slot);
   const bool blocking = request.blocking();
-  const uint64_t mask = request.active_mask() &
-                        (ring.lanes >= 64 ? ~uint64_t{0} : (uint64_t{1} << ring.lanes) - 1);
+  const uint64_t mask =
+      request.active_mask() & (ring.lanes >= 64 ? ~uint64_t{0} : (uint64_t{1} << ring.lanes) - 1);
   const uint64_t bytes = request.uniform().size() +
-                         uint64_t{protocol::detail::count_lanes(mask)} * ring.words_per_lane * 8;
+                         uint64_t{protocol::host_ops::count_lanes(mask)} * ring.words_per_lane * 8;
   bool failed = false;
   auto handler = handlers_.find(request.service());
   if (handler == handlers_.end()) {
@@ -218,9 +219,9 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
     }
   }
   const uint64_t turn = seq >> protocol::kPhaseBits;
-  protocol::detail::store_release(&slot->seq, blocking
-                                                  ? protocol::make_seq(turn, protocol::kReplied)
-                                                  : protocol::make_seq(turn + 1, protocol::kFree));
+  protocol::host_ops::store_release(&slot->seq,
+                                    blocking ? protocol::make_seq(turn, protocol::kReplied)
+                                             : protocol::make_seq(turn + 1, protocol::kFree));
   const uint64_t finished = now_ns();
   std::lock_guard lock(state.mutex);
   ++state.counts.calls;
@@ -242,7 +243,7 @@ void Runtime::service_loop(ThreadState& state, unsigned index) {
     uint64_t ready = 0;
     for (uint32_t i = 0; i < n; ++i) {
       SlotHeader* slot = protocol::slot_header(ring, (first + i) & (n - 1));
-      const uint64_t seq = protocol::detail::load_acquire(&slot->seq);
+      const uint64_t seq = protocol::host_ops::load_acquire(&slot->seq);
       if ((seq & kPhaseMask) != protocol::kReady) continue;
       ++ready;
       service_one(slot, seq, state);
@@ -260,7 +261,8 @@ void Runtime::service_loop(ThreadState& state, unsigned index) {
       std::this_thread::yield();
     } else {
       const uint32_t shift = std::min<uint32_t>(idle_passes - 64, 16);
-      const uint32_t us = std::min<uint32_t>(1u << shift, std::max<uint32_t>(1, options_.max_idle_sleep_us));
+      const uint32_t us =
+          std::min<uint32_t>(1u << shift, std::max<uint32_t>(1, options_.max_idle_sleep_us));
       std::this_thread::sleep_for(std::chrono::microseconds(us));
     }
   }

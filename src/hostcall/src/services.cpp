@@ -1,9 +1,9 @@
 #include "wavekit/hostcall/services.h"
 
 #include <bit>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
-#include <cctype>
 #include <cstring>
 #include <iostream>
 
@@ -16,12 +16,18 @@ using protocol::PrintKind;
 
 const char* kind_name(uint32_t kind) {
   switch (kind) {
-    case protocol::kPrintSigned: return "a signed integer";
-    case protocol::kPrintUnsigned: return "an unsigned integer";
-    case protocol::kPrintDouble: return "a floating-point value";
-    case protocol::kPrintPointer: return "a pointer";
-    case protocol::kPrintChar: return "a char";
-    default: return "of unknown kind";
+    case protocol::kPrintSigned:
+      return "a signed integer";
+    case protocol::kPrintUnsigned:
+      return "an unsigned integer";
+    case protocol::kPrintDouble:
+      return "a floating-point value";
+    case protocol::kPrintPointer:
+      return "a pointer";
+    case protocol::kPrintChar:
+      return "a char";
+    default:
+      return "of unknown kind";
   }
 }
 
@@ -38,8 +44,9 @@ void append_formatted(std::string& out, const std::string& spec, T value) {
 std::string format_print(std::string_view format, std::span<const uint64_t> words) {
   std::string out;
   const uint64_t signature = words.empty() ? 0 : words[0];
-  const uint32_t count = std::min<uint32_t>(static_cast<uint32_t>(signature & 0xf),
-                                            words.empty() ? 0 : static_cast<uint32_t>(words.size() - 1));
+  const uint32_t count =
+      std::min<uint32_t>(static_cast<uint32_t>(signature & 0xf),
+                         words.empty() ? 0 : static_cast<uint32_t>(words.size() - 1));
   bool terminated = false;
   if (const size_t nul = format.find('\0'); nul != std::string_view::npos) {
     format = format.substr(0, nul);
@@ -61,10 +68,12 @@ std::string format_print(std::string_view format, std::span<const uint64_t> word
     size_t j = i + 1;
     std::string spec = "%";
     while (j < format.size() && std::strchr("-+ #0", format[j])) spec += format[j++];
-    while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j]))) spec += format[j++];
+    while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j])))
+      spec += format[j++];
     if (j < format.size() && format[j] == '.') {
       spec += format[j++];
-      while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j]))) spec += format[j++];
+      while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j])))
+        spec += format[j++];
     }
     while (j < format.size() && std::strchr("hlLqjzt", format[j])) ++j;
     if (j >= format.size()) {
@@ -189,7 +198,8 @@ std::filesystem::path FileEgress::resolve(std::string_view path_template, uint64
     path.replace(at, 6, std::to_string(wave_id));
   const std::filesystem::path relative(path);
   if (path.empty()) fail("file egress", "empty path");
-  if (relative.is_absolute()) fail("file egress", "'" + path + "' is absolute; paths are relative to the egress directory");
+  if (relative.is_absolute())
+    fail("file egress", "'" + path + "' is absolute; paths are relative to the egress directory");
   for (const auto& part : relative)
     if (part == "..") fail("file egress", "'" + path + "' leaves the egress directory");
   return root_ / relative;

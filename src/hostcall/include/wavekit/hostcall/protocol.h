@@ -30,20 +30,28 @@
 
 #include <stdint.h>
 
-#if defined(__AMDGCN__) && (defined(__HIP_DEVICE_COMPILE__) || defined(__OPENCL_VERSION__))
+// WAVEKIT_HOSTCALL_FN: functions every producer uses (layout, encodings).
+// WAVEKIT_HOSTCALL_GPU_FN: the whole-wave device producer. nvcc and clang parse device function
+// bodies in their host passes too, so the device producer is declared in both passes and the
+// host producer (an overload with other parameters) in host passes.
+#if defined(__HIP__)
 #define WAVEKIT_HOSTCALL_AMDGPU 1
-#define WAVEKIT_HOSTCALL_FN __attribute__((device)) __attribute__((always_inline)) inline
-#elif defined(__CUDA_ARCH__)
+#define WAVEKIT_HOSTCALL_GPU_FN __attribute__((device)) __attribute__((always_inline)) inline
+#define WAVEKIT_HOSTCALL_FN __attribute__((host, device)) inline
+#if !defined(__HIP_DEVICE_COMPILE__)
+#define WAVEKIT_HOSTCALL_HOST 1
+#endif
+#elif defined(__CUDACC__)
 #define WAVEKIT_HOSTCALL_CUDA 1
-#define WAVEKIT_HOSTCALL_FN __device__ __forceinline__
+#define WAVEKIT_HOSTCALL_HOST 1
+#define WAVEKIT_HOSTCALL_GPU_FN __device__ __forceinline__
+#define WAVEKIT_HOSTCALL_FN __host__ __device__ inline
 #else
 #define WAVEKIT_HOSTCALL_HOST 1
-#include <sched.h>
-#if defined(__CUDACC__) || defined(__HIP__)
-#define WAVEKIT_HOSTCALL_FN __attribute__((host)) inline
-#else
 #define WAVEKIT_HOSTCALL_FN inline
 #endif
+#if defined(WAVEKIT_HOSTCALL_HOST)
+#include <sched.h>
 #endif
 
 namespace wavekit::hostcall::protocol {
@@ -85,13 +93,13 @@ inline constexpr uint32_t kMaxLanes = 64;
 // a file chunk), then `lanes * words_per_lane` 64-bit words, lane-major (lane l's words start
 // at l * words_per_lane).
 struct alignas(64) SlotHeader {
-  uint64_t seq;          // turn * 4 + Phase; only ever accessed atomically
-  uint32_t service;      // Service or a user id
-  uint32_t flags;        // kFlag*
-  uint64_t active_mask;  // lanes whose payload words are meaningful
-  uint64_t wave_id;      // the caller's identity, e.g. to give each wave its own file
-  uint32_t uniform_used; // bytes of the uniform area the request uses
-  uint32_t status;       // Status, written by the host with the reply
+  uint64_t seq;           // turn * 4 + Phase; only ever accessed atomically
+  uint32_t service;       // Service or a user id
+  uint32_t flags;         // kFlag*
+  uint64_t active_mask;   // lanes whose payload words are meaningful
+  uint64_t wave_id;       // the caller's identity, e.g. to give each wave its own file
+  uint32_t uniform_used;  // bytes of the uniform area the request uses
+  uint32_t status;        // Status, written by the host with the reply
 };
 static_assert(sizeof(SlotHeader) == 64, "the slot header is one cache line");
 
@@ -135,58 +143,59 @@ WAVEKIT_HOSTCALL_FN uint64_t make_seq(uint64_t turn, Phase phase) {
 // ---------------------------------------------------------------------------------------------
 // Atomics and waiting, per producer kind. Every access to SlotHeader::seq and to the ticket goes
 // through these, at system scope: the other side is the host CPU.
-namespace detail {
+#if defined(WAVEKIT_HOSTCALL_AMDGPU) || defined(WAVEKIT_HOSTCALL_CUDA)
+namespace device_ops {
 
 #if defined(WAVEKIT_HOSTCALL_AMDGPU)
 
-WAVEKIT_HOSTCALL_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-WAVEKIT_HOSTCALL_FN uint64_t load_acquire(uint64_t* p) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t load_acquire(uint64_t* p) {
   return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
-WAVEKIT_HOSTCALL_FN void store_release(uint64_t* p, uint64_t v) {
+WAVEKIT_HOSTCALL_GPU_FN void store_release(uint64_t* p, uint64_t v) {
   __hip_atomic_store(p, v, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_SYSTEM);
 }
 // Uniform values may have been stored with s_store_*, which sit in the scalar data cache until
 // written back; the release that follows does not cover that cache.
-WAVEKIT_HOSTCALL_FN void before_publish() {
+WAVEKIT_HOSTCALL_GPU_FN void before_publish() {
   __builtin_amdgcn_s_dcache_wb();
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "");
 }
 // The reply was written by the host: scalar loads must not hit stale scalar-cache lines.
-WAVEKIT_HOSTCALL_FN void after_reply() {
+WAVEKIT_HOSTCALL_GPU_FN void after_reply() {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "");
   __builtin_amdgcn_s_dcache_inv();
 }
-WAVEKIT_HOSTCALL_FN void pause() { __builtin_amdgcn_s_sleep(2); }
+WAVEKIT_HOSTCALL_GPU_FN void pause() { __builtin_amdgcn_s_sleep(2); }
 
 // Lane id from EXEC-relative counting: an inserted call receives no thread ids.
-WAVEKIT_HOSTCALL_FN uint32_t lane_id() {
+WAVEKIT_HOSTCALL_GPU_FN uint32_t lane_id() {
   return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
 }
-WAVEKIT_HOSTCALL_FN uint64_t active_mask() { return __builtin_amdgcn_read_exec(); }
+WAVEKIT_HOSTCALL_GPU_FN uint64_t active_mask() { return __builtin_amdgcn_read_exec(); }
 // The leader is the lowest active lane, the one readfirstlane reads.
-WAVEKIT_HOSTCALL_FN uint64_t broadcast_from_leader(uint64_t v, uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t broadcast_from_leader(uint64_t v, uint64_t mask) {
   (void)mask;
   const uint32_t lo = __builtin_amdgcn_readfirstlane(static_cast<uint32_t>(v));
   const uint32_t hi = __builtin_amdgcn_readfirstlane(static_cast<uint32_t>(v >> 32));
   return (uint64_t{hi} << 32) | lo;
 }
-WAVEKIT_HOSTCALL_FN void wave_sync(uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN void wave_sync(uint64_t mask) {
   (void)mask;
   __builtin_amdgcn_wave_barrier();
 }
-WAVEKIT_HOSTCALL_FN uint32_t lowest_lane(uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN uint32_t lowest_lane(uint64_t mask) {
   return static_cast<uint32_t>(__builtin_ctzll(mask));
 }
-WAVEKIT_HOSTCALL_FN uint32_t count_lanes(uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN uint32_t count_lanes(uint64_t mask) {
   return static_cast<uint32_t>(__builtin_popcountll(mask));
 }
 
 #elif defined(WAVEKIT_HOSTCALL_CUDA)
 
-WAVEKIT_HOSTCALL_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
   uint64_t old;
   asm volatile("atom.relaxed.sys.global.add.u64 %0, [%1], %2;"
                : "=l"(old)
@@ -194,57 +203,57 @@ WAVEKIT_HOSTCALL_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
                : "memory");
   return old;
 }
-WAVEKIT_HOSTCALL_FN uint64_t load_acquire(uint64_t* p) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t load_acquire(uint64_t* p) {
   uint64_t v;
   asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
-WAVEKIT_HOSTCALL_FN void store_release(uint64_t* p, uint64_t v) {
+WAVEKIT_HOSTCALL_GPU_FN void store_release(uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
-WAVEKIT_HOSTCALL_FN void before_publish() { __threadfence_system(); }
-WAVEKIT_HOSTCALL_FN void after_reply() { __threadfence_system(); }
-WAVEKIT_HOSTCALL_FN void pause() { __nanosleep(100); }
-WAVEKIT_HOSTCALL_FN uint32_t lane_id() {
+WAVEKIT_HOSTCALL_GPU_FN void before_publish() { __threadfence_system(); }
+WAVEKIT_HOSTCALL_GPU_FN void after_reply() { __threadfence_system(); }
+WAVEKIT_HOSTCALL_GPU_FN void pause() { __nanosleep(100); }
+WAVEKIT_HOSTCALL_GPU_FN uint32_t lane_id() {
   uint32_t lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
   return lane;
 }
-WAVEKIT_HOSTCALL_FN uint64_t active_mask() { return __activemask(); }
-WAVEKIT_HOSTCALL_FN uint32_t lowest_lane(uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t active_mask() { return __activemask(); }
+WAVEKIT_HOSTCALL_GPU_FN uint32_t lowest_lane(uint64_t mask) {
   return static_cast<uint32_t>(__ffsll(static_cast<long long>(mask)) - 1);
 }
-WAVEKIT_HOSTCALL_FN uint64_t broadcast_from_leader(uint64_t v, uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t broadcast_from_leader(uint64_t v, uint64_t mask) {
   return __shfl_sync(static_cast<unsigned>(mask), v, lowest_lane(mask));
 }
 // __syncwarp orders memory among the participating lanes, so the leader's release publishes
 // the other lanes' payload stores too.
-WAVEKIT_HOSTCALL_FN void wave_sync(uint64_t mask) { __syncwarp(static_cast<unsigned>(mask)); }
-WAVEKIT_HOSTCALL_FN uint32_t count_lanes(uint64_t mask) {
+WAVEKIT_HOSTCALL_GPU_FN void wave_sync(uint64_t mask) { __syncwarp(static_cast<unsigned>(mask)); }
+WAVEKIT_HOSTCALL_GPU_FN uint32_t count_lanes(uint64_t mask) {
   return static_cast<uint32_t>(__popcll(mask));
 }
+#endif
 
-#else  // host
+}  // namespace device_ops
+#endif
 
-WAVEKIT_HOSTCALL_FN uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
+#if defined(WAVEKIT_HOSTCALL_HOST)
+namespace host_ops {
+
+inline uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
   return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
-WAVEKIT_HOSTCALL_FN uint64_t load_acquire(uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-WAVEKIT_HOSTCALL_FN void store_release(uint64_t* p, uint64_t v) {
-  __atomic_store_n(p, v, __ATOMIC_RELEASE);
-}
-WAVEKIT_HOSTCALL_FN void before_publish() {}
-WAVEKIT_HOSTCALL_FN void after_reply() {}
-WAVEKIT_HOSTCALL_FN uint32_t lowest_lane(uint64_t mask) {
-  return static_cast<uint32_t>(__builtin_ctzll(mask));
-}
-WAVEKIT_HOSTCALL_FN uint32_t count_lanes(uint64_t mask) {
+inline uint64_t load_acquire(uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline void before_publish() {}
+inline void after_reply() {}
+inline uint32_t lowest_lane(uint64_t mask) { return static_cast<uint32_t>(__builtin_ctzll(mask)); }
+inline uint32_t count_lanes(uint64_t mask) {
   return static_cast<uint32_t>(__builtin_popcountll(mask));
 }
 
+}  // namespace host_ops
 #endif
-
-}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // The call, whole-wave on the GPUs: every active lane of the wave (warp) calls it together with
@@ -254,21 +263,22 @@ WAVEKIT_HOSTCALL_FN uint32_t count_lanes(uint64_t mask) {
 // request is published.
 #if defined(WAVEKIT_HOSTCALL_AMDGPU) || defined(WAVEKIT_HOSTCALL_CUDA)
 
-WAVEKIT_HOSTCALL_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t flags,
-                                  uint64_t wave_id, const uint64_t* lane_words, uint32_t word_count,
-                                  const void* uniform, uint32_t uniform_bytes, uint64_t* reply) {
-  const uint64_t mask = detail::active_mask();
-  const uint32_t lane = detail::lane_id();
-  const uint32_t leader = detail::lowest_lane(mask);
+WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t flags,
+                                      uint64_t wave_id, const uint64_t* lane_words,
+                                      uint32_t word_count, const void* uniform,
+                                      uint32_t uniform_bytes, uint64_t* reply) {
+  const uint64_t mask = device_ops::active_mask();
+  const uint32_t lane = device_ops::lane_id();
+  const uint32_t leader = device_ops::lowest_lane(mask);
 
   uint64_t ticket = 0;
-  if (lane == leader) ticket = detail::fetch_add_relaxed(ring.ticket, 1);
-  ticket = detail::broadcast_from_leader(ticket, mask);
+  if (lane == leader) ticket = device_ops::fetch_add_relaxed(ring.ticket, 1);
+  ticket = device_ops::broadcast_from_leader(ticket, mask);
   const uint64_t turn = ticket / ring.slot_count;
   SlotHeader* slot = slot_header(ring, ticket & (ring.slot_count - 1));
 
   // Every lane waits (atomic loads are never scalar loads, so no stale scalar cache here).
-  while (detail::load_acquire(&slot->seq) != make_seq(turn, kFree)) detail::pause();
+  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kFree)) device_ops::pause();
 
   if (word_count > ring.words_per_lane) word_count = ring.words_per_lane;
   uint64_t* mine = slot_lane_words(ring, slot, lane);
@@ -277,8 +287,8 @@ WAVEKIT_HOSTCALL_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t f
   // The active lanes copy the uniform bytes together, 8 bytes per lane per step; the rank is
   // the lane's position among the active lanes.
   if (uniform_bytes > ring.uniform_bytes) uniform_bytes = ring.uniform_bytes;
-  const uint32_t rank = detail::count_lanes(mask & ((uint64_t{1} << lane) - 1));
-  const uint32_t lanes_active = detail::count_lanes(mask);
+  const uint32_t rank = device_ops::count_lanes(mask & ((uint64_t{1} << lane) - 1));
+  const uint32_t lanes_active = device_ops::count_lanes(mask);
   const uint32_t uniform_words = (uniform_bytes + 7) / 8;
   uint64_t* uniform_out = reinterpret_cast<uint64_t*>(slot_uniform(ring, slot));
   const uint8_t* uniform_in = static_cast<const uint8_t*>(uniform);
@@ -296,22 +306,24 @@ WAVEKIT_HOSTCALL_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t f
     slot->uniform_used = uniform_bytes;
     slot->status = kOk;
   }
-  detail::before_publish();
-  detail::wave_sync(mask);
-  if (lane == leader) detail::store_release(&slot->seq, make_seq(turn, kReady));
+  device_ops::before_publish();
+  device_ops::wave_sync(mask);
+  if (lane == leader) device_ops::store_release(&slot->seq, make_seq(turn, kReady));
   if (!(flags & kFlagBlocking)) return kOk;
 
-  while (detail::load_acquire(&slot->seq) != make_seq(turn, kReplied)) detail::pause();
-  detail::after_reply();
+  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kReplied)) device_ops::pause();
+  device_ops::after_reply();
   if (reply)
     for (uint32_t w = 0; w < kReplyWords; ++w) reply[w] = mine[w];
   const uint32_t status = slot->status;
-  detail::wave_sync(mask);
-  if (lane == leader) detail::store_release(&slot->seq, make_seq(turn + 1, kFree));
+  device_ops::wave_sync(mask);
+  if (lane == leader) device_ops::store_release(&slot->seq, make_seq(turn + 1, kFree));
   return status;
 }
 
-#else  // host
+#endif
+
+#if defined(WAVEKIT_HOSTCALL_HOST)
 
 // What a host producer waits with: it spins a little, then yields its core, since the service
 // thread may need that very core.
@@ -336,11 +348,11 @@ inline void host_pause(HostBackoff& backoff) {
 inline uint32_t call(const Ring& ring, uint32_t service, uint32_t flags, uint64_t wave_id,
                      uint64_t active_mask, const uint64_t* lane_words, const void* uniform,
                      uint32_t uniform_bytes, uint64_t* replies) {
-  const uint64_t ticket = detail::fetch_add_relaxed(ring.ticket, 1);
+  const uint64_t ticket = host_ops::fetch_add_relaxed(ring.ticket, 1);
   const uint64_t turn = ticket / ring.slot_count;
   SlotHeader* slot = slot_header(ring, ticket & (ring.slot_count - 1));
   HostBackoff backoff;
-  while (detail::load_acquire(&slot->seq) != make_seq(turn, kFree)) host_pause(backoff);
+  while (host_ops::load_acquire(&slot->seq) != make_seq(turn, kFree)) host_pause(backoff);
 
   for (uint32_t lane = 0; lane < ring.lanes; ++lane) {
     if (!(active_mask >> lane & 1)) continue;
@@ -358,11 +370,11 @@ inline uint32_t call(const Ring& ring, uint32_t service, uint32_t flags, uint64_
   slot->wave_id = wave_id;
   slot->uniform_used = uniform_bytes;
   slot->status = kOk;
-  detail::store_release(&slot->seq, make_seq(turn, kReady));
+  host_ops::store_release(&slot->seq, make_seq(turn, kReady));
   if (!(flags & kFlagBlocking)) return kOk;
 
   backoff = {};
-  while (detail::load_acquire(&slot->seq) != make_seq(turn, kReplied)) host_pause(backoff);
+  while (host_ops::load_acquire(&slot->seq) != make_seq(turn, kReplied)) host_pause(backoff);
   if (replies) {
     for (uint32_t lane = 0; lane < ring.lanes; ++lane) {
       if (!(active_mask >> lane & 1)) continue;
@@ -371,7 +383,7 @@ inline uint32_t call(const Ring& ring, uint32_t service, uint32_t flags, uint64_
     }
   }
   const uint32_t status = slot->status;
-  detail::store_release(&slot->seq, make_seq(turn + 1, kFree));
+  host_ops::store_release(&slot->seq, make_seq(turn + 1, kFree));
   return status;
 }
 
@@ -391,8 +403,14 @@ inline uint32_t call(const Ring& ring, uint32_t service, uint32_t flags, uint64_
 //   in lane order. Reply word 0 = bytes written, word 1 = errno. Writes are blocking calls so
 //   that one wave's chunks reach its file in program order even with several service threads.
 // file close (kServiceFileClose): lane word 0 = handle. Reply word 0 = errno (0: closed).
-enum PrintKind : uint32_t { kPrintNone = 0, kPrintSigned = 1, kPrintUnsigned = 2, kPrintDouble = 3,
-                            kPrintPointer = 4, kPrintChar = 5 };
+enum PrintKind : uint32_t {
+  kPrintNone = 0,
+  kPrintSigned = 1,
+  kPrintUnsigned = 2,
+  kPrintDouble = 3,
+  kPrintPointer = 4,
+  kPrintChar = 5
+};
 inline constexpr uint32_t kMaxPrintArguments = 15;
 enum FileMode : uint64_t { kFileTruncate = 0, kFileAppend = 1 };
 
@@ -401,9 +419,12 @@ struct PrintArg {
   uint64_t word;
   uint32_t kind;
   WAVEKIT_HOSTCALL_FN PrintArg(char v) : word(static_cast<uint64_t>(v)), kind(kPrintChar) {}
-  WAVEKIT_HOSTCALL_FN PrintArg(signed char v) : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
-  WAVEKIT_HOSTCALL_FN PrintArg(short v) : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
-  WAVEKIT_HOSTCALL_FN PrintArg(int v) : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
+  WAVEKIT_HOSTCALL_FN PrintArg(signed char v)
+      : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
+  WAVEKIT_HOSTCALL_FN PrintArg(short v)
+      : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
+  WAVEKIT_HOSTCALL_FN PrintArg(int v)
+      : word(static_cast<uint64_t>(int64_t{v})), kind(kPrintSigned) {}
   WAVEKIT_HOSTCALL_FN PrintArg(long v) : word(static_cast<uint64_t>(v)), kind(kPrintSigned) {}
   WAVEKIT_HOSTCALL_FN PrintArg(long long v) : word(static_cast<uint64_t>(v)), kind(kPrintSigned) {}
   WAVEKIT_HOSTCALL_FN PrintArg(bool v) : word(v), kind(kPrintUnsigned) {}
@@ -413,8 +434,10 @@ struct PrintArg {
   WAVEKIT_HOSTCALL_FN PrintArg(unsigned long v) : word(v), kind(kPrintUnsigned) {}
   WAVEKIT_HOSTCALL_FN PrintArg(unsigned long long v) : word(v), kind(kPrintUnsigned) {}
   WAVEKIT_HOSTCALL_FN PrintArg(float v) : PrintArg(static_cast<double>(v)) {}
-  WAVEKIT_HOSTCALL_FN PrintArg(double v) : word(__builtin_bit_cast(uint64_t, v)), kind(kPrintDouble) {}
-  WAVEKIT_HOSTCALL_FN PrintArg(const void* v) : word(reinterpret_cast<uint64_t>(v)), kind(kPrintPointer) {}
+  WAVEKIT_HOSTCALL_FN PrintArg(double v)
+      : word(__builtin_bit_cast(uint64_t, v)), kind(kPrintDouble) {}
+  WAVEKIT_HOSTCALL_FN PrintArg(const void* v)
+      : word(reinterpret_cast<uint64_t>(v)), kind(kPrintPointer) {}
 };
 
 // Fills words[0] (the signature) and words[1..count]; returns the number of words used.
@@ -440,8 +463,8 @@ WAVEKIT_HOSTCALL_FN uint32_t string_length(const char* text) {
 // printf from every active lane: one request for the whole wave. Arguments beyond
 // words_per_lane - 1 are dropped. Returns this lane's character count when blocking, else 0.
 template <typename... Args>
-WAVEKIT_HOSTCALL_FN int64_t print(const Ring& ring, uint64_t wave_id, bool blocking, const char* format,
-                                  Args... args) {
+WAVEKIT_HOSTCALL_GPU_FN int64_t print(const Ring& ring, uint64_t wave_id, bool blocking,
+                                      const char* format, Args... args) {
   uint64_t words[kMaxPrintArguments + 1];
   const PrintArg list[] = {PrintArg(args)..., PrintArg(0)};  // the extra one keeps it non-empty
   uint32_t count = static_cast<uint32_t>(sizeof...(Args));
@@ -455,19 +478,20 @@ WAVEKIT_HOSTCALL_FN int64_t print(const Ring& ring, uint64_t wave_id, bool block
 
 // Opens `path` (relative to the host's egress directory; "{wave}" becomes wave_id) and
 // returns its handle, 0 when the host could not open it.
-WAVEKIT_HOSTCALL_FN uint64_t file_open(const Ring& ring, uint64_t wave_id, const char* path,
-                                       FileMode mode) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t file_open(const Ring& ring, uint64_t wave_id, const char* path,
+                                           FileMode mode) {
   uint64_t words[1] = {mode};
   uint64_t reply[kReplyWords] = {0, 0};
-  call(ring, kServiceFileOpen, kFlagBlocking, wave_id, words, 1, path, string_length(path) + 1, reply);
+  call(ring, kServiceFileOpen, kFlagBlocking, wave_id, words, 1, path, string_length(path) + 1,
+       reply);
   return reply[0];
 }
 
 // Appends `bytes` wave-uniform bytes, then each active lane's `lane_bytes` bytes (at most
 // (words_per_lane - 2) * 8) in lane order. Returns the bytes written.
-WAVEKIT_HOSTCALL_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, uint64_t handle,
-                                        const void* data, uint32_t bytes, const void* lane_data,
-                                        uint32_t lane_bytes) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, uint64_t handle,
+                                            const void* data, uint32_t bytes, const void* lane_data,
+                                            uint32_t lane_bytes) {
   uint64_t words[64];
   const uint32_t capacity = (ring.words_per_lane - 2) * 8;
   if (lane_bytes > capacity) lane_bytes = capacity;
@@ -476,16 +500,17 @@ WAVEKIT_HOSTCALL_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, uint
   const uint8_t* in = static_cast<const uint8_t*>(lane_data);
   for (uint32_t w = 0; w < (lane_bytes + 7) / 8; ++w) {
     uint64_t word = 0;
-    for (uint32_t b = 0; b < 8 && w * 8 + b < lane_bytes; ++b) word |= uint64_t{in[w * 8 + b]} << (8 * b);
+    for (uint32_t b = 0; b < 8 && w * 8 + b < lane_bytes; ++b)
+      word |= uint64_t{in[w * 8 + b]} << (8 * b);
     words[2 + w] = word;
   }
   uint64_t reply[kReplyWords] = {0, 0};
-  call(ring, kServiceFileWrite, kFlagBlocking, wave_id, words, 2 + (lane_bytes + 7) / 8, data, bytes,
-       reply);
+  call(ring, kServiceFileWrite, kFlagBlocking, wave_id, words, 2 + (lane_bytes + 7) / 8, data,
+       bytes, reply);
   return reply[0];
 }
 
-WAVEKIT_HOSTCALL_FN uint64_t file_close(const Ring& ring, uint64_t wave_id, uint64_t handle) {
+WAVEKIT_HOSTCALL_GPU_FN uint64_t file_close(const Ring& ring, uint64_t wave_id, uint64_t handle) {
   uint64_t words[1] = {handle};
   uint64_t reply[kReplyWords] = {0, 0};
   call(ring, kServiceFileClose, kFlagBlocking, wave_id, words, 1, nullptr, 0, reply);

@@ -94,11 +94,11 @@ struct RuntimeOptions {
 };
 
 struct Statistics {
-  uint64_t calls = 0;             // requests serviced
-  uint64_t blocking_calls = 0;    // of which the caller waited for a reply
-  uint64_t bytes = 0;             // request bytes read: uniform bytes + active lanes' words
-  uint64_t failed = 0;            // unknown service, handler threw or refused
-  uint64_t peak_occupancy = 0;    // most requests found ready in one scan of the ring
+  uint64_t calls = 0;           // requests serviced
+  uint64_t blocking_calls = 0;  // of which the caller waited for a reply
+  uint64_t bytes = 0;           // request bytes read: uniform bytes + active lanes' words
+  uint64_t failed = 0;          // unknown service, handler threw or refused
+  uint64_t peak_occupancy = 0;  // most requests found ready in one scan of the ring
   // Service latency: from the scan that found a request ready to its reply being published,
   // in nanoseconds (so it includes waiting behind other requests in the same scan).
   uint64_t latency_p50_ns = 0;

@@ -1,0 +1,43 @@
+// AMDGPU device code that uses protocol.h, compiled for gfx908/gfx90a/gfx942. The disassembly
+// test (device_code_test.cpp) checks the memory-ordering sequences in it; the kernels are also
+// what an emulator run of the protocol launches (16,384 waves, per-wave files).
+#include "wavekit/hostcall/protocol.h"
+
+namespace protocol = wavekit::hostcall::protocol;
+
+#define KERNEL extern "C" __attribute__((global))
+
+// One blocking call from every active lane: the reply of each lane lands in out[thread].
+KERNEL void hostcall_blocking_call(const protocol::Ring* ring, uint64_t* out) {
+  const uint32_t thread = __builtin_amdgcn_workgroup_id_x() * 256 + __builtin_amdgcn_workitem_id_x();
+  const uint64_t words[2] = {thread, ~uint64_t{thread}};
+  uint64_t reply[protocol::kReplyWords] = {0, 0};
+  protocol::call(*ring, protocol::kFirstUserService, protocol::kFlagBlocking, thread / 64, words, 2, nullptr,
+                 0, reply);
+  out[thread] = reply[0];
+}
+
+// Fire-and-forget: returns once the request is published.
+KERNEL void hostcall_fire_and_forget(const protocol::Ring* ring) {
+  const uint32_t thread = __builtin_amdgcn_workgroup_id_x() * 256 + __builtin_amdgcn_workitem_id_x();
+  const uint64_t words[1] = {thread};
+  protocol::call(*ring, protocol::kFirstUserService, 0, thread / 64, words, 1, nullptr, 0, nullptr);
+}
+
+// Every wave streams `calls` lines to its own file, then closes it: the emulator scenario.
+KERNEL void hostcall_wave_files(const protocol::Ring* ring, uint32_t calls) {
+  const uint32_t lane_in_group = __builtin_amdgcn_workitem_id_x();
+  const uint64_t wave = (__builtin_amdgcn_workgroup_id_x() * 256 + lane_in_group) / 64;
+  const uint64_t handle = protocol::file_open(*ring, wave, "waves/wave-{wave}.txt", protocol::kFileTruncate);
+  for (uint32_t i = 0; i < calls; ++i) {
+    const char lane_text[4] = {'a', static_cast<char>('0' + lane_in_group % 10), ' ', 0};
+    protocol::file_write(*ring, wave, handle, "line:", 5, lane_text, 3);
+  }
+  protocol::file_close(*ring, wave, handle);
+}
+
+// printf from a diverged wave: only the odd lanes are active.
+KERNEL void hostcall_print_odd_lanes(const protocol::Ring* ring) {
+  const uint32_t lane = __builtin_amdgcn_workitem_id_x();
+  if (lane & 1) protocol::print(*ring, lane / 64, true, "lane %u: %f\n", lane, lane * 0.5);
+}

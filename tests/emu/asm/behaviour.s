@@ -1,0 +1,188 @@
+// Directed kernels for the emulator's behaviour tests (gfx90a). Every kernel takes one or two
+// global buffers in its kernarg segment; s[0:1] holds the kernarg pointer, s2 the workgroup id.
+
+.amdgcn_target "amdgcn-amd-amdhsa--gfx90a"
+.text
+
+// out[lane] = in[lane] + 1, with the s_waitcnt the load needs.
+.globl load_add_with_wait
+.p2align 8
+.type load_add_with_wait,@function
+load_add_with_wait:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0        // s[4:5] = in, s[6:7] = out
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v1, s[4:5]
+  s_waitcnt vmcnt(0)
+  v_add_u32 v3, 1, v2
+  global_store_dword v1, v3, s[6:7]
+  s_endpgm
+
+// The same without the wait before the add: v2 still holds its old value (0) when read.
+.globl load_add_missing_wait
+.p2align 8
+.type load_add_missing_wait,@function
+load_add_missing_wait:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  v_lshlrev_b32 v1, 2, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dword v2, v1, s[4:5]
+  v_add_u32 v3, 1, v2
+  s_waitcnt vmcnt(0)
+  global_store_dword v1, v3, s[6:7]
+  s_endpgm
+
+// Stores 1 GiB past the start of `out`.
+.globl store_out_of_bounds
+.p2align 8
+.type store_out_of_bounds,@function
+store_out_of_bounds:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  v_mov_b32 v1, 0x40000000
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v0, s[6:7]
+  s_endpgm
+
+.globl trap_kernel
+.p2align 8
+.type trap_kernel,@function
+trap_kernel:
+  s_nop 0
+  s_trap 2
+  s_endpgm
+
+// An encoding that is no gfx90a instruction.
+.globl illegal_kernel
+.p2align 8
+.type illegal_kernel,@function
+illegal_kernel:
+  s_nop 0
+  .long 0xffffffff
+  s_endpgm
+
+// Workgroup 0 spins (with s_sleep) until workgroup 1 sets flag[0]; with only one workgroup
+// resident, workgroup 1 never starts: a forward-progress deadlock.
+.globl spin_on_other_workgroup
+.p2align 8
+.type spin_on_other_workgroup,@function
+spin_on_other_workgroup:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_cmp_eq_u32 s2, 0
+  s_cbranch_scc0 .Lsetter
+.Lspin:
+  s_sleep 1
+  s_load_dword s6, s[4:5], 0x0 glc
+  s_waitcnt lgkmcnt(0)
+  s_cmp_eq_u32 s6, 0
+  s_cbranch_scc1 .Lspin
+  s_endpgm
+.Lsetter:
+  v_mov_b32 v1, 1
+  v_mov_b32 v2, 0
+  global_store_dword v2, v1, s[4:5]
+  s_endpgm
+
+.rodata
+.macro KERNEL name
+.p2align 6
+.amdhsa_kernel \name
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_system_sgpr_workgroup_id_x 1
+  .amdhsa_next_free_vgpr 8
+  .amdhsa_next_free_sgpr 16
+  .amdhsa_accum_offset 8
+.end_amdhsa_kernel
+.endm
+KERNEL load_add_with_wait
+KERNEL load_add_missing_wait
+KERNEL store_out_of_bounds
+KERNEL trap_kernel
+KERNEL illegal_kernel
+KERNEL spin_on_other_workgroup
+
+.amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--gfx90a
+amdhsa.kernels:
+  - .name: load_add_with_wait
+    .symbol: load_add_with_wait.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: load_add_missing_wait
+    .symbol: load_add_missing_wait.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: store_out_of_bounds
+    .symbol: store_out_of_bounds.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: trap_kernel
+    .symbol: trap_kernel.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: illegal_kernel
+    .symbol: illegal_kernel.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: spin_on_other_workgroup
+    .symbol: spin_on_other_workgroup.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+...
+.end_amdgpu_metadata

@@ -1,0 +1,104 @@
+// Memory ordering, faults and forward progress, on directed assembly kernels
+// (asm/behaviour.s, assembled by clang-22 and linked by ld.lld-22 at build time).
+#include <gtest/gtest.h>
+
+#include "emu_test_support.h"
+
+namespace wavekit::emu::test {
+namespace {
+
+const std::string kBehaviour = WAVEKIT_EMU_TEST_OBJECTS "/behaviour_gfx90a.co";
+const std::uint32_t kOneWave[3] = {64, 1, 1};
+
+class Behaviour : public testing::Test {
+ protected:
+  LoadedObject object{kBehaviour};
+  Buffer in{object.memory(), 64 * 4, "in"};
+  Buffer out{object.memory(), 64 * 4, "out"};
+  void SetUp() override {
+    for (int i = 0; i < 64; ++i) in.as<std::uint32_t>()[i] = 1000 + 7 * i;
+  }
+};
+
+TEST_F(Behaviour, LoadCompletesAtTheCoveringWaitcnt) {
+  auto result = object.run("load_add_with_wait", {in.address(), out.address()}, kOneWave, kOneWave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out.as<std::uint32_t>()[i], 1000u + 7 * i + 1) << i;
+}
+
+TEST_F(Behaviour, MissingWaitcntReadsTheStaleRegister) {
+  auto result =
+      object.run("load_add_missing_wait", {in.address(), out.address()}, kOneWave, kOneWave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  // The add ran before the load completed: it saw v2's launch value (0), not in[i].
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out.as<std::uint32_t>()[i], 1u) << i;
+}
+
+TEST_F(Behaviour, OutOfBoundsStoreIsAMemoryFault) {
+  auto result =
+      object.run("store_out_of_bounds", {in.address(), out.address()}, kOneWave, kOneWave);
+  ASSERT_EQ(result.error, ErrorKind::memory_fault) << result.message;
+  ASSERT_EQ(result.faults.size(), 1u);
+  EXPECT_EQ(result.faults[0].address, out.address() + 0x40000000);
+  EXPECT_EQ(result.faults[0].linear_wave_id, 0u);
+  EXPECT_EQ(result.faults[0].instruction.rfind("global_store_dword", 0), 0u)
+      << result.faults[0].instruction;
+  EXPECT_NE(result.message.find("outside every allocation"), std::string::npos) << result.message;
+}
+
+TEST_F(Behaviour, TrapIsReportedWithItsPc) {
+  auto result = object.run("trap_kernel", {}, kOneWave, kOneWave);
+  ASSERT_EQ(result.error, ErrorKind::trap) << result.message;
+  ASSERT_EQ(result.faults.size(), 1u);
+  EXPECT_EQ(result.faults[0].pc, object.entry_vaddr("trap_kernel") + 4);
+  EXPECT_EQ(result.faults[0].instruction, "s_trap 2");
+}
+
+TEST_F(Behaviour, IllegalInstructionIsReportedWithItsPc) {
+  auto result = object.run("illegal_kernel", {}, kOneWave, kOneWave);
+  ASSERT_EQ(result.error, ErrorKind::illegal_instruction) << result.message;
+  ASSERT_EQ(result.faults.size(), 1u);
+  EXPECT_EQ(result.faults[0].pc, object.entry_vaddr("illegal_kernel") + 4);
+}
+
+TEST_F(Behaviour, CrossWorkgroupSpinCompletesWhenBothAreResident) {
+  const std::uint32_t grid[3] = {128, 1, 1};
+  DispatchOptions options;
+  options.max_resident_waves = 2;
+  options.host_threads = 1;  // both workgroups interleave on one thread
+  auto result =
+      object.run("spin_on_other_workgroup", {in.address(), out.address()}, grid, kOneWave, options);
+  ASSERT_TRUE(result.ok()) << result.message;
+  EXPECT_EQ(in.as<std::uint32_t>()[0], 1u);
+}
+
+TEST_F(Behaviour, ResidencyLimitTurnsCrossWorkgroupSpinIntoNoProgress) {
+  in.as<std::uint32_t>()[0] = 0;
+  const std::uint32_t grid[3] = {128, 1, 1};
+  DispatchOptions options;
+  options.max_resident_waves = 1;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  auto result =
+      object.run("spin_on_other_workgroup", {in.address(), out.address()}, grid, kOneWave, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  ASSERT_EQ(result.faults.size(), 1u) << result.message;
+  EXPECT_EQ(result.faults[0].linear_wave_id, 0u);
+  // The waiting wave is inside its spin loop (after the entry's first five instructions).
+  std::uint64_t entry = object.entry_vaddr("spin_on_other_workgroup");
+  EXPECT_GT(result.faults[0].pc, entry);
+  EXPECT_LT(result.faults[0].pc, entry + 0x40);
+}
+
+TEST_F(Behaviour, ResidencyBelowOneWorkgroupIsAnInvalidDispatch) {
+  const std::uint32_t block[3] = {256, 1, 1};
+  DispatchOptions options;
+  options.max_resident_waves = 2;
+  auto result =
+      object.run("load_add_with_wait", {in.address(), out.address()}, block, block, options);
+  EXPECT_EQ(result.error, ErrorKind::invalid_dispatch);
+  EXPECT_NE(result.message.find("max_resident_waves"), std::string::npos) << result.message;
+}
+
+}  // namespace
+}  // namespace wavekit::emu::test

@@ -16,7 +16,8 @@ import subprocess
 import sys
 import time
 
-CONFIGS = ["none", "floor", "ours", "ours_sampled", "proton", "proton_hook", "torchprof"]
+CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_sampled", "proton",
+           "proton_hook", "torchprof"]
 
 
 def rss_bytes():
@@ -259,9 +260,11 @@ def config_env(config, lib, out, tag):
     here = os.path.dirname(os.path.abspath(__file__))
     env["PYTHONPATH"] = os.path.join(here, "..", "..", "python") + ":" + env.get("PYTHONPATH", "")
     env["PYTHONUNBUFFERED"] = "1"
-    if config == "floor":
+    if config.startswith("floor"):
         env["CUDA_INJECTION64_PATH"] = os.path.join(lib, "libcupti_floor.so")
-        env["WAVEKIT_FLOOR_OUTPUT"] = os.path.join(out, f"floor-{tag}.json")
+        env["WAVEKIT_FLOOR_OUTPUT"] = os.path.join(out, f"{config}-{tag}.json")
+        if config == "floor_activity":
+            env["WAVEKIT_FLOOR_CALLBACKS"] = "0"
     elif config.startswith("ours"):
         library = os.path.join(lib, "libwavekit_profile_cupti.so")
         env["CUDA_INJECTION64_PATH"] = library
@@ -270,6 +273,8 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
         if config == "ours_sampled":
             env["WAVEKIT_PROFILE_DUTY"] = "50/1000"
+        if config == "ours_idle":  # attached, never collecting: the cost of being there
+            env["WAVEKIT_PROFILE_START_DISABLED"] = "1"
         if tag.startswith("soak"):
             env["WAVEKIT_PROFILE_PHASE_MS"] = "1000"
     return env

@@ -8,15 +8,30 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
+#include <mutex>
+#include <vector>
 
 namespace {
 
 std::atomic<unsigned long long> kernels{0}, callbacks{0}, dropped{0};
 CUpti_SubscriberHandle subscriber;
-constexpr size_t kBufferBytes = 4 << 20;
+constexpr size_t kBufferBytes = 1 << 20;
+// Buffers are recycled, as any long-running profiler must: a fresh allocation per buffer
+// would add page faults that are not CUPTI's cost.
+std::mutex pool_mutex;
+std::vector<uint8_t*> pool;
 
 void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  {
+    std::lock_guard lock(pool_mutex);
+    if (!pool.empty()) {
+      *buffer = pool.back();
+      pool.pop_back();
+    } else {
+      *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+    }
+  }
   *size = kBufferBytes;
   *max_records = 0;
 }
@@ -28,7 +43,8 @@ void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t,
       kernels.fetch_add(1, std::memory_order_relaxed);
   size_t lost = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &lost) == CUPTI_SUCCESS) dropped += lost;
-  std::free(buffer);
+  std::lock_guard lock(pool_mutex);
+  pool.push_back(buffer);
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {

@@ -14,6 +14,9 @@ python3 bench/profile/bench.py orchestrate --lib /tmp/wk --out /tmp/res --rounds
   --reps "$reps" --soak-replays "${SOAK_REPLAYS:-10000}" 2>&1 | tee "$out/log.txt"
 python3 bench/profile/compare.py /tmp/res/ours-0/profile.hatchet /tmp/res/proton-0.hatchet \
   /tmp/res/floor-0.json 2>&1 | tee "$out/compare.txt"
+echo "soak:" | tee -a "$out/compare.txt"
+python3 bench/profile/compare.py /tmp/res/ours-soak/profile.hatchet /tmp/res/ours-soak/profile.hatchet \
+  /tmp/res/floor-soak.json 2>&1 | tail -2 | tee -a "$out/compare.txt"
 python3 -c "
 import json; d=json.load(open('/tmp/res/ours-0/profile.hatchet')); print('ours self-metrics:', d[2])" 2>&1 | tee -a "$out/compare.txt"
 ls /tmp/res/ours-0 | head; du -sh /tmp/res/ours-0 /tmp/res/*.hatchet

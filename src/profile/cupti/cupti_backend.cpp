@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -43,8 +44,10 @@ std::string demangle(std::string_view name) {
 
 class CuptiBackend final : public Backend {
  public:
-  static constexpr std::size_t kBufferBytes = std::size_t{4} << 20;
-  static constexpr std::size_t kMaxBuffers = 64;  // beyond this CUPTI drops (and counts) records
+  // Small buffers: CUPTI's periodic flush returns only full buffers, so their size bounds how
+  // long a record waits before the consumer sees it.
+  static constexpr std::size_t kBufferBytes = std::size_t{1} << 20;
+  static constexpr std::size_t kMaxBuffers = 256;  // beyond this CUPTI drops (and counts) records
 
   CUpti_SubscriberHandle subscriber = nullptr;
 

@@ -62,6 +62,12 @@ TEST(Errors, Parameters) {
   EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("", "--restrict"); }), "--restrict"));
   EXPECT_TRUE(contains(error_of([] { Bitmap::parse_list("1,,2", "--restrict"); }), "--restrict"));
   EXPECT_EQ(Bitmap::parse_list("0-3,8", "x").list(), "0-3,8");
+  std::string file = ::testing::TempDir() + "bind_restrict_" + std::to_string(getpid());
+  write_file(file, "4-7,12\n");
+  EXPECT_EQ(Bitmap::parse_list_or_file(file, "x").list(), "4-7,12");
+  write_file(file, "4-7;12\n");
+  EXPECT_TRUE(contains(error_of([&] { Bitmap::parse_list_or_file(file, "x"); }), "(file " + file));
+  std::remove(file.c_str());
 }
 
 // mpibind v0.22+'s shared parser: `gpu_optim:0` became gpu=1, `visible_devices` became

@@ -62,7 +62,8 @@ int run_bind(wavekit::cli::Arguments args) {
   parser.option("--gpu-optim", &gpu_optim, "0|1",
                 "distribute tasks by GPUs when there are GPUs (default 1)");
   parser.option("--restrict", &restrict_list, "LIST",
-                "only these CPUs (or NUMA nodes with --restrict-type mem), e.g. 0-15,32");
+                "only these CPUs (or NUMA nodes with --restrict-type mem), e.g. 0-15,32, or a file "
+                "holding such a list");
   parser.option("--restrict-type", &restrict_type, "cpu|mem",
                 "what --restrict lists (default cpu)");
   parser.option("--compat", &compat, "mpibind-0.23.1", "reproduce mpibind v0.23.1 bit for bit");
@@ -94,7 +95,7 @@ int run_bind(wavekit::cli::Arguments args) {
                                                   : wavekit::bind::RestrictType::cpu;
   }
   if (!restrict_list.empty())
-    params.restrict_set = wavekit::bind::Bitmap::parse_list(restrict_list, "--restrict");
+    params.restrict_set = wavekit::bind::Bitmap::parse_list_or_file(restrict_list, "--restrict");
   if (format != "text" && format != "mpibind" && format != "json" && format != "env")
     throw UsageError("--format: '" + format + "' must be text, mpibind, json or env");
   if (exec_task.empty() && !command.empty())

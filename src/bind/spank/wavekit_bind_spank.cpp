@@ -112,7 +112,7 @@ int slurm_spank_user_init(spank_t spank, int, char**) {
         first_of(spank, "WAVEKIT_BIND_RESTRICT_TYPE", "MPIBIND_RESTRICT_TYPE");
     if (!restrict_list.empty())
       params.restrict_set =
-          wavekit::bind::Bitmap::parse_list(restrict_list, "WAVEKIT_BIND_RESTRICT");
+          wavekit::bind::Bitmap::parse_list_or_file(restrict_list, "WAVEKIT_BIND_RESTRICT");
     if (restrict_type == "mem")
       params.restrict_type = wavekit::bind::RestrictType::mem;
     else if (!restrict_type.empty() && restrict_type != "cpu")

@@ -1,7 +1,10 @@
 #include "wavekit/bind/bitmap.h"
 
+#include <cctype>
 #include <cstdlib>
+#include <fstream>
 #include <new>
+#include <sstream>
 #include <utility>
 
 #include "wavekit/support/error.h"
@@ -66,10 +69,14 @@ Bitmap Bitmap::parse_list(std::string_view text, std::string_view what) {
   return result;
 }
 
-Bitmap Bitmap::range(unsigned first, unsigned last) {
-  Bitmap result;
-  hwloc_bitmap_set_range(result.bitmap_, first, static_cast<int>(last));
-  return result;
+Bitmap Bitmap::parse_list_or_file(std::string_view text, std::string_view what) {
+  std::ifstream file{std::string(text)};
+  if (!file) return parse_list(text, what);
+  std::stringstream content;
+  content << file.rdbuf();
+  std::string list = content.str();
+  while (!list.empty() && std::isspace(static_cast<unsigned char>(list.back()))) list.pop_back();
+  return parse_list(list, std::string(what) + " (file " + std::string(text) + ")");
 }
 
 Bitmap& Bitmap::operator|=(const Bitmap& other) {

@@ -110,7 +110,8 @@ std::string format_json(const Mapping& mapping, const TopologyView& view,
                        {"smi", d.smi},
                        {"pci", d.pci_busid},
                        {"vendor_id", d.vendor_id},
-                       {"uuid", d.uuid}});
+                       {"uuid", d.uuid},
+                       {"model", d.model}});
   }
   root["devices"] = devices;
   nlohmann::ordered_json tasks = nlohmann::ordered_json::array();

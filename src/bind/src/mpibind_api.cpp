@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -68,19 +67,6 @@ std::string device_id(const wavekit::bind::Device& device, int type, int mpibind
   }
 }
 
-std::string restrict_text(const char* ids) {
-  // mpibind accepts a list or the name of a file holding one.
-  std::ifstream file(ids);
-  if (file) {
-    std::stringstream content;
-    content << file.rdbuf();
-    std::string text = content.str();
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-    return text;
-  }
-  return ids;
-}
-
 }  // namespace
 
 extern "C" {
@@ -113,7 +99,7 @@ int mpibind(mpibind_t* h) {
                                ? wavekit::bind::RestrictType::mem
                                : wavekit::bind::RestrictType::cpu;
     if (h->restrict_ids != nullptr)
-      params.restrict_set = Bitmap::parse_list(restrict_text(h->restrict_ids), "restrict ids");
+      params.restrict_set = Bitmap::parse_list_or_file(h->restrict_ids, "restrict ids");
     if (h->topology == nullptr) {
       hwloc_topology_t topology;
       if (hwloc_topology_init(&topology) < 0 || mpibind_load_topology(topology) != 0)

@@ -23,7 +23,9 @@ class Bitmap {
 
   // Parses an hwloc list ("0-3,8,10-11"); throws wavekit::Error naming `what` on bad syntax.
   static Bitmap parse_list(std::string_view text, std::string_view what);
-  static Bitmap range(unsigned first, unsigned last);
+  // mpibind's restrict ids: a list, or the name of a file that holds one (as Flux and Slurm
+  // pass an allocation); errors name `what`.
+  static Bitmap parse_list_or_file(std::string_view text, std::string_view what);
 
   hwloc_bitmap_t get() { return bitmap_; }
   hwloc_const_bitmap_t get() const { return bitmap_; }

@@ -251,7 +251,16 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
   // AGPRs: gfx908 has a separate file; gfx90a/gfx942 place them at ACCUM_OFFSET in the unified
   // file (compute_pgm_rsrc3 bits 5:0, in units of 4 registers).
   wave.agpr_base = params_.processor == Processor::gfx908 ? kAgprBase : ((kd_.rsrc3 & 63) + 1) * 4;
-  std::memset(wave.v, 0, std::size_t(kVectorRegisters) * 64 * sizeof(std::uint32_t));
+  // The hardware leaves VGPRs undefined at launch; the emulator zeroes the ones the descriptor
+  // grants (compute_pgm_rsrc1 granule: 8 registers on gfx90a/gfx942's unified file, 4 VGPRs
+  // plus as many AGPRs on gfx908) so that runs are reproducible.
+  unsigned granted = ((kd_.rsrc1 & 63) + 1) * (params_.processor == Processor::gfx908 ? 4u : 8u);
+  granted = std::min(granted, kVectorRegisters);
+  std::memset(wave.v, 0, std::size_t(granted) * 64 * sizeof(std::uint32_t));
+  if (params_.processor == Processor::gfx908)
+    std::memset(
+        wave.vreg(kAgprBase), 0,
+        std::size_t(std::min(granted, kVectorRegisters - kAgprBase)) * 64 * sizeof(std::uint32_t));
 
   // User SGPRs, in order, each present when the kernel descriptor enables it.
   unsigned s = 0;

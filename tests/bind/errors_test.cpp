@@ -45,6 +45,13 @@ TEST(Errors, TopologyFiles) {
   for (const auto& path : {garbage, not_hwloc, empty}) std::remove(path.c_str());
 }
 
+TEST(Errors, CoresToPus) {
+  TopologyView view = TopologyView::build(testing::machine("packages=2,cores=4,smt=2"));
+  EXPECT_EQ(view.pus_of_cores(Bitmap::parse_list("0,5", "x")).list(), "0,5,8,13");
+  EXPECT_TRUE(contains(error_of([&] { view.pus_of_cores(Bitmap::parse_list("8", "x")); }),
+                       "core 8 does not exist (the node has 8 cores)"));
+}
+
 TEST(Errors, Parameters) {
   TopologyView view = TopologyView::build(testing::machine("packages=2,cores=4,smt=2"));
   Params params;

@@ -67,7 +67,8 @@ SlurmctldLogFile=$work/slurmctld.log
 SlurmdLogFile=$work/slurmd.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-SelectType=select/linear
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
 SchedulerType=sched/builtin
 MpiDefault=none
 ReturnToService=2
@@ -117,4 +118,25 @@ output=$(timeout 60 srun -N1 -n 1 --wavekit-bind=nthreads:3 bash -c 'echo thread
 output=$(timeout 60 srun -N1 -n 1 --wavekit-bind=gpu_optimize:0 true 2>&1) &&
   fail "srun accepted --wavekit-bind=gpu_optimize:0"
 [[ $output == *"unknown option 'gpu_optimize:0'"* ]] || fail "bad option gave '$output'"
-echo "PASS: srun --wavekit-bind bound $ntasks tasks as wavekit bind computed"
+# A step given part of the node (one core) is restricted to that core's PUs: Slurm's own
+# task plugin is off here, so only wavekit-bind can have bound it.
+expand() {  # "0-2,5" -> "0,1,2,5"
+  local item out=()
+  IFS=, read -ra items <<<"$1"
+  for item in "${items[@]}"; do
+    if [[ $item == *-* ]]; then out+=($(seq "${item%-*}" "${item#*-}")); else out+=("$item"); fi
+  done
+  (IFS=,; echo "${out[*]}")
+}
+output=$(timeout 60 srun -N1 -n 1 --wavekit-bind bash -c \
+  'scontrol show job -d $SLURM_JOB_ID | grep -o "CPU_IDs=[0-9,-]*"; grep Cpus_allowed_list /proc/self/status | cut -f2' 2>&1) ||
+  fail "srun -n 1 --wavekit-bind failed: $output"
+cores=$(sed -n 's/^CPU_IDs=//p' <<<"$output")
+allowed=$(tail -n 1 <<<"$output")
+[[ -n $cores ]] || fail "no CPU_IDs in '$output'"
+if command -v hwloc-calc >/dev/null; then
+  expected_pus=$(hwloc-calc --physical-output --intersect pu --sep , core:"$cores" | tr , '\n' | sort -n | paste -sd,)
+  [[ $(expand "$allowed") == "$expected_pus" ]] ||
+    fail "a step on core(s) $cores ran on '$allowed', expected PUs $expected_pus"
+fi
+echo "PASS: srun --wavekit-bind bound $ntasks tasks as wavekit bind computed; a one-core step stayed on core $cores"

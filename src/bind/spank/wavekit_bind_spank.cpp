@@ -73,6 +73,28 @@ std::string first_of(spank_t spank, const char* name, const char* fallback) {
   return value.empty() ? job_env(spank, fallback) : value;
 }
 
+// A step that does not own the whole node is restricted to the cores Slurm gave it, when hwloc
+// sees more cores than that (as mpibind v0.23.1 does). A CPU restriction from the environment
+// is intersected with them.
+void restrict_to_step_cores(spank_t spank, const wavekit::bind::Topology& topology,
+                            wavekit::bind::Params& params) {
+  char* cores = nullptr;
+  if (spank_get_item(spank, S_STEP_ALLOC_CORES, &cores) != ESPANK_SUCCESS || cores == nullptr ||
+      *cores == '\0')
+    return;
+  auto view = wavekit::bind::TopologyView::build(topology);
+  auto allocated = wavekit::bind::Bitmap::parse_list(cores, "S_STEP_ALLOC_CORES");
+  auto seen = view.levels[static_cast<std::size_t>(view.core_depth)].size();
+  if (static_cast<std::size_t>(allocated.weight()) >= seen) return;
+  auto pus = view.pus_of_cores(allocated);
+  if (params.restrict_set && params.restrict_type == wavekit::bind::RestrictType::cpu)
+    pus &= *params.restrict_set;
+  else if (params.restrict_set)
+    throw wavekit::Error("a memory restriction cannot be combined with a partial-node step");
+  params.restrict_set = pus;
+  params.restrict_type = wavekit::bind::RestrictType::cpu;
+}
+
 }  // namespace
 
 extern "C" {
@@ -120,6 +142,7 @@ int slurm_spank_user_init(spank_t spank, int, char**) {
     std::string topology_file = first_of(spank, "WAVEKIT_BIND_TOPOFILE", "MPIBIND_TOPOFILE");
     auto topology = topology_file.empty() ? wavekit::bind::Topology::live()
                                           : wavekit::bind::Topology::from_xml_file(topology_file);
+    restrict_to_step_cores(spank, topology, params);
     mapping = std::make_unique<wavekit::bind::Mapping>(map_topology(topology, params));
   } catch (const std::exception& error) {
     slurm_error("wavekit-bind: %s", error.what());

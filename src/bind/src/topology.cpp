@@ -249,6 +249,18 @@ int TopologyView::count_inside(const Bitmap& root, int depth) const {
   return count;
 }
 
+Bitmap TopologyView::pus_of_cores(const Bitmap& logical_cores) const {
+  const auto& cores = levels[static_cast<std::size_t>(core_depth)];
+  Bitmap pus;
+  for (unsigned index : logical_cores.indexes()) {
+    if (index >= cores.size())
+      fail(origin, "core " + std::to_string(index) + " does not exist (the node has " +
+                       std::to_string(cores.size()) + " cores)");
+    pus |= cores[index].cpuset;
+  }
+  return pus;
+}
+
 const ViewObject* TopologyView::parent_of(const ViewNuma& numa) const {
   if (numa.parent_index == static_cast<unsigned>(-1)) return nullptr;
   return &levels[static_cast<std::size_t>(numa.parent_depth)][numa.parent_index];

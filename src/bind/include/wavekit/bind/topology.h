@@ -104,6 +104,10 @@ class TopologyView {
   // Objects at `depth` whose non-empty cpuset lies inside `root` (hwloc's "inside cpuset").
   std::vector<const ViewObject*> objects_inside(const Bitmap& root, int depth) const;
   int count_inside(const Bitmap& root, int depth) const;
+  // The PUs of the cores with these logical indexes (mpibind's cores_to_pus), for resource
+  // managers that hand out cores (Slurm's S_STEP_ALLOC_CORES). Throws for an index past the
+  // last core.
+  Bitmap pus_of_cores(const Bitmap& logical_cores) const;
   // The normal object a NUMA node hangs from; null when that parent has no CPUs.
   const ViewObject* parent_of(const ViewNuma& numa) const;
 };

@@ -552,7 +552,8 @@ void CodeCache::Impl::prepare_entry(std::uint64_t entry) {
     return;  // already explored from this entry
   }
   // Walk everything reachable from the entry (branch targets and fall-throughs), then mark
-  // leaders: the entry, branch targets, and the instruction after a conditional branch or call.
+  // leaders as the analysis library defines blocks: the entry, branch targets, and the
+  // instruction after a conditional branch, a call or a trap.
   std::vector<std::uint64_t> work{entry};
   std::set<std::uint64_t> seen;
   std::set<std::uint64_t> leaders{entry_vaddr};
@@ -575,7 +576,9 @@ void CodeCache::Impl::prepare_entry(std::uint64_t entry) {
         if (inst->flags & detail::kFlagCondBranch) leaders.insert(vaddr_next);
         if (!(inst->flags & detail::kFlagCondBranch)) break;
       }
-      if (std::string_view(inst->name).starts_with("s_swappc")) leaders.insert(vaddr_next);
+      // Calls and traps end a block and fall through (the analysis library's definition).
+      std::string_view name(inst->name);
+      if (name.starts_with("s_swappc") || name.starts_with("s_trap")) leaders.insert(vaddr_next);
       pc = inst->next_pc;
     }
   }

@@ -116,6 +116,19 @@ TEST(CliLive, ExecBindsTheProcessAndSetsItsEnvironment) {
                                " threads spread"),
             std::string::npos)
       << result.output;
+  // --membind sets a memory policy on the task's nodes: the kernel's numa_maps shows a policy
+  // other than "default" for the exec'd program's mappings.
+  auto policy = [](const std::string& flags) {
+    return run_command(
+        wavekit("bind --ntasks 1 " + flags + " --exec 0 -- sh -c 'head -1 /proc/self/numa_maps'"));
+  };
+  if (access("/proc/self/numa_maps", R_OK) != 0) GTEST_SKIP() << "the kernel has no numa_maps";
+  auto plain = policy("");
+  auto bound = policy("--membind");
+  ASSERT_EQ(plain.status, 0) << plain.output;
+  ASSERT_EQ(bound.status, 0) << bound.output;
+  EXPECT_NE(plain.output.find(" default "), std::string::npos) << plain.output;
+  EXPECT_EQ(bound.output.find(" default "), std::string::npos) << bound.output;
   auto missing = run_command(wavekit("bind --ntasks 1 --exec 0 -- /nonexistent/program 2>&1"));
   EXPECT_EQ(missing.status, 1);
   EXPECT_NE(missing.output.find("cannot run '/nonexistent/program'"), std::string::npos);

@@ -168,7 +168,11 @@ WAVEKIT_HOSTCALL_GPU_FN void after_reply() {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "");
   __builtin_amdgcn_s_dcache_inv();
 }
-WAVEKIT_HOSTCALL_GPU_FN void pause() { __builtin_amdgcn_s_sleep(2); }
+// s_sleep takes a constant: a fixed short sleep (2 x 64 clocks) between polls.
+WAVEKIT_HOSTCALL_GPU_FN void pause(uint32_t& backoff) {
+  (void)backoff;
+  __builtin_amdgcn_s_sleep(2);
+}
 
 // Lane id from EXEC-relative counting: an inserted call receives no thread ids.
 WAVEKIT_HOSTCALL_GPU_FN uint32_t lane_id() {
@@ -213,7 +217,12 @@ WAVEKIT_HOSTCALL_GPU_FN void store_release(uint64_t* p, uint64_t v) {
 }
 WAVEKIT_HOSTCALL_GPU_FN void before_publish() { __threadfence_system(); }
 WAVEKIT_HOSTCALL_GPU_FN void after_reply() { __threadfence_system(); }
-WAVEKIT_HOSTCALL_GPU_FN void pause() { __nanosleep(100); }
+// Every poll of host memory is a PCIe read; with thousands of warps waiting, fixed short sleeps
+// flood the link and slow the very replies they wait for. The sleep doubles up to 8 us.
+WAVEKIT_HOSTCALL_GPU_FN void pause(uint32_t& backoff) {
+  __nanosleep(backoff);
+  backoff = backoff < 8192 ? backoff * 2 : backoff;
+}
 WAVEKIT_HOSTCALL_GPU_FN uint32_t lane_id() {
   uint32_t lane;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
@@ -278,7 +287,8 @@ WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32
   SlotHeader* slot = slot_header(ring, ticket & (ring.slot_count - 1));
 
   // Every lane waits (atomic loads are never scalar loads, so no stale scalar cache here).
-  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kFree)) device_ops::pause();
+  uint32_t backoff = 128;
+  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kFree)) device_ops::pause(backoff);
 
   if (word_count > ring.words_per_lane) word_count = ring.words_per_lane;
   uint64_t* mine = slot_lane_words(ring, slot, lane);
@@ -311,7 +321,9 @@ WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32
   if (lane == leader) device_ops::store_release(&slot->seq, make_seq(turn, kReady));
   if (!(flags & kFlagBlocking)) return kOk;
 
-  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kReplied)) device_ops::pause();
+  backoff = 128;
+  while (device_ops::load_acquire(&slot->seq) != make_seq(turn, kReplied))
+    device_ops::pause(backoff);
   device_ops::after_reply();
   if (reply)
     for (uint32_t w = 0; w < kReplyWords; ++w) reply[w] = mine[w];

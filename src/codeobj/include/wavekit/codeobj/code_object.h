@@ -12,6 +12,7 @@
 
 #include "wavekit/codeobj/kernel_descriptor.h"
 #include "wavekit/codeobj/metadata.h"
+#include "wavekit/support/error.h"
 
 namespace wavekit::codeobj {
 
@@ -77,10 +78,10 @@ struct Symbol {
   std::uint32_t name_offset = 0;  // in the linked string table (assigned for new symbols)
   std::uint64_t value = 0;
   std::uint64_t size = 0;
-  std::uint8_t type = 0;        // STT_*
-  std::uint8_t binding = 0;     // STB_*
-  std::uint8_t visibility = 0;  // STV_* (st_other & 3)
-  std::uint8_t other = 0;       // the whole st_other byte
+  std::uint8_t type = 0;            // STT_*
+  std::uint8_t binding = 0;         // STB_*
+  std::uint8_t visibility = 0;      // STV_* (st_other & 3)
+  std::uint8_t other = 0;           // the whole st_other byte
   std::uint16_t section_index = 0;  // SHN_UNDEF, SHN_ABS or a section index
 
   bool is_defined() const { return section_index != 0; }
@@ -145,9 +146,9 @@ class CodeObject {
   const Section* section(const std::string& name) const;  // nullptr if absent
   std::optional<std::size_t> section_index(const std::string& name) const;
   const std::vector<Segment>& segments() const { return segments_; }
-  const std::vector<Symbol>& symbols() const { return symbols_; }              // .symtab
+  const std::vector<Symbol>& symbols() const { return symbols_; }                  // .symtab
   const std::vector<Symbol>& dynamic_symbols() const { return dynamic_symbols_; }  // .dynsym
-  const std::vector<Relocation>& relocations() const { return relocations_; }  // all RELA/REL
+  const std::vector<Relocation>& relocations() const { return relocations_; }      // all RELA/REL
   const std::vector<DynamicEntry>& dynamic_entries() const { return dynamic_; }
   const std::vector<Note>& notes() const { return notes_; }
   const std::vector<Kernel>& kernels() const { return kernels_; }
@@ -187,9 +188,11 @@ class CodeObject {
   void set_descriptor(std::size_t kernel_index, const KernelDescriptor& descriptor);
 
  private:
-  friend class Writer;
-  friend class Parser;
   void rebuild_kernels();
+  std::size_t append_load_segment(std::size_t section_index);
+  void grow_alloc_section(std::size_t section_index);
+  void serialize_dynamic();
+  void refresh_descriptors();
 
   std::string name_;
   std::vector<std::uint8_t> original_;  // the parsed bytes, kept for gaps and padding
@@ -202,6 +205,9 @@ class CodeObject {
   Target target_;
   std::vector<Section> sections_;
   std::vector<std::uint64_t> original_section_sizes_;  // to know which sections grew
+  // Sections given a new address in a new PT_LOAD segment (grown or added): {section, segment}.
+  // The writer places their contents at the end of the file and points the segment there.
+  std::vector<std::pair<std::size_t, std::size_t>> relocated_sections_;
   std::vector<Segment> segments_;
   std::vector<Symbol> symbols_;
   std::vector<Symbol> dynamic_symbols_;
@@ -210,7 +216,6 @@ class CodeObject {
   std::vector<Note> notes_;
   std::vector<Kernel> kernels_;
   Metadata metadata_;
-  bool tables_modified_ = false;  // symbols/relocations/.dynamic must be re-serialised
 };
 
 // Description for `wavekit inspect`: {"target", "code_object_version", "kernels": [{"name",

@@ -70,8 +70,8 @@ struct KernelDescriptor {
   unsigned exception_fp_bits() const;
 
   // COMPUTE_PGM_RSRC3 (gfx90a and later)
-  unsigned accum_offset_field() const;     // raw ACCUM_OFFSET field
-  unsigned accum_offset() const;           // first AGPR as VGPR index: (field + 1) * 4
+  unsigned accum_offset_field() const;  // raw ACCUM_OFFSET field
+  unsigned accum_offset() const;        // first AGPR as VGPR index: (field + 1) * 4
   bool tg_split() const;
 
   // KERNEL_CODE_PROPERTIES: the user SGPRs the hardware initialises, packed from s0.

@@ -4,25 +4,25 @@
 // kernel descriptor, so a rewriter that changes a descriptor must change the note with it.
 #pragma once
 
+#include <llvm/BinaryFormat/MsgPackDocument.h>
+
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include <llvm/BinaryFormat/MsgPackDocument.h>
-#include <nlohmann/json.hpp>
-
 namespace wavekit::codeobj {
 
 // One entry of a kernel's `.args` list.
 struct KernelArg {
-  std::string name;           // .name (optional in the note; empty if absent)
-  std::string type_name;      // .type_name (optional)
-  std::uint64_t offset = 0;   // .offset
-  std::uint64_t size = 0;     // .size
-  std::string value_kind;     // .value_kind, e.g. "global_buffer", "by_value", "hidden_block_count_x"
+  std::string name;          // .name (optional in the note; empty if absent)
+  std::string type_name;     // .type_name (optional)
+  std::uint64_t offset = 0;  // .offset
+  std::uint64_t size = 0;    // .size
+  std::string value_kind;  // .value_kind, e.g. "global_buffer", "by_value", "hidden_block_count_x"
   std::string address_space;  // .address_space (optional)
   bool is_hidden() const { return value_kind.rfind("hidden_", 0) == 0; }
 };
@@ -37,22 +37,34 @@ class KernelMetadata {
   std::vector<KernelArg> args() const;
   // An integer-valued key such as ".kernarg_segment_size"; nullopt if absent.
   std::optional<std::uint64_t> integer(const std::string& key) const;
-  std::uint64_t kernarg_segment_size() const { return integer(".kernarg_segment_size").value_or(0); }
-  std::uint64_t kernarg_segment_align() const { return integer(".kernarg_segment_align").value_or(0); }
-  std::uint64_t group_segment_fixed_size() const { return integer(".group_segment_fixed_size").value_or(0); }
-  std::uint64_t private_segment_fixed_size() const { return integer(".private_segment_fixed_size").value_or(0); }
+  std::uint64_t kernarg_segment_size() const {
+    return integer(".kernarg_segment_size").value_or(0);
+  }
+  std::uint64_t kernarg_segment_align() const {
+    return integer(".kernarg_segment_align").value_or(0);
+  }
+  std::uint64_t group_segment_fixed_size() const {
+    return integer(".group_segment_fixed_size").value_or(0);
+  }
+  std::uint64_t private_segment_fixed_size() const {
+    return integer(".private_segment_fixed_size").value_or(0);
+  }
   std::uint64_t sgpr_count() const { return integer(".sgpr_count").value_or(0); }
   std::uint64_t vgpr_count() const { return integer(".vgpr_count").value_or(0); }
   std::uint64_t agpr_count() const { return integer(".agpr_count").value_or(0); }
   std::uint64_t wavefront_size() const { return integer(".wavefront_size").value_or(0); }
-  std::uint64_t max_flat_workgroup_size() const { return integer(".max_flat_workgroup_size").value_or(0); }
+  std::uint64_t max_flat_workgroup_size() const {
+    return integer(".max_flat_workgroup_size").value_or(0);
+  }
   std::uint64_t sgpr_spill_count() const { return integer(".sgpr_spill_count").value_or(0); }
   std::uint64_t vgpr_spill_count() const { return integer(".vgpr_spill_count").value_or(0); }
   bool uses_dynamic_stack() const;  // .uses_dynamic_stack (COV5+), false if absent
 
   // Mutation (marks the note for re-encoding on write).
   void set_integer(const std::string& key, std::uint64_t value);
-  void set_private_segment_fixed_size(std::uint64_t v) { set_integer(".private_segment_fixed_size", v); }
+  void set_private_segment_fixed_size(std::uint64_t v) {
+    set_integer(".private_segment_fixed_size", v);
+  }
   void set_kernarg_segment_size(std::uint64_t v) { set_integer(".kernarg_segment_size", v); }
   void set_sgpr_count(std::uint64_t v) { set_integer(".sgpr_count", v); }
   void set_vgpr_count(std::uint64_t v) { set_integer(".vgpr_count", v); }

@@ -300,10 +300,8 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
     for (int i = 0; i < 3; ++i)
       inst.src[i] = source(bits(w1, 8 + 9 * i, 9 * i), src_type(i), 0, uses_literal);
     if (sem.flags & detail::kSemMfma) {
-      inst.cbsz = std::uint8_t(bits(w0, 10, 8));
-      inst.abid = std::uint8_t(bits(w0, 14, 11));
-      inst.blgp = std::uint8_t(bits(w1, 31, 29));
-      if (inst.cbsz || inst.abid || inst.blgp)
+      // CBSZ, ABID (broadcast within the A operand) and BLGP (B lane-group pattern).
+      if (bits(w0, 10, 8) || bits(w0, 14, 11) || bits(w1, 31, 29))
         return "MFMA broadcast (cbsz/abid/blgp) is not supported";
       // gfx908's matrix cores always read C from and write D to AGPRs; gfx90a+ choose with
       // ACC_CD (bit 15).
@@ -548,9 +546,7 @@ void CodeCache::Impl::prepare_entry(std::uint64_t entry) {
   detail::CodeObject* object = object_at(entry);
   if (!object) return;
   std::uint64_t entry_vaddr = entry - object->host_base + object->vaddr_base;
-  if (!object->explicit_blocks && object->block_starts.insert(entry_vaddr).second == false) {
-    return;  // already explored from this entry
-  }
+  if (!object->explored.insert(entry_vaddr).second) return;  // already explored from here
   // Walk everything reachable from the entry (branch targets and fall-throughs), then mark
   // leaders as the analysis library defines blocks: the entry, branch targets, and the
   // instruction after a conditional branch, a call or a trap.

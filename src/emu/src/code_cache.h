@@ -18,6 +18,7 @@ struct CodeObject {
   std::unique_ptr<std::atomic<const Inst*>[]> slots;
   std::deque<Inst> pool;  // stable addresses
   bool explicit_blocks = false;
+  std::set<std::uint64_t> explored;      // entries already walked by prepare_entry
   std::set<std::uint64_t> block_starts;  // original vaddrs (explicit, or found leaders)
 };
 

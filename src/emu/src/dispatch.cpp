@@ -479,7 +479,7 @@ void Dispatcher::check_progress(std::uint64_t executed) {
   };
   for (const auto& group : run_queue_) describe(*group);
   result_.message = message.str();
-  if (params_.options.no_progress_seconds >= 0) ready_.notify_all();
+  ready_.notify_all();
 }
 
 void Dispatcher::worker() {
@@ -519,12 +519,7 @@ void Dispatcher::worker() {
     }
     check_progress(executed);
     // A stopped dispatch leaves the waves where they are (the report lists them).
-    if (ctx_.abort.load()) {
-      std::lock_guard lock(mutex_);
-      if (group) run_queue_.push_back(std::move(group));
-      ready_.notify_all();
-      return;
-    }
+    if (ctx_.abort.load()) return;
   }
 }
 
@@ -563,8 +558,6 @@ DispatchResult Dispatcher::run() {
       std::min<std::uint64_t>(max_resident_, std::uint64_t(total_groups_) * waves_per_group_);
   if (scratch_per_wave_) scratch_.assign(scratch_per_wave_ * slots, 0);
   for (unsigned slot = slots; slot-- > 0;) free_slots_.push_back(slot);
-  ctx_.scratch_base = reinterpret_cast<std::uint64_t>(scratch_.data());
-  ctx_.scratch_bytes_per_wave = scratch_per_wave_;
 
   code_.impl().prepare_entry(entry_);
   {

@@ -72,7 +72,6 @@ enum InstFlags : std::uint32_t {
   kFlagClamp = 1u << 3,
   kFlagBranch = 1u << 4,      // ends a basic block (branch, call, return, end)
   kFlagCondBranch = 1u << 5,  // conditional: the next instruction starts a block
-  kFlagAgprDst = 1u << 6,     // destination / MFMA C-D in AGPRs
   kFlagOffen = 1u << 7,
   kFlagIdxen = 1u << 8,
   kFlagGlc = 1u << 9,
@@ -98,9 +97,8 @@ struct Inst {
   std::uint8_t dpp_row_mask = 0xf;
   std::uint8_t dpp_bank_mask = 0xf;
   bool dpp_bound_ctrl = false;
-  std::uint8_t cbsz = 0, abid = 0, blgp = 0;  // MFMA broadcast controls (must be 0: checked)
-  Operand dst;                                // vdst / sdst
-  Operand sdst;                               // VOP3b carry-out / compare result (vcc or SGPR pair)
+  Operand dst;                   // vdst / sdst
+  Operand sdst;                  // VOP3b carry-out / compare result (vcc or SGPR pair)
   std::array<Operand, 4> src{};  // src0..src2; memory ops: [0]=address [1]=data [2]=data1
   Operand saddr;                 // FLAT saddr / SMEM base / MUBUF resource
   Operand soffset;               // SMEM / MUBUF soffset
@@ -135,10 +133,6 @@ enum class WaveState : std::uint8_t { ready, at_barrier, ended, faulted };
 struct Workgroup;
 struct DispatchContext;
 
-struct BlockCount {
-  std::uint64_t count = 0;
-};
-
 struct Wave {
   std::uint32_t s[kScalarFileSize] = {};
   std::uint32_t* v = nullptr;  // kVectorRegisters * 64, lane-minor: v[reg * 64 + lane]
@@ -150,8 +144,7 @@ struct Wave {
   std::uint64_t dpp_lanes = ~0ull;      // lanes a DPP instruction may write (set per use)
   bool gpr_idx_on = false;
   std::uint8_t gpr_idx_mode = 0;  // bit0 src0, bit1 src1, bit2 src2, bit3 dst
-  std::uint32_t sleep_requested = 0;
-  bool yield = false;  // set by s_sleep / s_barrier / a blocking wait: switch waves
+  bool yield = false;             // set by s_sleep / s_barrier / a blocking wait: switch waves
 
   std::uint32_t wave_in_workgroup = 0;
   std::uint64_t linear_id = 0;
@@ -185,12 +178,13 @@ struct Wave {
     s[kExecLo] = std::uint32_t(mask);
     s[kExecHi] = std::uint32_t(mask >> 32);
   }
+  // 64-bit scalar pairs; an encoding naming the last register wraps instead of overrunning.
   std::uint64_t sreg64(unsigned i) const {
-    return std::uint64_t(s[i]) | (std::uint64_t(s[i + 1]) << 32);
+    return std::uint64_t(s[i & 127]) | (std::uint64_t(s[(i + 1) & 127]) << 32);
   }
   void set_sreg64(unsigned i, std::uint64_t value) {
-    s[i] = std::uint32_t(value);
-    s[i + 1] = std::uint32_t(value >> 32);
+    s[i & 127] = std::uint32_t(value);
+    s[(i + 1) & 127] = std::uint32_t(value >> 32);
   }
   std::uint32_t* vreg(unsigned index) { return v + std::size_t(index) * 64; }
 };
@@ -200,9 +194,7 @@ struct Workgroup {
   std::uint32_t flat_id = 0;
   std::vector<std::unique_ptr<Wave>> waves;
   std::vector<std::uint8_t> lds;
-  std::size_t current = 0;  // the wave running now (round robin)
   std::uint32_t ended = 0;
-  std::uint32_t at_barrier = 0;
 };
 
 // What every wave of one dispatch shares.
@@ -213,7 +205,6 @@ struct DispatchContext {
   DispatchOptions options;
   // Ranges the dispatch itself makes readable: kernarg segment, dispatch packet, queue.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> implicit_ranges;  // [base, end)
-  std::uint64_t scratch_base = 0, scratch_bytes_per_wave = 0;
   std::uint32_t lds_size = 0;
   // Progress tracking for no-progress detection.
   std::atomic<std::uint64_t> progress_events{0};

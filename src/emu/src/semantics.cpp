@@ -925,10 +925,7 @@ void s_barrier(Wave& w, const Inst&) {
   w.state = WaveState::at_barrier;
   w.yield = true;
 }
-void s_sleep(Wave& w, const Inst&) {
-  ++w.sleep_requested;
-  w.yield = true;
-}
+void s_sleep(Wave& w, const Inst&) { w.yield = true; }
 void s_trap(Wave& w, const Inst& in) {
   fault(w, ErrorKind::trap, 0, "s_trap " + std::to_string(in.imm & 0xff));
 }
@@ -1628,7 +1625,7 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         return (__VA_ARGS__);                               \
       },                                                    \
            true>,                                           \
-      Family::valu, {type, type, type}, 1, 0, kSemCompare | kSemCompareExec)
+      Family::valu, {type, type, type}, 1, 0, kSemCompare)
 
 using I32 = i32;
 using U32 = u32;

@@ -19,13 +19,12 @@ enum class Family : std::uint8_t {
 };
 
 enum SemanticFlags : std::uint32_t {
-  kSemDstScalar = 1u << 0,    // VALU writing an SGPR (readlane, readfirstlane)
-  kSemVop3b = 1u << 1,        // VOP3 with an SGPR carry/flag destination in dw0[14:8]
-  kSemCarryIn = 1u << 2,      // VOP2 form reads VCC as src2 (addc, subb, cndmask)
-  kSemAccumulate = 1u << 3,   // mac/fmac: the destination is also src2
-  kSemCompare = 1u << 4,      // VOPC: result is a lane mask
-  kSemCompareExec = 1u << 5,  // v_cmpx: the mask also goes to EXEC
-  kSemLiteralK = 1u << 6,     // madmk/madak/fmamk/fmaak: a literal K among the sources
+  kSemDstScalar = 1u << 0,   // VALU writing an SGPR (readlane, readfirstlane)
+  kSemVop3b = 1u << 1,       // VOP3 with an SGPR carry/flag destination in dw0[14:8]
+  kSemCarryIn = 1u << 2,     // VOP2 form reads VCC as src2 (addc, subb, cndmask)
+  kSemAccumulate = 1u << 3,  // mac/fmac: the destination is also src2
+  kSemCompare = 1u << 4,     // VOPC: result is a lane mask
+  kSemLiteralK = 1u << 6,    // madmk/madak/fmamk/fmaak: a literal K among the sources
   kSemMfma = 1u << 7,
   kSemBranch = 1u << 8,  // ends a block
   kSemCondBranch = 1u << 9,

@@ -6,6 +6,7 @@
 #include <hsa/hsa_ext_amd.h>
 #include <hsa/hsa_ext_image.h>
 
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -318,6 +319,122 @@ TEST_F(Runtime, ExecutableResolvesCrossObjectCallsAndReportsSymbols) {
   // Two kernels, the alias, two provider variables and the two __hip_cuid_* markers.
   EXPECT_EQ(symbols, 7);
   EXPECT_EQ(hsa_executable_destroy(executable), HSA_STATUS_SUCCESS);
+}
+
+// Dispatches `kernel` (a symbol name) of `executable` over `items` work-items in one
+// workgroup with `arguments` as its kernarg segment, and waits for completion.
+void run_kernel(hsa_agent_t gpu, hsa_queue_t* queue, hsa_executable_t executable,
+                const char* kernel, const std::vector<std::uint8_t>& arguments,
+                std::uint32_t items) {
+  hsa_executable_symbol_t symbol;
+  ASSERT_EQ(hsa_executable_get_symbol_by_name(executable, kernel, &gpu, &symbol),
+            HSA_STATUS_SUCCESS);
+  std::uint64_t object = 0;
+  std::uint32_t kernarg_size = 0, private_size = 0, group_size = 0;
+  hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT, &object);
+  hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+                                 &kernarg_size);
+  hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+                                 &private_size);
+  hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+                                 &group_size);
+  hsa_region_t kernarg_region{};
+  hsa_agent_iterate_regions(
+      gpu,
+      [](hsa_region_t region, void* data) {
+        std::uint32_t flags = 0;
+        hsa_region_get_info(region, HSA_REGION_INFO_GLOBAL_FLAGS, &flags);
+        if (!(flags & HSA_REGION_GLOBAL_FLAG_KERNARG)) return HSA_STATUS_SUCCESS;
+        *static_cast<hsa_region_t*>(data) = region;
+        return HSA_STATUS_INFO_BREAK;
+      },
+      &kernarg_region);
+  void* kernarg = nullptr;
+  ASSERT_EQ(hsa_memory_allocate(kernarg_region, kernarg_size, &kernarg), HSA_STATUS_SUCCESS);
+  std::memset(kernarg, 0, kernarg_size);
+  std::memcpy(kernarg, arguments.data(), std::min<std::size_t>(arguments.size(), kernarg_size));
+  hsa_signal_t done;
+  hsa_signal_create(1, 0, nullptr, &done);
+  std::uint64_t index = hsa_queue_add_write_index_relaxed(queue, 1);
+  auto* packet =
+      static_cast<hsa_kernel_dispatch_packet_t*>(queue->base_address) + index % queue->size;
+  std::memset(reinterpret_cast<std::uint8_t*>(packet) + 4, 0, sizeof *packet - 4);
+  packet->workgroup_size_x = static_cast<std::uint16_t>(items);
+  packet->workgroup_size_y = packet->workgroup_size_z = 1;
+  packet->grid_size_x = items;
+  packet->grid_size_y = packet->grid_size_z = 1;
+  packet->private_segment_size = private_size;
+  packet->group_segment_size = group_size;
+  packet->kernel_object = object;
+  packet->kernarg_address = kernarg;
+  packet->completion_signal = done;
+  std::uint32_t header = (HSA_PACKET_TYPE_KERNEL_DISPATCH << HSA_PACKET_HEADER_TYPE) |
+                         (1u << (16 + HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS));
+  __atomic_store_n(reinterpret_cast<std::uint32_t*>(packet), header, __ATOMIC_RELEASE);
+  hsa_signal_store_screlease(queue->doorbell_signal, static_cast<hsa_signal_value_t>(index));
+  EXPECT_EQ(hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                                      HSA_WAIT_STATE_BLOCKED),
+            0);
+  hsa_signal_destroy(done);
+  hsa_memory_free(kernarg);
+}
+
+template <typename... Values>
+std::vector<std::uint8_t> pack(Values... values) {
+  std::vector<std::uint8_t> bytes;
+  (
+      [&] {
+        const auto* raw = reinterpret_cast<const std::uint8_t*>(&values);
+        bytes.insert(bytes.end(), raw, raw + sizeof values);
+      }(),
+      ...);
+  return bytes;
+}
+
+TEST_F(Runtime, CrossObjectCallRunsTheProvidersFunction) {
+  // The probe-library case end to end: the consumer's kernel calls probe_add through its GOT
+  // slot, which the loader filled with the provider's probe_add_impl (via the OBJECT alias).
+  hsa_executable_t executable = load({"probe_consumer.co", "probe_provider.co"});
+  hsa_queue_t* queue = nullptr;
+  ASSERT_EQ(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, nullptr, nullptr, UINT32_MAX,
+                             UINT32_MAX, &queue),
+            HSA_STATUS_SUCCESS);
+  std::vector<int> out(64, -1);
+  ASSERT_EQ(hsa_memory_register(out.data(), out.size() * sizeof(int)), HSA_STATUS_SUCCESS);
+  void* device_out = nullptr;
+  ASSERT_EQ(hsa_amd_memory_lock(out.data(), out.size() * sizeof(int), &gpu, 1, &device_out),
+            HSA_STATUS_SUCCESS);
+  run_kernel(gpu, queue, executable, "call_probe.kd", pack(device_out), 64);
+  for (int lane = 0; lane < 64; ++lane) EXPECT_EQ(out[lane], lane + 1000) << lane;
+  hsa_amd_memory_unlock(out.data());
+  hsa_queue_destroy(queue);
+  hsa_executable_destroy(executable);
+}
+
+TEST_F(Runtime, DispatchFaultReachesTheQueueCallbackAndTheQueueStopsRunningPackets) {
+  hsa_executable_t executable = load({"probe_provider.co"});
+  std::atomic<int> status{0};
+  hsa_queue_t* queue = nullptr;
+  ASSERT_EQ(hsa_queue_create(
+                gpu, 64, HSA_QUEUE_TYPE_MULTI,
+                [](hsa_status_t error, hsa_queue_t*, void* data) {
+                  *static_cast<std::atomic<int>*>(data) = error;
+                },
+                &status, UINT32_MAX, UINT32_MAX, &queue),
+            HSA_STATUS_SUCCESS);
+  // out = a null pointer: every lane's store lies outside the memory the GPU may touch.
+  run_kernel(gpu, queue, executable, "provider_kernel", pack(std::uint64_t{0}, 1), 64);
+  EXPECT_EQ(status.load(), HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION);
+  // A later dispatch on the now inactive queue is discarded, but still completes its signal.
+  std::vector<int> out(64, -1);
+  void* device_out = nullptr;
+  ASSERT_EQ(hsa_amd_memory_lock(out.data(), out.size() * sizeof(int), &gpu, 1, &device_out),
+            HSA_STATUS_SUCCESS);
+  run_kernel(gpu, queue, executable, "provider_kernel", pack(device_out, 1), 64);
+  EXPECT_EQ(out[0], -1);
+  hsa_amd_memory_unlock(out.data());
+  hsa_queue_destroy(queue);
+  hsa_executable_destroy(executable);
 }
 
 TEST_F(Runtime, FreezeFailsWithVariableUndefinedUnlessDefined) {

@@ -67,11 +67,11 @@ int main(int argc, char** argv) {
     const Measurement mailbox = measure(1, producers, threads, calls, blocking);
     const char* kind = blocking ? "blocking" : "fire_and_forget";
     std::printf(
-        "{\"bench\": \"host_ring\", \"calls\": %s, \"producers\": %u, \"service_threads\": %u, "
+        "{\"bench\": \"host_ring\", \"mode\": \"%s\", \"producers\": %u, \"service_threads\": %u, "
         "\"calls_per_second\": %.0f, \"runtime\": %s}\n",
         kind, producers, threads, ring.calls_per_second, ring.stats.to_json().c_str());
     std::printf(
-        "{\"bench\": \"host_fcfs_single_mailbox\", \"calls\": %s, \"producers\": %u, "
+        "{\"bench\": \"host_fcfs_single_mailbox\", \"mode\": \"%s\", \"producers\": %u, "
         "\"service_threads\": %u, "
         "\"calls_per_second\": %.0f, \"runtime\": %s}\n",
         kind, producers, threads, mailbox.calls_per_second, mailbox.stats.to_json().c_str());

@@ -235,19 +235,31 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
 void Runtime::service_loop(ThreadState& state, unsigned index) {
   const protocol::Ring& ring = ring_.host_view();
   const uint32_t n = ring.slot_count;
-  // Threads start their scans at different places so that they rarely race for one slot.
-  const uint32_t first = static_cast<uint32_t>(uint64_t{n} * index / options_.service_threads);
-  uint32_t idle_passes = 0;
-  for (;;) {
-    const bool stopping = stop_requested_.load(std::memory_order_acquire);
+  // Each thread owns a share of the ring and mostly scans only that, so that threads do not
+  // fight over the slots' cache lines. It scans the whole ring every 4th pass and whenever its
+  // share had nothing ready: a thread held up by a slow handler delays the requests of its share
+  // by a few passes of the others at most.
+  const unsigned threads = options_.service_threads;
+  const uint32_t first = static_cast<uint32_t>(uint64_t{n} * index / threads);
+  const uint32_t share =
+      std::max<uint32_t>(1, static_cast<uint32_t>((uint64_t{n} + threads - 1) / threads));
+  auto scan = [&](uint32_t length) {
     uint64_t ready = 0;
-    for (uint32_t i = 0; i < n; ++i) {
+    for (uint32_t i = 0; i < length; ++i) {
       SlotHeader* slot = protocol::slot_header(ring, (first + i) & (n - 1));
       const uint64_t seq = protocol::host_ops::load_acquire(&slot->seq);
       if ((seq & kPhaseMask) != protocol::kReady) continue;
       ++ready;
       service_one(slot, seq, state);
     }
+    return ready;
+  };
+  uint32_t idle_passes = 0;
+  for (uint64_t pass = 0;; ++pass) {
+    const bool stopping = stop_requested_.load(std::memory_order_acquire);
+    const bool whole = stopping || share >= n || pass % 4 == 0;
+    uint64_t ready = scan(whole ? n : share);
+    if (ready == 0 && !whole) ready = scan(n);
     if (ready > 0) {
       idle_passes = 0;
       std::lock_guard lock(state.mutex);

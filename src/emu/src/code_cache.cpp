@@ -1,34 +1,17 @@
-// Decoding: LLVM MC tells whether the bytes are an instruction of the target, how long it is,
-// its mnemonic and its text. The operand fields are then read from the instruction word with
-// the GFX9 encoding layouts (the same layouts for gfx908/gfx90a/gfx942), which gives exactly
-// the hardware's view of inline constants and literals. The result is an Inst with a handler
-// pointer, resolved once per instruction and cached.
+// Decoding: the isa library (LLVM MC) tells whether the bytes are an instruction of the target,
+// how long it is, its mnemonic and its text. The operand fields are then read from the
+// instruction word with the GFX9 encoding layouts (the same for gfx908/gfx90a/gfx942), which
+// gives exactly the hardware's view of inline constants and literals. The result is an Inst
+// with a handler pointer, resolved once per instruction and cached.
 #include "code_cache.h"
 
-#include <llvm/MC/MCAsmInfo.h>
-#include <llvm/MC/MCContext.h>
-#include <llvm/MC/MCDisassembler/MCDisassembler.h>
-#include <llvm/MC/MCInst.h>
-#include <llvm/MC/MCInstPrinter.h>
-#include <llvm/MC/MCInstrInfo.h>
-#include <llvm/MC/MCRegisterInfo.h>
-#include <llvm/MC/MCSubtargetInfo.h>
-#include <llvm/MC/MCTargetOptions.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/TargetParser/Triple.h>
-
 #include <bit>
+#include <mutex>
 #include <sstream>
 
 #include "semantics.h"
+#include "wavekit/isa/isa.h"
 #include "wavekit/support/error.h"
-
-extern "C" {
-void LLVMInitializeAMDGPUTargetInfo();
-void LLVMInitializeAMDGPUTargetMC();
-void LLVMInitializeAMDGPUDisassembler();
-}
 
 namespace wavekit::emu {
 
@@ -55,45 +38,14 @@ std::string_view processor_name(Processor processor) {
 
 namespace {
 
-// One disassembler per processor, built once. LLVM's disassembler and printer are not
-// documented as thread-safe, so every use happens under the cache's mutex.
-struct Disassembler {
-  std::unique_ptr<llvm::MCRegisterInfo> registers;
-  std::unique_ptr<llvm::MCAsmInfo> asm_info;
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
-  std::unique_ptr<llvm::MCInstrInfo> instructions;
-  std::unique_ptr<llvm::MCContext> context;
-  std::unique_ptr<llvm::MCDisassembler> disassembler;
-  std::unique_ptr<llvm::MCInstPrinter> printer;
-};
-
-Disassembler& disassembler_for(Processor processor) {
+// One isa::Decoder (LLVM MC underneath) per processor, built once and shared by every cache.
+// Decoding happens under the cache's mutex.
+const isa::Decoder& decoder_for(Processor processor) {
   static std::mutex mutex;
-  static std::unique_ptr<Disassembler> all[3];
+  static std::unique_ptr<isa::Decoder> all[3];
   std::lock_guard lock(mutex);
   auto& slot = all[static_cast<int>(processor)];
-  if (slot) return *slot;
-  LLVMInitializeAMDGPUTargetInfo();
-  LLVMInitializeAMDGPUTargetMC();
-  LLVMInitializeAMDGPUDisassembler();
-  llvm::Triple triple("amdgcn-amd-amdhsa");
-  std::string error;
-  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target) throw Error("emu: LLVM has no AMDGPU target: " + error);
-  auto d = std::make_unique<Disassembler>();
-  d->registers.reset(target->createMCRegInfo(triple));
-  llvm::MCTargetOptions options;
-  d->asm_info.reset(target->createMCAsmInfo(*d->registers, triple, options));
-  d->subtarget.reset(
-      target->createMCSubtargetInfo(triple, std::string(processor_name(processor)), ""));
-  d->instructions.reset(target->createMCInstrInfo());
-  d->context = std::make_unique<llvm::MCContext>(triple, d->asm_info.get(), d->registers.get(),
-                                                 d->subtarget.get());
-  d->disassembler.reset(target->createMCDisassembler(*d->subtarget, *d->context));
-  d->printer.reset(target->createMCInstPrinter(triple, d->asm_info->getAssemblerDialect(),
-                                               *d->asm_info, *d->instructions, *d->registers));
-  if (!d->disassembler || !d->printer) throw Error("emu: cannot create the AMDGPU disassembler");
-  slot = std::move(d);
+  if (!slot) slot = std::make_unique<isa::Decoder>(processor_name(processor));
   return *slot;
 }
 
@@ -467,26 +419,22 @@ const Inst* CodeCache::Impl::decode_locked(detail::CodeObject& object, std::uint
     return nullptr;
   }
   if (const Inst* done = object.slots[offset / 4].load(std::memory_order_acquire)) return done;
-  Disassembler& d = disassembler_for(object.processor);
-  llvm::MCInst mc;
-  std::uint64_t size = 0;
-  llvm::ArrayRef<std::uint8_t> bytes(reinterpret_cast<const std::uint8_t*>(host_pc),
-                                     std::min<std::uint64_t>(object.size - offset, 16));
   std::uint64_t vaddr = offset + object.vaddr_base;
-  auto status = d.disassembler->getInstruction(mc, size, bytes, vaddr, llvm::nulls());
-  if (status != llvm::MCDisassembler::Success || size == 0) {
+  isa::DecodeError error;
+  std::optional<isa::Instruction> decoded =
+      decoder_for(object.processor)
+          .decode(std::span(reinterpret_cast<const std::uint8_t*>(host_pc),
+                            std::min<std::uint64_t>(object.size - offset, 16)),
+                  vaddr, &error);
+  if (!decoded) {
     kind = ErrorKind::illegal_instruction;
-    message = "illegal instruction at " + hex(vaddr) + " (bytes do not decode for " +
-              std::string(processor_name(object.processor)) + ")";
+    message = "illegal instruction: " + error.message + " for " +
+              std::string(processor_name(object.processor));
     return nullptr;
   }
-  std::string text;
-  llvm::raw_string_ostream stream(text);
-  d.printer->printInst(&mc, vaddr, "", *d.subtarget, stream);
-  stream.flush();
-  std::size_t first = text.find_first_not_of(" \t");
-  text = first == std::string::npos ? "" : text.substr(first);
-  std::string mnemonic = text.substr(0, text.find_first_of(" \t"));
+  const std::uint64_t size = decoded->size;
+  const std::string& text = decoded->text;
+  const std::string& mnemonic = decoded->mnemonic;
   const Semantics* sem = detail::find_semantics(strip_encoding_suffix(mnemonic));
   if (!sem) {
     kind = ErrorKind::unimplemented_instruction;
@@ -596,7 +544,7 @@ void CodeCache::add_object(Processor processor, const void* host_base, std::size
   std::uint64_t base = reinterpret_cast<std::uint64_t>(host_base);
   if (size == 0 || base % 4 != 0)
     throw Error("emu code cache: object at " + hex(base) + " must be non-empty and 4-byte aligned");
-  disassembler_for(processor);
+  decoder_for(processor);
   std::lock_guard lock(impl_->mutex);
   for (auto& [other_base, other] : impl_->objects) {
     if (base < other_base + other->size && other_base < base + size)

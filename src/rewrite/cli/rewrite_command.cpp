@@ -52,8 +52,7 @@ int run_rewrite(wavekit::cli::Arguments args) {
   if (!kernels.empty()) plan.kernels = kernels;
 
   auto mutator = wavekit::rewrite::Mutator::open(wavekit::read_file(input), input, processor);
-  const wavekit::rewrite::RewriteResult result =
-      wavekit::rewrite::rewrite(mutator.object(), plan);
+  const wavekit::rewrite::RewriteResult result = wavekit::rewrite::rewrite(mutator.object(), plan);
   wavekit::write_file(output, result.bytes);
   if (json) {
     std::cout << wavekit::rewrite::note_to_json(result.note).dump(2) << "\n";

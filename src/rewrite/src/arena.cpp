@@ -110,6 +110,17 @@ std::optional<std::uint64_t> RewriteNote::original_address(std::uint64_t new_add
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> RewriteNote::original_instruction_at_or_after(
+    std::uint64_t new_address) const {
+  if (std::optional<std::uint64_t> inside = original_address(new_address)) return inside;
+  const AddressRange* next = nullptr;
+  for (const AddressRange& range : address_map)
+    if (range.new_address > new_address && (!next || range.new_address < next->new_address))
+      next = &range;
+  if (!next) return std::nullopt;
+  return next->original_address;
+}
+
 std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
   llvm::msgpack::Document document;
   llvm::msgpack::MapDocNode root = document.getRoot().getMap(/*Convert=*/true);
@@ -204,7 +215,8 @@ RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& c
       const std::uint64_t offset = reader.integer(var, ".offset");
       try {
         if (kernel.layout.add(std::move(variable)).offset != offset)
-          reader.bad("kernel '" + kernel.name + "': variable offsets do not follow the layout rule");
+          reader.bad("kernel '" + kernel.name +
+                     "': variable offsets do not follow the layout rule");
       } catch (const Error& error) {
         reader.bad(std::string("kernel '") + kernel.name + "': " + error.what());
       }

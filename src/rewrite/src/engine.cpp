@@ -26,7 +26,8 @@ constexpr std::uint32_t kShtNote = 7;
 constexpr std::uint64_t kShfAlloc = 0x2;
 constexpr std::uint64_t kShfExecInstr = 0x4;
 // Numbered SGPRs on gfx9: s0..s101. VCC, FLAT_SCRATCH and XNACK_MASK come out of the same
-// allocation, so a grant must leave room for them above the numbered ones (amdgpu-codeobject.md §3).
+// allocation, so a grant must leave room for them above the numbered ones (amdgpu-codeobject.md
+// §3).
 constexpr unsigned kNumberedSgprs = 102;
 constexpr unsigned kSpecialSgprs = 6;
 // SMEM immediate offsets are 20 bits on gfx9.
@@ -82,8 +83,8 @@ const codeobj::Section& code_section(const codeobj::CodeObject& object, std::uin
                                      const std::string& kernel) {
   for (const codeobj::Section& section : object.sections())
     if (section.is_executable() && section.contains_address(address)) return section;
-  fail(object.name(), "kernel '" + kernel + "': entry " + hex(address) +
-                          " is not in an executable section");
+  fail(object.name(),
+       "kernel '" + kernel + "': entry " + hex(address) + " is not in an executable section");
 }
 
 KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& decoder,
@@ -125,12 +126,14 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
                                 hex(address) +
                                 ") are not instrumented yet: the callee could clobber the "
                                 "instrumentation's reserved SGPRs");
+      // Blocks as the analysis library and the emulator's ground truth define them: every
+      // control-flow instruction ends one, and branch targets start one.
+      if (inst.flow != isa::ControlFlow::none) leaders.insert(address + inst.size);
       if (inst.branch_target) {
         if (*inst.branch_target < kernel.entry_address)
           fail(object.name(), "kernel '" + kernel.name + "': branch at " + hex(address) +
                                   " leaves the kernel (to " + hex(*inst.branch_target) + ")");
         leaders.insert(*inst.branch_target);
-        leaders.insert(address + inst.size);
         work.push_back(*inst.branch_target);
       }
       if (inst.ends_flow()) break;
@@ -139,8 +142,8 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
   }
   for (std::uint64_t leader : leaders)
     if (code.reachable.count(leader)) code.leaders.push_back(leader);
-  code.instructions = decoder.decode_all(object.read(kernel.entry_address, end - kernel.entry_address),
-                                         kernel.entry_address);
+  code.instructions = decoder.decode_all(
+      object.read(kernel.entry_address, end - kernel.entry_address), kernel.entry_address);
   // Linear decoding must agree with the reachability walk, or a branch lands inside an
   // instruction.
   std::set<std::uint64_t> starts;
@@ -152,11 +155,19 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
   return code;
 }
 
-// The per-kernel plan, resolved: what to insert before which original instruction.
-struct Insertion {
-  std::vector<std::uint8_t> bytes;  // inserted before the instruction
-  std::uint64_t points = 0;
-};
+// Whether SCC may be read before it is written, from instruction `index` on. A local scan:
+// leaving the straight-line code (a branch, a block boundary reached by fall-through is fine,
+// but any control transfer) counts as live, so the answer is conservative.
+bool scc_live_before(const KernelCode& code, std::size_t index) {
+  for (std::size_t i = index; i < code.instructions.size(); ++i) {
+    const isa::Instruction& inst = code.instructions[i];
+    if (inst.reads.scc) return true;
+    if (inst.writes.scc) return false;
+    if (inst.flow == isa::ControlFlow::end_program) return false;
+    if (inst.flow != isa::ControlFlow::none) return true;
+  }
+  return true;
+}
 
 struct Chunk {
   enum class Kind { prologue, code, instruction } kind = Kind::code;
@@ -222,8 +233,9 @@ std::vector<std::size_t> Engine::selected_kernels() const {
 
 void Engine::check_plan() const {
   if (plan_.has_calls())
-    fail(input_.name(), "probe calls are not implemented yet (this build supports inline "
-                        "snippets: increment)");
+    fail(input_.name(),
+         "probe calls are not implemented yet (this build supports inline "
+         "snippets: increment)");
   for (const PointSpec& point : plan_.points) {
     if (point.snippet->op != SnippetOp::increment)
       fail(input_.name(), "snippet op 'store' is not implemented yet");
@@ -235,8 +247,8 @@ void Engine::check_plan() const {
       case PointKind::memory:
         break;
       default:
-        fail(input_.name(), "points of kind '" + to_string(point.where) +
-                                "' are not implemented yet");
+        fail(input_.name(),
+             "points of kind '" + to_string(point.where) + "' are not implemented yet");
     }
   }
 }
@@ -246,9 +258,10 @@ ArenaLayout Engine::layout_for(const KernelCode& code) const {
   for (PerWaveVariable variable : plan_.variables) {
     // A variable indexed by block gets one element per block of this kernel, keyed by the
     // blocks' original addresses.
-    const bool per_block = std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
-      return p.snippet && p.snippet->indexed_by_block && p.snippet->variable == variable.name;
-    });
+    const bool per_block =
+        std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
+          return p.snippet && p.snippet->indexed_by_block && p.snippet->variable == variable.name;
+        });
     if (per_block) {
       variable.count = static_cast<std::uint32_t>(code.leaders.size());
       variable.keys = code.leaders;
@@ -263,17 +276,11 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
                                         const detail::ReservedSgprs& reserved,
                                         const detail::PrologueInput& prologue,
                                         std::uint64_t* points) {
-  // Does the kernel wait for a partial LGKM count anywhere? Then an extra SMEM operation in
-  // flight could satisfy such a wait early, and each counter update must wait for itself.
-  bool partial_lgkm_waits = false;
-  for (const isa::Instruction& inst : code.instructions) {
-    if (inst.mnemonic != "s_waitcnt") continue;
-    const std::size_t at = inst.text.find("lgkmcnt(");
-    if (at != std::string::npos && inst.text.compare(at, 10, "lgkmcnt(0)") != 0)
-      partial_lgkm_waits = true;
-  }
-
-  auto increment = [&](const std::string& variable, std::uint64_t element) {
+  // Increments an 8-byte per-wave counter. s_atomic_add_x2 would do it in one instruction on
+  // every target, but the emulator does not implement scalar atomics yet, so: load, add,
+  // store. Only this wave writes its slot, so the sequence needs no atomicity. The wait also
+  // covers the kernel's own LGKM operations in flight, which is stricter, never looser.
+  auto increment = [&](const std::string& variable, std::uint64_t element, bool scc_live) {
     const PlacedVariable* placed = instrumented.layout.find(variable);
     const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
     if (placed->variable.element_size != 8)
@@ -282,11 +289,19 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (offset > kMaxSmemOffset)
       fail(input_.name(), "kernel '" + instrumented.name + "': per-wave variable '" + variable +
                               "' lies beyond the 1 MiB a scalar offset reaches");
-    std::string text = "s_atomic_add_x2 s[" + std::to_string(reserved.one()) + ":" +
-                       std::to_string(reserved.one() + 1) + "], s[" +
-                       std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) +
-                       "], " + hex(offset) + "\n";
-    if (partial_lgkm_waits) text += "s_waitcnt lgkmcnt(0)\n";
+    const std::string slot =
+        "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
+    const unsigned t = reserved.counter();
+    const std::string pair = "s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]";
+    const std::string scc = "s" + std::to_string(reserved.scc_save());
+    std::string text;
+    if (scc_live) text += "s_cselect_b32 " + scc + ", 1, 0\n";
+    text += "s_load_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
+    text += "s_waitcnt lgkmcnt(0)\n";
+    text += "s_add_u32 s" + std::to_string(t) + ", s" + std::to_string(t) + ", 1\n";
+    text += "s_addc_u32 s" + std::to_string(t + 1) + ", s" + std::to_string(t + 1) + ", 0\n";
+    text += "s_store_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
+    if (scc_live) text += "s_cmp_lg_u32 " + scc + ", 0\n";
     return text;
   };
 
@@ -297,12 +312,13 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
   std::string entry_text = detail::entry_prologue(prologue);
   for (const PointSpec& point : plan_.points)
     if (point.where == PointKind::kernel_entry) {
-      entry_text += increment(point.snippet->variable, 0);
+      entry_text += increment(point.snippet->variable, 0, /*scc_live=*/false);
       ++*points;
     }
   chunks.push_back({Chunk::Kind::prologue, assemble(entry_text), nullptr, false, 0});
 
-  for (const isa::Instruction& inst : code.instructions) {
+  for (std::size_t index = 0; index < code.instructions.size(); ++index) {
+    const isa::Instruction& inst = code.instructions[index];
     std::string before;
     const bool reachable = code.reachable.count(inst.address) != 0;
     for (const PointSpec& point : plan_.points) {
@@ -334,7 +350,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
           break;
       }
       if (!here) continue;
-      before += increment(point.snippet->variable, element);
+      before += increment(point.snippet->variable, element, scc_live_before(code, index));
       ++*points;
     }
     // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
@@ -342,7 +358,8 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (inst.flow == isa::ControlFlow::end_program) before += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
     if (!before.empty()) chunks.push_back({Chunk::Kind::code, assemble(before), nullptr, false, 0});
 
-    Chunk copy{Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0};
+    Chunk copy{
+        Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0};
     if (inst.mnemonic == "s_getpc_b64") {
       // The code after it must still see the original PC: add (original - new) to the pair,
       // keeping SCC. The literals are patched once the new address is known.
@@ -350,9 +367,10 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       while (pair < kNumberedSgprs && !inst.writes.sgpr[pair]) ++pair;
       const std::string lo = "s" + std::to_string(pair), hi = "s" + std::to_string(pair + 1);
       const std::string scc = "s" + std::to_string(reserved.scc_save());
-      const std::vector<std::uint8_t> fix = assemble(
-          "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
-          ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
+      const std::vector<std::uint8_t> fix =
+          assemble("s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
+                   ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\ns_cmp_lg_u32 " +
+                   scc + ", 0\n");
       copy.bytes.insert(copy.bytes.end(), fix.begin(), fix.end());
       copy.getpc = true;
     }
@@ -411,7 +429,8 @@ RewriteResult Engine::run() {
     unsigned user = 0;
     for (const EntrySgpr& e : prologue.original)
       if (e.value < EntryValue::workgroup_id_x) user += e.count;
-    user += (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) + (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2);
+    user +=
+        (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) + (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2);
     if (user > 16)
       fail(input_.name(), "kernel '" + kernel.name + "': no room for two more user SGPRs (" +
                               std::to_string(user) + " > 16)");
@@ -429,11 +448,10 @@ RewriteResult Engine::run() {
     for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
     detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
     if (reserved.base + detail::ReservedSgprs::kCount > kNumberedSgprs)
-      fail(input_.name(), "kernel '" + kernel.name + "' uses SGPRs up to s" +
-                              std::to_string(highest - 1) + ": no room for the " +
-                              std::to_string(detail::ReservedSgprs::kCount) +
-                              " SGPRs the instrumentation needs below s" +
-                              std::to_string(kNumberedSgprs));
+      fail(input_.name(),
+           "kernel '" + kernel.name + "' uses SGPRs up to s" + std::to_string(highest - 1) +
+               ": no room for the " + std::to_string(detail::ReservedSgprs::kCount) +
+               " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
     prologue.reserved = reserved;
     prologue.arena_arg_offset = instrumented.arena_arg_offset;
     prologue.stride = instrumented.layout.stride();
@@ -516,7 +534,8 @@ RewriteResult Engine::run() {
                                   hex(inst.address) + " targets " + hex(*inst.branch_target) +
                                   ", outside the relocated code");
         const std::int64_t delta =
-            (static_cast<std::int64_t>(target_it->second) - static_cast<std::int64_t>(new_pc + 4)) / 4;
+            (static_cast<std::int64_t>(target_it->second) - static_cast<std::int64_t>(new_pc + 4)) /
+            4;
         if (delta < INT16_MIN || delta > INT16_MAX)
           fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': relocated branch at " +
                                   hex(inst.address) + " is out of the 16-bit range");
@@ -537,8 +556,9 @@ RewriteResult Engine::run() {
       result.note.address_map.push_back({new_pc, inst.address, inst.size});
     }
     codeobj::KernelDescriptor kd = output.kernels()[p.code.kernel_index].descriptor;
-    kd.kernel_code_entry_byte_offset = static_cast<std::int64_t>(base + p.start) -
-                                       static_cast<std::int64_t>(output.kernels()[p.code.kernel_index].descriptor_address);
+    kd.kernel_code_entry_byte_offset =
+        static_cast<std::int64_t>(base + p.start) -
+        static_cast<std::int64_t>(output.kernels()[p.code.kernel_index].descriptor_address);
     output.set_descriptor(p.code.kernel_index, kd);
   }
   // Merge adjacent runs of the address map.
@@ -574,9 +594,12 @@ RewriteResult Engine::run() {
   note_section.flags = kShfAlloc;
   note_section.alignment = 4;
   note_section.data = std::move(note_bytes);
-  output.add_loaded_section(std::move(note_section));
-
-  result.bytes = output.write();
+  // Added to a fresh parse of the rewritten bytes: the writer re-serialises every SHT_NOTE
+  // section of an object whose AMDGPU metadata changed from the notes it parsed, and would
+  // empty a note section added in the same session.
+  codeobj::CodeObject with_note = codeobj::CodeObject::parse(output.write(), input_.name());
+  with_note.add_loaded_section(std::move(note_section));
+  result.bytes = with_note.write();
   return result;
 }
 
@@ -602,7 +625,8 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
       block.start = code.leaders[b];
       const std::uint64_t next = b + 1 < code.leaders.size() ? code.leaders[b + 1] : UINT64_MAX;
       for (const isa::Instruction& inst : code.instructions) {
-        if (inst.address < block.start || inst.address >= next || !code.reachable.count(inst.address))
+        if (inst.address < block.start || inst.address >= next ||
+            !code.reachable.count(inst.address))
           continue;
         InstructionView iv;
         iv.address = inst.address;

@@ -10,7 +10,9 @@ namespace wavekit::rewrite::detail {
 namespace {
 
 std::string sreg(unsigned n) { return "s" + std::to_string(n); }
-std::string spair(unsigned n) { return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]"; }
+std::string spair(unsigned n) {
+  return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
+}
 std::string srange(unsigned n, unsigned count) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + count - 1) + "]";
 }
@@ -80,9 +82,12 @@ std::string entry_prologue(const PrologueInput& in) {
     << "\n";
   s << "s_mov_b64 " << spair(kernarg) << ", " << spair(launched(EntryValue::kernarg_ptr).first)
     << "\n";
-  s << "s_mov_b32 " << sreg(wg_x) << ", " << sreg(launched(EntryValue::workgroup_id_x).first) << "\n";
-  s << "s_mov_b32 " << sreg(wg_y) << ", " << sreg(launched(EntryValue::workgroup_id_y).first) << "\n";
-  s << "s_mov_b32 " << sreg(wg_z) << ", " << sreg(launched(EntryValue::workgroup_id_z).first) << "\n";
+  s << "s_mov_b32 " << sreg(wg_x) << ", " << sreg(launched(EntryValue::workgroup_id_x).first)
+    << "\n";
+  s << "s_mov_b32 " << sreg(wg_y) << ", " << sreg(launched(EntryValue::workgroup_id_y).first)
+    << "\n";
+  s << "s_mov_b32 " << sreg(wg_z) << ", " << sreg(launched(EntryValue::workgroup_id_z).first)
+    << "\n";
   // The first active lane's work-item id; lanes of a wave hold consecutive flat ids, so it
   // gives the wave's index in its workgroup.
   s << "v_readfirstlane_b32 " << sreg(tid_x) << ", v0\n";
@@ -138,7 +143,8 @@ std::string entry_prologue(const PrologueInput& in) {
   s << "s_lshr_b32 " << sreg(b) << ", " << sreg(header + 1) << ", 16\n";
   s << "s_mul_hi_u32 " << sreg(wave_id + 1) << ", " << sreg(a) << ", " << sreg(b) << "\n";
   s << "s_mul_i32 " << sreg(wave_id) << ", " << sreg(a) << ", " << sreg(b) << "\n";
-  s << "s_add_u32 " << sreg(wave_id) << ", " << sreg(wave_id) << ", " << sreg(wave_in_group) << "\n";
+  s << "s_add_u32 " << sreg(wave_id) << ", " << sreg(wave_id) << ", " << sreg(wave_in_group)
+    << "\n";
   s << "s_addc_u32 " << sreg(wave_id + 1) << ", " << sreg(wave_id + 1) << ", 0\n";
   // slot = arena + header size + wave_id * stride
   const std::string stride = hex(in.stride);
@@ -148,14 +154,14 @@ std::string entry_prologue(const PrologueInput& in) {
   s << "s_add_u32 " << sreg(b) << ", " << sreg(b) << ", " << sreg(tid_y) << "\n";
   s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
     << sreg(a) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1)
-    << ", " << sreg(b) << "\n";
+  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
+    << sreg(b) << "\n";
   s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
     << hex(probe::kArenaHeaderSize) << "\n";
   s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1)
     << ", 0\n";
 
-  // 4. The capture region (probe::CaptureRegion), and the constant the counters add.
+  // 4. The capture region (probe::CaptureRegion); `entered` is stored from a register.
   s << "s_mov_b32 " << sreg(in.reserved.one()) << ", 1\n";
   s << "s_mov_b32 " << sreg(in.reserved.one() + 1) << ", 0\n";
   const std::string slot = spair(in.reserved.slot());

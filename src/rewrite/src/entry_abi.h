@@ -42,10 +42,11 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
 // SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards.
 struct ReservedSgprs {
   unsigned base = 0;
-  unsigned slot() const { return base; }            // s[base:base+1]: the wave's arena slot
-  unsigned one() const { return base + 2; }         // s[base+2:base+3] = {1, 0}
-  unsigned scc_save() const { return base + 27; }   // SCC around s_getpc corrections
-  static constexpr unsigned kCount = 28;            // including the prologue's temporaries
+  unsigned slot() const { return base; }           // s[base:base+1]: the wave's arena slot
+  unsigned one() const { return base + 2; }        // holds 1 (the capture region's entered flag)
+  unsigned counter() const { return base + 24; }   // s[base+24:base+25]: snippet temporary
+  unsigned scc_save() const { return base + 27; }  // SCC across snippets and s_getpc fixes
+  static constexpr unsigned kCount = 28;           // including the prologue's temporaries
 };
 
 struct PrologueInput {

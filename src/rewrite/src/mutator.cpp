@@ -17,7 +17,8 @@ Mutator::Mutator(Mutator&&) noexcept = default;
 Mutator& Mutator::operator=(Mutator&&) noexcept = default;
 Mutator::~Mutator() = default;
 
-Mutator Mutator::open(std::span<const std::uint8_t> bytes, std::string name, std::string processor) {
+Mutator Mutator::open(std::span<const std::uint8_t> bytes, std::string name,
+                      std::string processor) {
   std::vector<codeobj::BundleEntry> entries = codeobj::find_code_objects(bytes, name);
   std::vector<const codeobj::BundleEntry*> matching;
   std::string available;
@@ -28,12 +29,11 @@ Mutator Mutator::open(std::span<const std::uint8_t> bytes, std::string name, std
       matching.push_back(&entry);
   }
   if (matching.empty())
-    fail(name, processor.empty() ? "holds no AMDGPU code object"
-                                 : "holds no code object for " + processor + " (it has: " +
-                                       available + ")");
+    fail(name, processor.empty()
+                   ? "holds no AMDGPU code object"
+                   : "holds no code object for " + processor + " (it has: " + available + ")");
   if (matching.size() > 1)
-    fail(name, "holds code objects for several processors (" + available +
-                   "): choose one");
+    fail(name, "holds code objects for several processors (" + available + "): choose one");
   auto state = std::make_unique<State>(
       State{codeobj::CodeObject::parse(matching.front()->bytes, name), Plan{}, std::nullopt});
   return Mutator(std::move(state));
@@ -52,8 +52,12 @@ const KernelView* Mutator::kernel(const std::string& name) const {
   return nullptr;
 }
 
-void Mutator::select_kernels(std::vector<std::string> names) { state_->plan.kernels = std::move(names); }
-void Mutator::declare(PerWaveVariable variable) { state_->plan.variables.push_back(std::move(variable)); }
+void Mutator::select_kernels(std::vector<std::string> names) {
+  state_->plan.kernels = std::move(names);
+}
+void Mutator::declare(PerWaveVariable variable) {
+  state_->plan.variables.push_back(std::move(variable));
+}
 void Mutator::at(PointSpec point) { state_->plan.points.push_back(std::move(point)); }
 void Mutator::set_tool_name(std::string tool) { state_->plan.tool = std::move(tool); }
 Plan Mutator::plan() const { return state_->plan; }

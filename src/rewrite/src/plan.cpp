@@ -220,8 +220,8 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
       if (c.contains("args")) {
         if (!c["args"].is_array()) walker.bad(cpath + ".args", "expected an array");
         for (std::size_t a = 0; a < c["args"].size(); ++a) {
-          Argument argument = parse_argument(walker, c["args"][a],
-                                             cpath + ".args[" + std::to_string(a) + "]");
+          Argument argument =
+              parse_argument(walker, c["args"][a], cpath + ".args[" + std::to_string(a) + "]");
           if (argument.kind == ArgumentKind::variable && !declared.count(argument.name))
             walker.bad(cpath + ".args[" + std::to_string(a) + "]",
                        "variable '" + argument.name + "' is not declared");
@@ -276,7 +276,8 @@ nlohmann::json plan_to_json(const Plan& plan) {
     if (point.call) {
       nlohmann::json args = nlohmann::json::array();
       for (const Argument& argument : point.call->args) args.push_back(argument_to_json(argument));
-      json["call"] = {{"probe", point.call->probe}, {"args", args}, {"uniform", point.call->uniform}};
+      json["call"] = {
+          {"probe", point.call->probe}, {"args", args}, {"uniform", point.call->uniform}};
     }
     points.push_back(json);
   }

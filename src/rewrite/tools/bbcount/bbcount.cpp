@@ -36,7 +36,8 @@ Plan bbcount_plan() {
   return plan;
 }
 
-nlohmann::json bbcount_report(const InstrumentedKernel& kernel, std::span<const std::uint8_t> arena) {
+nlohmann::json bbcount_report(const InstrumentedKernel& kernel,
+                              std::span<const std::uint8_t> arena) {
   const PlacedVariable* counters = kernel.layout.find(kCounters);
   if (!counters)
     throw Error("kernel '" + kernel.name + "' was not instrumented by bbcount (no '" +
@@ -48,10 +49,11 @@ nlohmann::json bbcount_report(const InstrumentedKernel& kernel, std::span<const 
       const std::uint64_t count = read_element(slot, *counters, i);
       if (count != 0) blocks[address_key(counters->variable.keys.at(i))] = count;
     }
-    waves.push_back({{"id", slot.wave_id},
-                     {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
-                     {"wave_in_workgroup", slot.wave_in_workgroup},
-                     {"blocks", blocks}});
+    waves.push_back(
+        {{"id", slot.wave_id},
+         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+         {"wave_in_workgroup", slot.wave_in_workgroup},
+         {"blocks", blocks}});
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

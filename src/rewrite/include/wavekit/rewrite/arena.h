@@ -9,12 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace wavekit::codeobj {
 class CodeObject;
@@ -66,8 +65,8 @@ class ArenaLayout {
 
 // One instrumented kernel, as the launcher needs to know it.
 struct InstrumentedKernel {
-  std::string name;               // .name in the AMDGPU note
-  std::string descriptor_symbol;  // "<name>.kd"
+  std::string name;                    // .name in the AMDGPU note
+  std::string descriptor_symbol;       // "<name>.kd"
   std::uint64_t arena_arg_offset = 0;  // kernarg offset of the appended 8-byte arena pointer
   ArenaLayout layout;
 };
@@ -82,7 +81,7 @@ struct AddressRange {
 };
 
 struct RewriteNote {
-  std::string tool;  // "bbcount", "callret", "custom" ...
+  std::string tool;             // "bbcount", "callret", "custom" ...
   std::string original_sha256;  // hex digest of the input object: sites are (hash, address)
   std::string probe_library;    // file name the launcher loads into the same executable ("" none)
   bool needs_hostcall = false;  // the launcher must run the hostcall service
@@ -92,6 +91,10 @@ struct RewriteNote {
   const InstrumentedKernel* find_kernel(const std::string& name) const;  // by name or symbol
   // The original address of a rewritten one; nullopt outside the relocated code.
   std::optional<std::uint64_t> original_address(std::uint64_t new_address) const;
+  // For a block start in the rewritten code (possibly in inserted code): the original address
+  // of the first relocated instruction at or after it, i.e. the instruction the inserted code
+  // runs for. nullopt past the relocated code.
+  std::optional<std::uint64_t> original_instruction_at_or_after(std::uint64_t new_address) const;
 };
 
 // The note's descriptor (MessagePack, written with LLVM's msgpack::Document, keys sorted).
@@ -132,7 +135,6 @@ std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
                                  const InstrumentedKernel& kernel);
 // Element `index` of a variable in a slot, as an unsigned integer of the variable's element
 // size (1, 2, 4 or 8 bytes).
-std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable,
-                           std::size_t index);
+std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable, std::size_t index);
 
 }  // namespace wavekit::rewrite

@@ -36,19 +36,19 @@ namespace wavekit::rewrite {
 struct InstructionView {
   std::uint64_t address = 0;  // original virtual address
   std::uint32_t size = 0;
-  std::string text;      // LLVM's disassembly
-  std::string mnemonic;  // "s_cbranch_execz"
-  bool is_branch = false;   // direct SOPP branch (conditional or not)
-  bool is_call = false;     // s_swappc_b64
-  bool is_return = false;   // s_setpc_b64 (the compiler's return)
-  bool is_end = false;      // s_endpgm
+  std::string text;                  // LLVM's disassembly
+  std::string mnemonic;              // "s_cbranch_execz"
+  bool is_branch = false;            // direct SOPP branch (conditional or not)
+  bool is_call = false;              // s_swappc_b64
+  bool is_return = false;            // s_setpc_b64 (the compiler's return)
+  bool is_end = false;               // s_endpgm
   std::optional<MemoryKind> memory;  // for memory instructions
 };
 
 struct BlockView {
-  std::size_t index = 0;      // in the kernel: the bbcount counter index
-  std::uint64_t start = 0;    // original address of the first instruction
-  std::uint64_t end = 0;      // one past the last instruction
+  std::size_t index = 0;    // in the kernel: the bbcount counter index
+  std::uint64_t start = 0;  // original address of the first instruction
+  std::uint64_t end = 0;    // one past the last instruction
   std::vector<InstructionView> instructions;
 };
 

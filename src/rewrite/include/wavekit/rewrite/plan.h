@@ -11,40 +11,39 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/rewrite/arena.h"
 
 namespace wavekit::rewrite {
 
 enum class PointKind {
-  kernel_entry,      // once per wave, after the entry prologue
-  kernel_exit,       // before each s_endpgm
-  block_entry,       // at the start of each basic block
+  kernel_entry,  // once per wave, after the entry prologue
+  kernel_exit,   // before each s_endpgm
+  block_entry,   // at the start of each basic block
   before_instruction,
   after_instruction,
-  memory,            // before each memory instruction of the chosen kinds
-  call_site,         // before each s_swappc_b64
-  call_return,       // right after each s_swappc_b64 returns
-  function_entry,    // device functions
-  function_return,   // before each s_setpc_b64 s[30:31]
+  memory,           // before each memory instruction of the chosen kinds
+  call_site,        // before each s_swappc_b64
+  call_return,      // right after each s_swappc_b64 returns
+  function_entry,   // device functions
+  function_return,  // before each s_setpc_b64 s[30:31]
 };
 
 enum class MemoryKind { global, scratch, lds, scalar, flat };
 
 enum class ArgumentKind {
-  constant,          // value
-  point_id,          // the point's index in the rewritten object
-  original_address,  // the instruction's address in the original object
-  register_value,    // a register ("v3", "s[4:5]") as it is at the point
-  effective_address, // a memory instruction's address (per lane)
-  exec,              // the EXEC mask at the point
-  return_value,      // v0:v1 after a call (call_return points only)
-  variable,          // address of a per-wave variable in this wave's slot
+  constant,           // value
+  point_id,           // the point's index in the rewritten object
+  original_address,   // the instruction's address in the original object
+  register_value,     // a register ("v3", "s[4:5]") as it is at the point
+  effective_address,  // a memory instruction's address (per lane)
+  exec,               // the EXEC mask at the point
+  return_value,       // v0:v1 after a call (call_return points only)
+  variable,           // address of a per-wave variable in this wave's slot
 };
 
 struct Argument {

@@ -9,11 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/plan.h"

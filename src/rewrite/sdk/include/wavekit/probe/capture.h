@@ -4,10 +4,10 @@
 // (which decode the arena after the dispatch). Plain C++ with fixed-width types only, so the
 // same header compiles for the host and for amdgcn in the HIP dialect.
 //
-// A wave's slot is `stride` bytes at `arena + kArenaHeaderSize + wave_id * stride`, where the stride and every
-// variable's offset come from the rewritten object's WAVEKIT note. The capture region is
-// always first: the kernel's entry-only values (the hardware hands them over in registers the
-// compiled code soon overwrites), saved once by the entry prologue.
+// A wave's slot is `stride` bytes at `arena + kArenaHeaderSize + wave_id * stride`, where the
+// stride and every variable's offset come from the rewritten object's WAVEKIT note. The capture
+// region is always first: the kernel's entry-only values (the hardware hands them over in registers
+// the compiled code soon overwrites), saved once by the entry prologue.
 #pragma once
 
 #include <stdint.h>
@@ -15,15 +15,15 @@
 namespace wavekit::probe {
 
 struct CaptureRegion {
-  uint64_t dispatch_ptr;        // the AQL dispatch packet (hsa_kernel_dispatch_packet_t)
-  uint64_t kernarg_ptr;         // the kernel's argument segment
-  uint32_t workgroup_id[3];     // x, y, z
-  uint32_t wave_in_workgroup;   // first active lane's flat work-item id / 64
-  uint64_t wave_id;             // linear workgroup id * waves per workgroup + wave_in_workgroup
-  uint16_t workgroup_size[3];   // from the dispatch packet
-  uint16_t waves_per_workgroup; // ceil(workgroup_size x*y*z / 64)
-  uint32_t grid_workgroups[3];  // ceil(grid_size / workgroup_size) per dimension
-  uint32_t entered;             // 1 once the prologue ran (a wave whose slot reads 0 never started)
+  uint64_t dispatch_ptr;         // the AQL dispatch packet (hsa_kernel_dispatch_packet_t)
+  uint64_t kernarg_ptr;          // the kernel's argument segment
+  uint32_t workgroup_id[3];      // x, y, z
+  uint32_t wave_in_workgroup;    // first active lane's flat work-item id / 64
+  uint64_t wave_id;              // linear workgroup id * waves per workgroup + wave_in_workgroup
+  uint16_t workgroup_size[3];    // from the dispatch packet
+  uint16_t waves_per_workgroup;  // ceil(workgroup_size x*y*z / 64)
+  uint32_t grid_workgroups[3];   // ceil(grid_size / workgroup_size) per dimension
+  uint32_t entered;  // 1 once the prologue ran (a wave whose slot reads 0 never started)
 };
 
 // Byte offsets, spelled out because the rewriter emits scalar stores to them and the

@@ -1,0 +1,26 @@
+// Running a rewritten code object on the emulator: what a launcher must do for the WAVEKIT
+// note (docs/rewrite.md, "What a launcher does"), on top of `wavekit launch`'s own work. The
+// arena is passed as one more buffer argument, the one the rewriter appended to `.args`.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "wavekit/hsa/launch.h"
+#include "wavekit/rewrite/arena.h"
+
+namespace wavekit::rewrite {
+
+struct ToolLaunchOutcome {
+  hsa::LaunchOutcome launch;  // its buffers hold the kernel's own arguments only
+  std::string tool;
+  nlohmann::json report;            // the tool's report (bbcount: the --trace-blocks JSON)
+  std::vector<std::uint8_t> arena;  // header + slots, as the dispatch left them
+};
+
+// `request.arguments` are the ORIGINAL kernel's arguments. Reads the object's WAVEKIT note,
+// allocates and fills the arena for the dispatch, appends it, launches, and runs the tool's
+// reporter. Throws wavekit::Error for an object without a WAVEKIT note or a kernel it did not
+// instrument; emulator faults come back in launch.error (and then the report is empty).
+ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request);
+
+}  // namespace wavekit::rewrite

@@ -297,7 +297,6 @@ void run_print(unsigned service_threads, uint32_t blocks, uint32_t threads_per_b
   }
   {
     const std::string path = directory + "/cuda_printf.txt";
-    CHECK(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, size_t{1} << 30));
     std::fflush(stdout);
     const int saved = dup(1);
     std::FILE* redirected = std::freopen(path.c_str(), "wb", stdout);
@@ -336,6 +335,9 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "%s: %d SMs, %u blocks x %u threads = %u warps\n", properties.name,
                properties.multiProcessorCount, blocks, threads_per_block,
                blocks * threads_per_block / 32);
+  // CUDA's printf FIFO, sized once (it cannot change after the first printf kernel) to hold
+  // every line of the printf comparison: 4.3 M lines of about 48 bytes of record each.
+  CHECK(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, size_t{512} << 20));
   int occupancy = 0;
   CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occupancy, echo_kernel, threads_per_block, 0));
@@ -353,7 +355,8 @@ int main(int argc, char** argv) {
                              calls_per_warp, true));
   // Low load (one warp per SM): latency without queueing.
   const uint32_t sms = static_cast<uint32_t>(properties.multiProcessorCount);
-  results.push_back(run_echo("ring_low_load", 16384, 1, sms, 32, 64, false));
+  // The ring sized from the resident waves (132 warps: 256 slots), as the design says.
+  results.push_back(run_echo("ring_low_load", 256, 1, sms, 32, 64, false));
   results.push_back(run_echo("fcfs_single_mailbox_low_load", 1, 1, sms, 32, 16, false, 30));
   for (const Result& r : results)
     std::fprintf(stderr,
@@ -375,6 +378,6 @@ int main(int argc, char** argv) {
   for (unsigned threads : {1u, 4u}) run_print(threads, blocks, threads_per_block, 16, directory);
   // The FCFS single mailbox under every resident warp, last: it may not finish (its watchdog
   // then reports how many calls were serviced and ends the program).
-  run_echo("fcfs_single_mailbox", 1, 1, blocks, threads_per_block, 1, false, 30);
+  run_echo("fcfs_single_mailbox", 1, 1, blocks, threads_per_block, 1, false, 20);
   return 0;
 }

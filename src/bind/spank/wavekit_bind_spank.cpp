@@ -39,13 +39,13 @@ std::string option_text;
 std::optional<wavekit::bind::PluginOptions> options;
 std::unique_ptr<wavekit::bind::Mapping> mapping;
 
-int on_option(int, const char* optarg, int) {
+int on_option(int, const char* optarg, int remote) {
   option_given = true;
   option_text = optarg ? optarg : "";
   try {
     // Checked here too so that srun itself rejects a bad option string before the job runs.
     auto parsed = wavekit::bind::parse_plugin_options(option_text);
-    if (parsed.help) {
+    if (parsed.help && !remote) {  // in srun only: exiting in slurmstepd would kill the step
       slurm_info("%s", wavekit::bind::plugin_options_help().c_str());
       std::exit(0);
     }

@@ -27,6 +27,11 @@ constexpr const char* kLibcupti = WAVEKIT_PROFILE_LIBCUPTI;
 constexpr const char* kDefaultLibrary = "";
 constexpr const char* kLibcupti = "";
 #endif
+#ifdef WAVEKIT_PROFILE_HSA_LIBRARY
+constexpr const char* kDefaultHsaLibrary = WAVEKIT_PROFILE_HSA_LIBRARY;
+#else
+constexpr const char* kDefaultHsaLibrary = "";
+#endif
 
 void set_env(const char* name, const std::string& value) {
   if (::setenv(name, value.c_str(), 1) != 0)
@@ -35,7 +40,7 @@ void set_env(const char* name, const std::string& value) {
 
 int run_profile(wavekit::cli::Arguments args) {
   std::string output, mode = "full", duty = "50/1000", phase_ms, include, exclude, trace, library;
-  bool preload = false, nvtx = false, start_disabled = false;
+  bool preload = false, nvtx = false, start_disabled = false, hsa = false;
   std::vector<std::string> command;
   OptionParser parser(
       "wavekit profile",
@@ -43,7 +48,7 @@ int run_profile(wavekit::cli::Arguments args) {
       "CUDA_INJECTION64_PATH or LD_PRELOAD). Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
       "OUT/phase-NNNNNN.wkp (compact binary per phase) and, with --trace, OUT/trace.json\n"
       "(Chrome/Perfetto). Read them with 'wavekit profile-view OUT'.");
-  parser.option("-o", &output, "OUT", "output directory (created)");
+  parser.option("--output", &output, "OUT", "output directory (created); also -o OUT");
   parser.option("--mode", &mode, "MODE",
                 "full: every kernel; sampled: collect only in duty-cycle windows");
   parser.option("--duty", &duty, "ON/PERIOD",
@@ -54,22 +59,33 @@ int run_profile(wavekit::cli::Arguments args) {
   parser.option("--trace", &trace, "N", "also keep the last N kernels as a Chrome trace");
   parser.flag("--nvtx", &nvtx, "turn NVTX ranges into scopes (sets NVTX_INJECTION64_PATH)");
   parser.flag("--preload", &preload, "attach with LD_PRELOAD instead of CUDA_INJECTION64_PATH");
+  parser.flag("--hsa", &hsa, "AMD: attach as an HSA tools library (HSA_TOOLS_LIB)");
   parser.flag("--start-disabled", &start_disabled,
               "attach, but collect only after the program calls enable");
   parser.option("--library", &library, "PATH", "the injection library (default: the built one)");
   parser.rest("CMD", &command, "the program and its arguments");
-  if (auto code = parser.parse(args)) return *code;
+  // The option framework takes long options only; `-o OUT` is this command's documented form,
+  // so it is spelled out before parsing (only before `--`: the program's own -o is its own).
+  std::vector<std::string_view> spelled(args.begin(), args.end());
+  for (auto& arg : spelled) {
+    if (arg == "--") break;
+    if (arg == "-o") arg = "--output";
+  }
+  if (auto code = parser.parse(spelled)) return *code;
 
   if (output.empty()) throw UsageError("-o OUT is required");
   if (mode != "full" && mode != "sampled")
     throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
   if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
-  if (library.empty()) library = kDefaultLibrary;
+  if (hsa && preload) throw UsageError("--hsa and --preload exclude each other");
+  if (library.empty()) library = hsa ? kDefaultHsaLibrary : kDefaultLibrary;
   if (library.empty())
     wavekit::fail("wavekit profile",
-                  "this wavekit was built without CUPTI, so it has no NVIDIA backend; pass "
-                  "--library PATH to a built libwavekit_profile_cupti.so");
+                  hsa ? "this wavekit was built without the HSA headers, so it has no AMD "
+                        "backend; pass --library PATH to a built libwavekit_profile_hsa.so"
+                      : "this wavekit was built without CUPTI, so it has no NVIDIA backend; "
+                        "pass --library PATH to a built libwavekit_profile_cupti.so");
   if (!std::filesystem::exists(library)) wavekit::fail(library, "injection library not found");
 
   set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
@@ -80,7 +96,9 @@ int run_profile(wavekit::cli::Arguments args) {
   if (!trace.empty()) set_env("WAVEKIT_PROFILE_TRACE", trace);
   if (start_disabled) set_env("WAVEKIT_PROFILE_START_DISABLED", "1");
   if (nvtx && *kLibcupti) set_env("NVTX_INJECTION64_PATH", kLibcupti);
-  if (preload) {
+  if (hsa) {
+    set_env("HSA_TOOLS_LIB", library);
+  } else if (preload) {
     const char* old = std::getenv("LD_PRELOAD");
     set_env("LD_PRELOAD", library + (old && *old ? std::string(":") + old : ""));
   } else {
@@ -125,7 +143,7 @@ int run_profile_view(wavekit::cli::Arguments args) {
   parser.positional("PROFILE", &input, "the profile to read");
   parser.option("--diff", &diff, "OTHER", "compare with OTHER (rows: frames, by change in time)");
   parser.flag("--top", &show_top, "list the kernels by total time instead of the tree");
-  parser.option("-n", &top, "N", "rows for --top and --diff (default 20)");
+  parser.option("--rows", &top, "N", "rows for --top and --diff (default 20)");
   parser.option("--include", &options.include, "REGEX", "keep frames on paths to matches");
   parser.option("--exclude", &options.exclude, "REGEX", "drop matching frames and subtrees");
   parser.option("--depth", &depth, "N", "print the tree N levels deep");
@@ -137,7 +155,7 @@ int run_profile_view(wavekit::cli::Arguments args) {
   parser.flag("--json", &json, "print JSON instead of text");
   if (auto code = parser.parse(args)) return *code;
 
-  options.top = wavekit::cli::parse_unsigned("-n", top);
+  options.top = wavekit::cli::parse_unsigned("--rows", top);
   if (!depth.empty()) options.max_depth = wavekit::cli::parse_unsigned("--depth", depth);
   if (!threshold.empty())
     options.min_fraction = wavekit::cli::parse_double("--threshold", threshold);

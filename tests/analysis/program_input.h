@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstring>
+#include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include "llvm/BinaryFormat/ELF.h"

@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 #include "llvm/MC/MCAsmInfo.h"
@@ -27,7 +28,7 @@ struct Decoder::Impl {
   std::unique_ptr<llvm::MCDisassembler> disassembler;
   std::unique_ptr<llvm::MCInstPrinter> printer;
   // Indexed by MC register number: the 32-bit hardware registers each one covers.
-  std::vector<RegisterSet> register_sets;
+  std::shared_ptr<const std::vector<RegisterSet>> register_sets;
 };
 
 namespace {
@@ -131,6 +132,31 @@ std::string hex_address(std::uint64_t address) {
   return buffer;
 }
 
+// The register table of a processor, built once per process: each 32-bit register by its LLVM
+// name, then every register as the union of its sub-registers (a tuple such as s[0:3] covers
+// s0..s3; vcc covers vcc_lo and vcc_hi). Building it walks ~20000 registers, which would
+// otherwise dominate decoding a small object.
+std::shared_ptr<const std::vector<RegisterSet>> register_table(
+    const std::string& cpu, const llvm::MCRegisterInfo& registers) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<const std::vector<RegisterSet>>> tables;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& table = tables[cpu];
+  if (table) return table;
+  std::vector<RegisterSet> leaf(registers.getNumRegs());
+  for (unsigned reg = 1; reg < registers.getNumRegs(); ++reg) {
+    add_named_register(registers.getName(reg), leaf[reg]);
+  }
+  auto sets = std::make_shared<std::vector<RegisterSet>>(registers.getNumRegs());
+  for (unsigned reg = 1; reg < registers.getNumRegs(); ++reg) {
+    for (llvm::MCPhysReg sub : registers.subregs_inclusive(llvm::MCRegister(reg))) {
+      (*sets)[reg] |= leaf[sub];
+    }
+  }
+  table = std::move(sets);
+  return table;
+}
+
 }  // namespace
 
 Decoder::Decoder(std::string_view processor) : impl_(std::make_unique<Impl>()) {
@@ -145,19 +171,8 @@ Decoder::Decoder(std::string_view processor) : impl_(std::make_unique<Impl>()) {
   if (!impl_->disassembler || !impl_->printer) {
     fail(std::string(processor), "LLVM's AMDGPU disassembler is not available");
   }
-  const llvm::MCRegisterInfo& registers = *t.register_info;
-  // Each 32-bit register by its LLVM name, then every register as the union of its
-  // sub-registers (a tuple such as s[0:3] covers s0..s3; vcc covers vcc_lo and vcc_hi).
-  std::vector<RegisterSet> leaf(registers.getNumRegs());
-  for (unsigned reg = 1; reg < registers.getNumRegs(); ++reg) {
-    add_named_register(registers.getName(reg), leaf[reg]);
-  }
-  impl_->register_sets.resize(registers.getNumRegs());
-  for (unsigned reg = 1; reg < registers.getNumRegs(); ++reg) {
-    for (llvm::MCPhysReg sub : registers.subregs_inclusive(llvm::MCRegister(reg))) {
-      impl_->register_sets[reg] |= leaf[sub];
-    }
-  }
+  impl_->register_sets = register_table(std::string(processor.substr(0, processor.find(':'))),
+                                        *t.register_info);
 }
 
 Decoder::~Decoder() = default;
@@ -170,8 +185,8 @@ const llvm::MCRegisterInfo& Decoder::register_info() const { return *impl_->tool
 const llvm::MCSubtargetInfo& Decoder::subtarget() const { return *impl_->tools.subtarget; }
 
 RegisterSet Decoder::register_set(unsigned mc_register) const {
-  if (mc_register >= impl_->register_sets.size()) return {};
-  return impl_->register_sets[mc_register];
+  if (mc_register >= impl_->register_sets->size()) return {};
+  return (*impl_->register_sets)[mc_register];
 }
 
 std::string Decoder::register_name(unsigned mc_register) const {

@@ -159,3 +159,29 @@ def set_next_launch_work(flops=None, bytes=0.0):
             raise ValueError(f"unknown precision {key!r}; expected one of {PRECISIONS}")
         values[PRECISIONS.index(key)] += float(value)
     _set_work(values, float(bytes))
+
+
+_TRITON_FLOPS = {"flops8": "fp8", "flops16": "fp16", "flops32": "fp32", "flops64": "fp64"}
+
+
+def _triton_launch_enter(lazy_metadata):
+    # Triton calls this just before the launch, on the launching thread, so the declared work
+    # attaches to exactly that kernel. `get()` runs the kernel's launch_metadata function.
+    metadata = lazy_metadata.get()
+    flops = {_TRITON_FLOPS[k]: metadata[k] for k in _TRITON_FLOPS if k in metadata}
+    nbytes = metadata.get("bytes", 0)
+    if flops or nbytes:
+        set_next_launch_work(flops, nbytes)
+
+
+def install_triton_hook():
+    """Takes FLOPs and bytes from Triton kernels' `launch_metadata` (Proton's convention:
+    flops8/16/32/64, bytes; flops32 counts as CUDA-core fp32). Costs a Python call per Triton
+    launch, so install it only when utilisation is wanted."""
+    from triton import knobs
+
+    current = knobs.runtime.launch_enter_hook
+    if current is not None and current is not _triton_launch_enter:
+        raise RuntimeError("another Triton launch hook is installed (Proton's?); "
+                           "only one profiler can own it")
+    knobs.runtime.launch_enter_hook = _triton_launch_enter

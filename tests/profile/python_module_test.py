@@ -25,3 +25,32 @@ except ValueError as e:
 else:
     raise AssertionError("an unknown precision must be rejected")
 print("ok")
+
+# The Triton hook, against a stand-in for triton.knobs: it must pass launch_metadata's FLOPs
+# (Proton's names mapped to ours) and bytes to the next launch.
+import sys
+import types
+
+runtime = types.SimpleNamespace(launch_enter_hook=None)
+sys.modules["triton"] = types.SimpleNamespace(knobs=types.SimpleNamespace(runtime=runtime))
+seen = []
+wp._set_work = lambda flops, nbytes: seen.append((list(flops), nbytes))
+wp.install_triton_hook()
+assert runtime.launch_enter_hook is not None
+
+
+class Lazy:
+    def get(self):
+        return {"name": "matmul", "flops16": 2.0e9, "bytes": 4096}
+
+
+runtime.launch_enter_hook(Lazy())
+assert seen == [([0.0, 2.0e9, 0.0, 0.0, 0.0, 0.0, 0.0], 4096.0)], seen
+runtime.launch_enter_hook = lambda m: None
+try:
+    wp.install_triton_hook()
+except RuntimeError as e:
+    assert "another Triton launch hook" in str(e)
+else:
+    raise AssertionError("a foreign hook must not be replaced silently")
+print("triton hook ok")

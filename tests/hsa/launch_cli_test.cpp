@@ -1,0 +1,176 @@
+// `wavekit launch` as a user runs it: outputs, the launch state kernels observe (COV5 hidden
+// arguments, COV4 dispatch packet), the trace formats of issue 3 item 7, and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "wavekit/support/file.h"
+
+namespace {
+
+std::string device(const std::string& name) {
+  return std::string(WAVEKIT_HSA_DEVICE_DIR) + "/" + name;
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+CliResult wavekit(const std::string& arguments) {
+  std::string command = std::string(WAVEKIT_CLI) + " " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  CliResult run;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) run.output.append(buffer, n);
+  int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::vector<std::uint32_t> words(const std::string& path) {
+  auto bytes = wavekit::read_file(path);
+  std::vector<std::uint32_t> result(bytes.size() / 4);
+  std::memcpy(result.data(), bytes.data(), result.size() * 4);
+  return result;
+}
+
+std::string fresh_directory(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/hsa_launch_cli_" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// st_value of `symbol` in `object`, from llvm-readelf-22.
+std::uint64_t symbol_value(const std::string& object, const std::string& symbol) {
+  std::string command = std::string(WAVEKIT_LLVM_READELF) + " --wide -s " + device(object);
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string listing;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) listing.append(buffer, n);
+  pclose(pipe);
+  std::smatch match;
+  if (!std::regex_search(listing, match,
+                         std::regex(R"(: ([0-9a-f]+) +\d+ FUNC +\w+ +\w+ +\w+ )" + symbol + "\n")))
+    throw std::runtime_error(symbol + " not found");
+  return std::stoull(match[1], nullptr, 16);
+}
+
+TEST(LaunchCli, OutputsMatchTheCpuAndTracesFollowTheSchema) {
+  std::string dir = fresh_directory("provider");
+  // provider_kernel: out[lane] = (lane + 1000) * scale + provider_table[1] (= 20), indexed by
+  // the work-item id in its workgroup; two workgroups, the second partial (100 work-items).
+  CliResult run = wavekit(
+      "launch " + device("probe_provider.co") +
+      " --kernel provider_kernel --grid 100 --block 64 --arg zeros:512 --arg i32:-3 --out " + dir +
+      " --trace-blocks " + dir + "/blocks.json --trace-sequence " + dir + "/sequence --threads 2");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto out = words(dir + "/arg0.bin");
+  ASSERT_EQ(out.size(), 128u);
+  for (std::uint32_t i = 0; i < 128; ++i) {
+    std::int32_t lane = static_cast<std::int32_t>(i % 64);
+    std::int32_t expected = i < 64 ? (lane + 1000) * -3 + 20 : 0;
+    EXPECT_EQ(static_cast<std::int32_t>(out[i]), expected) << i;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "/arg1.bin"));  // scalars are not written
+
+  std::ifstream file(dir + "/blocks.json");
+  nlohmann::json trace = nlohmann::json::parse(file);
+  EXPECT_EQ(trace["kernel"], "provider_kernel");
+  ASSERT_EQ(trace["waves"].size(), 2u);
+  char entry[32];
+  std::snprintf(
+      entry, sizeof entry, "0x%llx",
+      static_cast<unsigned long long>(symbol_value("probe_provider.co", "provider_kernel")));
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& wave = trace["waves"][i];
+    EXPECT_EQ(wave["id"], i);  // one wave per workgroup: the id is the workgroup's x
+    EXPECT_EQ(wave["workgroup"], nlohmann::json::array({i, 0, 0}));
+    EXPECT_EQ(wave["wave_in_workgroup"], 0);
+    ASSERT_TRUE(wave["blocks"].contains(entry)) << wave.dump();
+    EXPECT_EQ(wave["blocks"][entry], 1);
+    // The sequence file lists the same blocks, as many times as counted, in execution order.
+    std::ifstream sequence(dir + "/sequence/wave_" + std::to_string(i) + ".txt");
+    std::map<std::string, int> counted;
+    std::string line, first;
+    while (std::getline(sequence, line)) {
+      EXPECT_TRUE(std::regex_match(line, std::regex("0x[0-9a-f]+"))) << line;
+      if (first.empty()) first = line;
+      ++counted[line];
+    }
+    EXPECT_EQ(first, entry);
+    std::map<std::string, int> from_json;
+    for (const auto& [block, count] : wave["blocks"].items()) from_json[block] = count;
+    EXPECT_EQ(counted, from_json);
+  }
+}
+
+TEST(LaunchCli, Cov5KernelsSeeHiddenArgumentsAndCov4KernelsThePacket) {
+  // report_launch writes blockDim.x/y, the grid size x/y and the first implicit dword.
+  for (int cov : {5, 4}) {
+    SCOPED_TRACE(cov);
+    std::string dir = fresh_directory("hidden" + std::to_string(cov));
+    CliResult run =
+        wavekit("launch " + device("hidden_args_cov" + std::to_string(cov) + ".co") +
+                " --kernel report_launch --grid 1000,3 --block 256,2 --arg zeros:20 --out " + dir);
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+    auto out = words(dir + "/arg0.bin");
+    ASSERT_EQ(out.size(), 5u);
+    EXPECT_EQ(out[0], 256u);
+    EXPECT_EQ(out[1], 2u);
+    EXPECT_EQ(out[2], 1000u);
+    EXPECT_EQ(out[3], 3u);
+    // COV5: hidden_block_count_x = ceil(1000 / 256); COV4: hidden_global_offset_x = 0.
+    EXPECT_EQ(out[4], cov == 5 ? 4u : 0u);
+  }
+}
+
+TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {
+  std::string object = device("probe_provider.co");
+  CliResult usage = wavekit("launch " + object + " --kernel provider_kernel --grid 64");
+  EXPECT_EQ(usage.exit_code, 2);
+  EXPECT_NE(usage.output.find("--block is required"), std::string::npos) << usage.output;
+  CliResult bad_grid =
+      wavekit("launch " + object + " --kernel provider_kernel --grid 64,0 --block 64");
+  EXPECT_EQ(bad_grid.exit_code, 2);
+  EXPECT_NE(bad_grid.output.find("--grid: '0'"), std::string::npos) << bad_grid.output;
+  CliResult count = wavekit("launch " + object +
+                            " --kernel provider_kernel --grid 64 --block 64 --arg zeros:256");
+  EXPECT_EQ(count.exit_code, 1);
+  EXPECT_NE(count.output.find("takes 2 arguments"), std::string::npos) << count.output;
+  CliResult kernel = wavekit("launch " + object + " --kernel missing --grid 64 --block 64");
+  EXPECT_EQ(kernel.exit_code, 1);
+  EXPECT_NE(kernel.output.find("no kernel named 'missing' (kernels: provider_kernel)"),
+            std::string::npos)
+      << kernel.output;
+  CliResult not_an_object =
+      wavekit("launch " + std::string(WAVEKIT_CLI) + " --kernel k --grid 1 --block 1");
+  EXPECT_EQ(not_an_object.exit_code, 1);
+  EXPECT_NE(not_an_object.output.find("not an AMDGPU code object"), std::string::npos)
+      << not_an_object.output;
+  CliResult undefined = wavekit("launch " + device("probe_consumer.co") +
+                                " --kernel call_probe --grid 64 --block 64");
+  EXPECT_EQ(undefined.exit_code, 1);
+  EXPECT_NE(undefined.output.find("undefined symbol 'probe_add'"), std::string::npos)
+      << undefined.output;
+  // A buffer too small for the kernel: a memory fault report naming wave, pc and address.
+  CliResult fault =
+      wavekit("launch " + object +
+              " --kernel provider_kernel --grid 64 --block 64 --arg zeros:16 --arg i32:1");
+  EXPECT_EQ(fault.exit_code, 1);
+  EXPECT_NE(fault.output.find("memory_fault"), std::string::npos) << fault.output;
+  EXPECT_NE(fault.output.find("pc 0x"), std::string::npos) << fault.output;
+  EXPECT_NE(fault.output.find("address 0x"), std::string::npos) << fault.output;
+  CliResult help = wavekit("launch --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--trace-sequence"), std::string::npos);
+}
+
+}  // namespace

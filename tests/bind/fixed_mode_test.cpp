@@ -226,6 +226,28 @@ TEST(Fixed, GreedyHonoursSmt) {
   EXPECT_EQ(map(view, params).tasks[0].cpus.list(), "0-15");
 }
 
+// Rule rm-gpu-set: only the GPUs the resource manager gave are handed out, and tasks are
+// weighted by those.
+TEST(Fixed, ResourceManagerGpuSet) {
+  TopologyView view = TopologyView::build(machine("packages=2,cores=4,gpus=2"));
+  Params params = params_for(2);
+  params.gpu_set = Bitmap::parse_list("2-3", "test");
+  EXPECT_EQ(summary(map(view, params)), "4-5/2 6-7/3");
+  params.mode = Mode::compat;
+  EXPECT_THROW(map(view, params), Error);
+}
+
+// Rule cuda-uuids: CUDA_VISIBLE_DEVICES can name GPUs by UUID.
+TEST(Fixed, CudaVisibleDevicesByUuid) {
+  Mapping mapping =
+      map(TopologyView::build(machine("packages=2,cores=4,gpus=1,gpu-kind=nvml")), params_for(2));
+  EnvOptions uuids;
+  uuids.cuda_uuids = true;
+  EXPECT_EQ(task_environment(mapping, 1).back().second, "1");
+  EXPECT_EQ(task_environment(mapping, 1, uuids).back().second, mapping.devices[1].uuid);
+  EXPECT_EQ(mapping.devices[1].uuid, "000000000000a001");
+}
+
 TEST(Fixed, RulesAreNamed) {
   std::vector<std::string> names;
   for (const auto& rule : kRules) names.emplace_back(rule.name);

@@ -38,8 +38,8 @@ int parse_count(const char* option, const std::string& text, int minimum) {
 
 int run_bind(wavekit::cli::Arguments args) {
   std::string topology_file, ntasks, nthreads, smt, greedy, gpu_optim, restrict_list, restrict_type,
-      compat, format = "text", exec_task;
-  bool membind = false, hip = false;
+      compat, format = "text", exec_task, gpus;
+  bool membind = false, hip = false, cuda_uuids = false;
   std::vector<std::string> command;
   wavekit::cli::OptionParser parser(
       "wavekit bind",
@@ -66,10 +66,13 @@ int run_bind(wavekit::cli::Arguments args) {
                 "holding such a list");
   parser.option("--restrict-type", &restrict_type, "cpu|mem",
                 "what --restrict lists (default cpu)");
+  parser.option("--gpus", &gpus, "LIST",
+                "only these GPUs (SMI ids), e.g. the resource manager's allocation");
   parser.option("--compat", &compat, "mpibind-0.23.1", "reproduce mpibind v0.23.1 bit for bit");
   parser.option("--format", &format, "text|mpibind|json|env", "output format (default text)");
   parser.flag("--membind", &membind, "with --exec: also bind memory to the task's NUMA domain");
   parser.flag("--hip", &hip, "also export HIP_VISIBLE_DEVICES for AMD GPUs (default mode)");
+  parser.flag("--cuda-uuids", &cuda_uuids, "CUDA_VISIBLE_DEVICES as GPU UUIDs (default mode)");
   parser.option("--exec", &exec_task, "TASK",
                 "bind this process as task TASK, set its environment, exec CMD");
   parser.rest("CMD", &command, "the command for --exec", false);
@@ -96,6 +99,7 @@ int run_bind(wavekit::cli::Arguments args) {
   }
   if (!restrict_list.empty())
     params.restrict_set = wavekit::bind::Bitmap::parse_list_or_file(restrict_list, "--restrict");
+  if (!gpus.empty()) params.gpu_set = wavekit::bind::Bitmap::parse_list(gpus, "--gpus");
   if (format != "text" && format != "mpibind" && format != "json" && format != "env")
     throw UsageError("--format: '" + format + "' must be text, mpibind, json or env");
   if (exec_task.empty() && !command.empty())
@@ -108,6 +112,7 @@ int run_bind(wavekit::cli::Arguments args) {
   auto mapping = wavekit::bind::map_topology(topology, params);
   wavekit::bind::EnvOptions env;
   env.hip_visible_devices = hip;
+  env.cuda_uuids = cuda_uuids;
 
   if (!exec_task.empty()) {
     int task = parse_count("--exec", exec_task, 0);

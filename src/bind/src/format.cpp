@@ -74,8 +74,18 @@ std::vector<std::pair<std::string, std::string>> task_environment(const Mapping&
     env.emplace_back("ROCR_VISIBLE_DEVICES", ids);
     if (options.hip_visible_devices) env.emplace_back("HIP_VISIBLE_DEVICES", ids);
   }
-  if (present(GpuVendor::nvidia))
-    env.emplace_back("CUDA_VISIBLE_DEVICES", join(smi_ids(mapping, task, GpuVendor::nvidia), ","));
+  if (present(GpuVendor::nvidia)) {
+    std::vector<std::string> ids = smi_ids(mapping, task, GpuVendor::nvidia);
+    if (options.cuda_uuids) {
+      // NVML reports "GPU-<uuid>", which CUDA_VISIBLE_DEVICES accepts as it is.
+      ids.clear();
+      for (int gpu : mapping.tasks[static_cast<std::size_t>(task)].gpus) {
+        const Device& device = mapping.devices[static_cast<std::size_t>(gpu)];
+        if (device.vendor() == GpuVendor::nvidia) ids.push_back(device.uuid);
+      }
+    }
+    env.emplace_back("CUDA_VISIBLE_DEVICES", join(ids, ","));
+  }
   if (present(GpuVendor::intel))
     env.emplace_back("ZE_AFFINITY_MASK", join(smi_ids(mapping, task, GpuVendor::intel), ","));
   if (present(GpuVendor::other))

@@ -35,6 +35,9 @@ const std::vector<Rule> kRules = {
      "plugin option strings match keys exactly and reject unknown keys and values "
      "(mpibind reads gpu_optim:0 as gpu=1 and visible_devices as verbose)"},
     {"memory-binding", "--membind binds memory to the task's memory domain (mpibind never does)"},
+    {"rm-gpu-set", "--gpus limits the GPUs handed out to those the resource manager gave the job"},
+    {"cuda-uuids",
+     "--cuda-uuids exports CUDA_VISIBLE_DEVICES as GPU UUIDs, stable under renumbering"},
 };
 
 GpuVendor Device::vendor() const {
@@ -478,6 +481,14 @@ Mapping map(const TopologyView& input, const Params& params) {
   Mapping mapping;
   mapping.mode = params.mode;
   mapping.devices = params.mode == Mode::compat ? compat_devices(*view) : fixed_devices(*view);
+  if (params.gpu_set) {
+    if (params.mode == Mode::compat)
+      throw Error("mpibind v0.23.1 takes no GPU set from the resource manager (rule rm-gpu-set)");
+    std::erase_if(mapping.devices, [&](const Device& device) {
+      return device.kind == DeviceKind::gpu &&
+             (device.smi < 0 || !params.gpu_set->contains(static_cast<unsigned>(device.smi)));
+    });
+  }
   mapping.gpu_optim = params.gpu_optim && mapping.num_gpus() > 0;
   mapping.tasks.resize(static_cast<std::size_t>(params.ntasks));
   auto domains =

@@ -19,6 +19,7 @@ std::string format_mpibind(const Mapping& mapping);
 
 struct EnvOptions {
   bool hip_visible_devices = false;  // also HIP_VISIBLE_DEVICES for AMD GPUs (fixed mode)
+  bool cuda_uuids = false;  // CUDA_VISIBLE_DEVICES as UUIDs rather than SMI ids (fixed mode)
 };
 
 // A task's environment, in mpibind's order: OMP_NUM_THREADS, OMP_PLACES, OMP_PROC_BIND, then

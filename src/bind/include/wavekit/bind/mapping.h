@@ -27,6 +27,9 @@ struct Params {
   int smt = 0;                         // 0: automatic, else 1..hw_smt PUs per core
   std::optional<Bitmap> restrict_set;  // a cpuset (cpu) or a NUMA os-index set (mem)
   RestrictType restrict_type = RestrictType::cpu;
+  // The GPUs (SMI ids) the resource manager gave the job; others are not handed out (rule
+  // rm-gpu-set; mpibind has no such input, so compat mode refuses it).
+  std::optional<Bitmap> gpu_set;
   Mode mode = Mode::fixed;
 };
 

@@ -132,6 +132,18 @@ TEST(LaunchCli, Cov5KernelsSeeHiddenArgumentsAndCov4KernelsThePacket) {
   }
 }
 
+TEST(LaunchCli, LibraryResolvesTheKernelsUndefinedCall) {
+  // The instrumented-kernel shape: call_probe calls probe_add, defined by the library.
+  std::string dir = fresh_directory("library");
+  CliResult run = wavekit("launch " + device("probe_consumer.co") + " --library " +
+                          device("probe_provider.co") +
+                          " --kernel call_probe --grid 64 --block 64 --arg zeros:256 --out " + dir);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto out = words(dir + "/arg0.bin");
+  ASSERT_EQ(out.size(), 64u);
+  for (std::uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(out[lane], lane + 1000) << lane;
+}
+
 TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {
   std::string object = device("probe_provider.co");
   CliResult usage = wavekit("launch " + object + " --kernel provider_kernel --grid 64");

@@ -39,7 +39,7 @@ void write_sequences(const std::string& directory, const wavekit::hsa::LaunchOut
 int run_launch(wavekit::cli::Arguments args) {
   std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, threads,
       max_resident;
-  std::vector<std::string> arg_specs;
+  std::vector<std::string> arg_specs, libraries;
   bool stats = false;
   wavekit::cli::OptionParser parser(
       "wavekit launch",
@@ -61,6 +61,8 @@ int run_launch(wavekit::cli::Arguments args) {
   parser.option("--grid", &grid, "X[,Y[,Z]]", "grid size in work-items per dimension (required)");
   parser.option("--block", &block, "X[,Y[,Z]]",
                 "workgroup size in work-items per dimension (required)");
+  parser.repeated("--library", &libraries, "CODE_OBJECT",
+                  "also load this code object into the executable (e.g. a probe library)");
   parser.repeated("--arg", &arg_specs, "SPEC", "one kernel argument, in order (see above)");
   parser.option("--out", &out_dir, "DIR",
                 "write buffer argument i to DIR/arg<i>.bin after the run");
@@ -79,6 +81,7 @@ int run_launch(wavekit::cli::Arguments args) {
 
   wavekit::hsa::LaunchRequest request;
   request.code_object = code_object;
+  request.libraries = libraries;
   request.kernel = kernel;
   try {
     request.grid = wavekit::hsa::parse_dimensions("--grid", grid);

@@ -254,9 +254,9 @@ void fill_hidden_arguments(const KernelInfo& kernel, const Dimensions& grid,
 }
 
 LaunchOutcome launch(const LaunchRequest& request) {
-  std::vector<std::uint8_t> image = read_file(request.code_object);
   Executable executable;
-  executable.load(image, request.code_object);
+  executable.load(read_file(request.code_object), request.code_object);
+  for (const auto& library : request.libraries) executable.load(read_file(library), library);
   executable.freeze();
   const KernelInfo* kernel = executable.find_kernel(request.kernel);
   if (!kernel) {
@@ -277,10 +277,12 @@ LaunchOutcome launch(const LaunchRequest& request) {
 
   emu::MemoryMap memory;
   emu::CodeCache code;
-  const LoadedObject& object = executable.objects().front();
-  memory.add(reinterpret_cast<const void*>(object.load_base), object.load_size,
-             emu::MemoryMap::kReadWrite, "code object " + request.code_object);
-  code.add_object(processor, reinterpret_cast<const void*>(object.load_base), object.load_size, 0);
+  for (const LoadedObject& object : executable.objects()) {
+    memory.add(reinterpret_cast<const void*>(object.load_base), object.load_size,
+               emu::MemoryMap::kReadWrite, "code object " + object.name);
+    code.add_object(processor, reinterpret_cast<const void*>(object.load_base), object.load_size,
+                    0);
+  }
 
   // Buffers, then the kernarg segment with their pointers and the scalars at the note's offsets.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers(request.arguments.size());

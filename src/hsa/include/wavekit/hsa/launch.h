@@ -61,6 +61,9 @@ void check_arguments(const KernelInfo& kernel, const std::vector<ArgumentSpec>& 
 
 struct LaunchRequest {
   std::string code_object;  // path
+  // More code objects loaded into the same executable before it is frozen (a probe library,
+  // whose symbols resolve the kernel's undefined STT_NOTYPE references).
+  std::vector<std::string> libraries;
   std::string kernel;
   Dimensions grid;   // work-items per dimension (the AQL convention)
   Dimensions block;  // work-items per workgroup

@@ -298,6 +298,25 @@ TEST(Decoder, BadBytesAreErrorsNotCrashes) {
   for (const auto& e : range.errors) {
     EXPECT_NE(e.message.find("cannot decode"), std::string::npos);
   }
+  // Words that crash LLVM 22's own disassembler (literal operand fields of 64-bit encodings).
+  for (std::vector<std::uint8_t> crasher :
+       {std::vector<std::uint8_t>{0xd0, 0xb6, 0xa0, 0xd3, 0x62, 0xfe, 0x31, 0x07},
+        std::vector<std::uint8_t>{0xa2, 0x53, 0x48, 0xe0, 0x46, 0x14, 0x49, 0xff}}) {
+    EXPECT_FALSE(decoder.decode(crasher, 0x50, &error));
+    EXPECT_NE(error.message.find("literal"), std::string::npos) << error.message;
+  }
+  // Random 64-bit words (deterministic): every one decodes or is an error naming its address.
+  std::uint64_t state = 88172645463325252ull;
+  std::vector<std::uint8_t> random(8 * 20000);
+  for (std::size_t i = 0; i < random.size(); i += 8) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    for (int b = 0; b < 8; ++b) random[i + b] = static_cast<std::uint8_t>(state >> (8 * b));
+  }
+  auto random_range = decoder.decode_range(random, 0x10000);
+  EXPECT_GT(random_range.instructions.size(), 0u);
+  EXPECT_GT(random_range.errors.size(), 0u);
   std::vector<std::uint8_t> undecodable{0xff, 0xff, 0xff, 0xff};
   try {
     decoder.decode_all(undecodable, 0x1234);

@@ -116,6 +116,30 @@ ControlFlow classify_flow(std::string_view mnemonic) {
   return ControlFlow::none;
 }
 
+// LLVM 22's AMDGPU disassembler crashes (a dangling Twine in its literal-operand diagnostics)
+// on 64-bit encodings whose operand field asks for a literal, which GFX9 does not allow there:
+// a VOP3/VOP3P source of 255 (e.g. d0 b6 a0 d3 62 fe 31 07) or a MUBUF/MTBUF SOFFSET of 255
+// (e.g. a2 53 48 e0 46 14 49 ff); llvm-mc-22 -disassemble crashes alike. Found by the emulator's
+// random-code test; such words are refused before they reach LLVM.
+bool crashes_llvm_disassembler(std::span<const std::uint8_t> bytes) {
+  if (bytes.size() < 8) return false;
+  auto word = [&](std::size_t at) {
+    return std::uint32_t{bytes[at]} | std::uint32_t{bytes[at + 1]} << 8 |
+           std::uint32_t{bytes[at + 2]} << 16 | std::uint32_t{bytes[at + 3]} << 24;
+  };
+  std::uint32_t w0 = word(0), w1 = word(4);
+  unsigned format = w0 >> 26;
+  constexpr unsigned kVop3 = 0x34, kMubuf = 0x38, kMtbuf = 0x3a;
+  constexpr unsigned kLiteral = 0xff;
+  if (format == kMubuf || format == kMtbuf) return (w1 >> 24) == kLiteral;
+  if (format == kVop3) {
+    for (unsigned source = 0; source < 3; ++source) {
+      if (((w1 >> (9 * source)) & 0x1ff) == kLiteral) return true;
+    }
+  }
+  return false;
+}
+
 std::string hex_bytes(std::span<const std::uint8_t> bytes) {
   std::string text;
   char buffer[4];
@@ -171,8 +195,8 @@ Decoder::Decoder(std::string_view processor) : impl_(std::make_unique<Impl>()) {
   if (!impl_->disassembler || !impl_->printer) {
     fail(std::string(processor), "LLVM's AMDGPU disassembler is not available");
   }
-  impl_->register_sets = register_table(std::string(processor.substr(0, processor.find(':'))),
-                                        *t.register_info);
+  impl_->register_sets =
+      register_table(std::string(processor.substr(0, processor.find(':'))), *t.register_info);
 }
 
 Decoder::~Decoder() = default;
@@ -222,6 +246,14 @@ void Decoder::registers(const llvm::MCInst& inst, RegisterSet& reads, RegisterSe
 
 std::optional<Instruction> Decoder::decode(std::span<const std::uint8_t> bytes,
                                            std::uint64_t address, DecodeError* error) const {
+  if (crashes_llvm_disassembler(bytes)) {
+    if (error) {
+      *error = {address, "cannot decode instruction at " + hex_address(address) + " (bytes " +
+                             hex_bytes(bytes.first(8)) +
+                             "): a literal operand where the 64-bit GFX9 encoding allows none"};
+    }
+    return std::nullopt;
+  }
   llvm::MCInst inst;
   std::uint64_t size = 0;
   auto status = impl_->disassembler->getInstruction(

@@ -96,8 +96,8 @@ struct Instruction {
   MemoryKind memory = MemoryKind::none;
   MemoryAccess access = MemoryAccess::none;
   ControlFlow flow = ControlFlow::none;
-  // Branch target for branch / conditional_branch (address + 4 + simm16 * 4); also the callee
-  // address is NOT known here for calls (it is in a register: see analysis's call graph).
+  // Target of a branch / conditional_branch: address + 4 + simm16 * 4. Empty for calls, whose
+  // target is in a register (analysis resolves the s_getpc_b64 pattern into the call graph).
   std::optional<std::uint64_t> branch_target;
 
   std::span<const std::uint8_t> bytes() const { return {encoding.data(), size}; }

@@ -48,6 +48,7 @@ void expect_same(const ProfileNode& a, const ProfileNode& b, const std::string& 
     EXPECT_EQ(a.device, b.device) << where;
     EXPECT_EQ(a.metrics.min_ns, b.metrics.min_ns) << where;
     EXPECT_EQ(a.metrics.max_ns, b.metrics.max_ns) << where;
+    EXPECT_EQ(a.metrics.histogram, b.metrics.histogram) << where;
   }
   ASSERT_EQ(a.children.size(), b.children.size()) << where;
   for (std::size_t i = 0; i < a.children.size(); ++i)
@@ -64,6 +65,19 @@ TEST(Exporters, TreeHasLaunchAndCaptureSitePaths) {
   ASSERT_TRUE(step->find("<captured_at>")->find("capture"));
   EXPECT_TRUE(step->find("<captured_at>")->find("capture")->find("graph_kernel"));
   EXPECT_EQ(p.first_phase, 4u);
+}
+
+TEST(Exporters, KernelsCarryALog2DurationHistogram) {
+  Profile p = sample_profile();
+  const ProfileNode* gemm = p.root.find("step")->find("gemm<float>");
+  ASSERT_TRUE(gemm);
+  // One kernel of 2000 ns: bit_width(2000) = 11, i.e. the bucket [1024, 2048).
+  std::array<std::uint64_t, kHistogramBuckets> expected{};
+  expected[11] = 1;
+  EXPECT_EQ(gemm->metrics.histogram, expected);
+  EXPECT_EQ(
+      p.root.metrics.histogram[11] + p.root.metrics.histogram[9] + p.root.metrics.histogram[7],
+      3u);  // 2000, 500 and 100 ns
 }
 
 TEST(Exporters, HatchetJsonRoundTripsAndHasProtonsShape) {

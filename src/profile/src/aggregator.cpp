@@ -153,7 +153,6 @@ void Aggregator::consume(const KernelActivity& record, std::uint64_t now_ns) {
   }
   std::uint64_t duration = record.end_ns > record.start_ns ? record.end_ns - record.start_ns : 0;
   entry->metrics.add_duration(duration);
-  entry->histogram[std::min<std::size_t>(std::bit_width(duration), kHistogramBuckets - 1)]++;
   if (work) {
     for (std::size_t p = 0; p < kPrecisionCount; ++p) entry->metrics.flops[p] += work->flops[p];
     entry->metrics.bytes += work->bytes;

@@ -129,14 +129,4 @@ void ContextTree::exit() {
   }
 }
 
-void ContextTree::set_current(NodeId node) {
-  ThreadState& state = thread_state();
-  state.depth = 0;
-  state.overflow_depth = 0;
-  if (node != kRootNode && node < size()) {
-    state.stack[1] = node;
-    state.depth = 1;
-  }
-}
-
 }  // namespace wavekit::profile

@@ -45,6 +45,7 @@ void Metrics::merge(const Metrics& other) {
   max_ns = std::max(max_ns, other.max_ns);
   for (std::size_t p = 0; p < kPrecisionCount; ++p) flops[p] += other.flops[p];
   bytes += other.bytes;
+  for (std::size_t b = 0; b < kHistogramBuckets; ++b) histogram[b] += other.histogram[b];
 }
 
 double Metrics::total_flops() const { return std::accumulate(flops.begin(), flops.end(), 0.0); }

@@ -135,6 +135,10 @@ json node_to_json(const ProfileNode& node) {
       metrics[flops_metric_name(static_cast<Precision>(p))] = node.metrics.flops[p];
   if (node.metrics.bytes != 0) metrics["bytes"] = node.metrics.bytes;
   if (node.is_kernel) {
+    json histogram = json::object();  // log2(ns) bucket -> kernels, non-empty buckets only
+    for (std::size_t b = 0; b < kHistogramBuckets; ++b)
+      if (node.metrics.histogram[b]) histogram[std::to_string(b)] = node.metrics.histogram[b];
+    metrics["time_log2_histogram"] = std::move(histogram);
     metrics["device_id"] = std::to_string(node.device);
     metrics["device_type"] = "CUDA";
   }
@@ -166,6 +170,19 @@ void node_from_json(const json& j, ProfileNode& node, const std::string& origin,
   node.is_kernel = children.empty() && (metrics.contains("device_id") || metrics.contains("count"));
   if (metrics.contains("device_id"))
     node.device = static_cast<std::uint32_t>(as_u64(metrics["device_id"]));
+  if (metrics.contains("time_log2_histogram") && metrics["time_log2_histogram"].is_object()) {
+    for (auto& [bucket, count] : metrics["time_log2_histogram"].items()) {
+      std::size_t b = 0;
+      try {
+        b = std::stoul(bucket);
+      } catch (const std::exception&) {
+        b = kHistogramBuckets;
+      }
+      if (b >= kHistogramBuckets)
+        fail(origin, "histogram bucket '" + bucket + "' of '" + node.name + "' is out of range");
+      node.metrics.histogram[b] = as_u64(count);
+    }
+  }
   for (auto it = metrics.begin(); it != metrics.end(); ++it) {
     const std::string& key = it.key();
     if (!it.value().is_number()) continue;
@@ -277,7 +294,7 @@ Profile from_hatchet_json(const std::string& text, const std::string& origin) {
 
 namespace {
 
-constexpr char kMagic[8] = {'W', 'K', 'P', 'R', 'O', 'F', 0, 1};
+constexpr char kMagic[8] = {'W', 'K', 'P', 'R', 'O', 'F', 0, 2};  // format 2: histograms
 
 class Writer {
  public:
@@ -340,6 +357,15 @@ void write_metrics(Writer& w, const Metrics& m) {
   w.u64(m.max_ns);
   for (double f : m.flops) w.f64(f);
   w.f64(m.bytes);
+  // Histogram: the number of non-empty buckets, then (bucket, count) pairs.
+  std::uint8_t used = 0;
+  for (auto c : m.histogram) used += c != 0;
+  w.u8(used);
+  for (std::size_t b = 0; b < kHistogramBuckets; ++b) {
+    if (!m.histogram[b]) continue;
+    w.u8(static_cast<std::uint8_t>(b));
+    w.u64(m.histogram[b]);
+  }
 }
 
 Metrics read_metrics(Reader& r) {
@@ -350,6 +376,13 @@ Metrics read_metrics(Reader& r) {
   m.max_ns = r.get<std::uint64_t>();
   for (double& f : m.flops) f = r.get<double>();
   m.bytes = r.get<double>();
+  auto used = r.get<std::uint8_t>();
+  if (used > kHistogramBuckets) r.bad("histogram with " + std::to_string(used) + " buckets");
+  for (std::uint8_t i = 0; i < used; ++i) {
+    auto bucket = r.get<std::uint8_t>();
+    if (bucket >= kHistogramBuckets) r.bad("histogram bucket " + std::to_string(bucket));
+    m.histogram[bucket] = r.get<std::uint64_t>();
+  }
   return m;
 }
 

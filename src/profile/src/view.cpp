@@ -161,6 +161,19 @@ void flatten(const ProfileNode& node, const std::string& prefix,
   }
 }
 
+// Frames of both profiles by path, with each side's metrics (zero where absent).
+std::map<std::string, std::pair<Metrics, Metrics>> diff_rows(const Profile& base,
+                                                             const Profile& other,
+                                                             const ViewOptions& options) {
+  std::map<std::string, Metrics> a, b;
+  flatten(filter_profile(base, options).root, "", a);
+  flatten(filter_profile(other, options).root, "", b);
+  std::map<std::string, std::pair<Metrics, Metrics>> all;
+  for (auto& [k, m] : a) all[k].first = m;
+  for (auto& [k, m] : b) all[k].second = m;
+  return all;
+}
+
 const char* kHeader = "          time      count          avg      FLOP/s    util  frame\n";
 
 }  // namespace
@@ -210,12 +223,7 @@ std::string render_top(const Profile& profile, const ViewOptions& options) {
 }
 
 std::string render_diff(const Profile& base, const Profile& other, const ViewOptions& options) {
-  std::map<std::string, Metrics> a, b;
-  flatten(filter_profile(base, options).root, "", a);
-  flatten(filter_profile(other, options).root, "", b);
-  std::map<std::string, std::pair<Metrics, Metrics>> all;
-  for (auto& [k, m] : a) all[k].first = m;
-  for (auto& [k, m] : b) all[k].second = m;
+  auto all = diff_rows(base, other, options);
   std::vector<std::pair<std::string, std::pair<Metrics, Metrics>>> rows(all.begin(), all.end());
   auto delta = [](const auto& r) {
     return static_cast<double>(r.second.second.time_ns) -
@@ -296,14 +304,8 @@ std::string top_json(const Profile& profile, const ViewOptions& options) {
 }
 
 std::string diff_json(const Profile& base, const Profile& other, const ViewOptions& options) {
-  std::map<std::string, Metrics> a, b;
-  flatten(filter_profile(base, options).root, "", a);
-  flatten(filter_profile(other, options).root, "", b);
   json rows = json::array();
-  std::map<std::string, std::pair<Metrics, Metrics>> all;
-  for (auto& [k, m] : a) all[k].first = m;
-  for (auto& [k, m] : b) all[k].second = m;
-  for (auto& [path, pair] : all)
+  for (auto& [path, pair] : diff_rows(base, other, options))
     rows.push_back({{"path", path},
                     {"base", {{"time_ns", pair.first.time_ns}, {"count", pair.first.count}}},
                     {"other", {{"time_ns", pair.second.time_ns}, {"count", pair.second.count}}}});

@@ -47,7 +47,6 @@ struct EntryKey {
 struct Entry {
   EntryKey key;
   Metrics metrics;
-  std::array<std::uint32_t, kHistogramBuckets> histogram{};
 };
 
 // Fixed-capacity open-addressing table (linear probing). Full tables reject new keys; the

@@ -79,9 +79,6 @@ class ContextTree {
   void enter(NameId name);
   void enter(std::string_view name) { enter(names_.intern(name)); }
   void exit();
-  // Replaces the calling thread's stack with one rooted at `node` (used to restore a capture
-  // context, and by tests).
-  void set_current(NodeId node);
 
  private:
   struct ThreadState;

@@ -2,7 +2,9 @@
 // application declared for its launches.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -28,12 +30,16 @@ struct Metrics {
   std::uint64_t max_ns = 0;
   std::array<double, kPrecisionCount> flops{};
   double bytes = 0;
+  // Durations by power of two: bucket b counts kernels with bit_width(ns) == b, so the
+  // distribution (p50, p99 to a factor of two) survives aggregation.
+  std::array<std::uint64_t, kHistogramBuckets> histogram{};
 
   void add_duration(std::uint64_t ns) {
     ++count;
     time_ns += ns;
     if (ns < min_ns) min_ns = ns;
     if (ns > max_ns) max_ns = ns;
+    ++histogram[std::min<std::size_t>(std::bit_width(ns), kHistogramBuckets - 1)];
   }
   void merge(const Metrics& other);
   double total_flops() const;

@@ -117,3 +117,82 @@ TEST(Mutation, PatchChangesOnlyTheBytesGiven) {
 
 }  // namespace
 }  // namespace wavekit::codeobj
+
+namespace wavekit::codeobj {
+namespace {
+
+// The rewriter's recipe for calling into another object: an UND dynamic symbol, a GOT slot in
+// a new writable section, an R_AMDGPU_ABS64 against the symbol; plus a defined alias (hashed).
+TEST(Mutation, DynamicSymbolsAndRelocationsAreWhatReadelfSees) {
+  CodeObject object = CodeObject::parse(testing::load(WAVEKIT_CODEOBJ_UNSTRIPPED), "object");
+  NewSection got;
+  got.name = ".wavekit.got";
+  got.flags = llvm::ELF::SHF_ALLOC | llvm::ELF::SHF_WRITE;
+  got.alignment = 8;
+  got.data.assign(8, 0);
+  std::size_t got_index = object.add_loaded_section(got);
+  const std::uint64_t slot = object.sections()[got_index].address;
+
+  Symbol external;
+  external.name = "wavekit_probe_entry";
+  external.type = llvm::ELF::STT_NOTYPE;
+  external.binding = llvm::ELF::STB_GLOBAL;
+  std::uint32_t external_index = object.add_dynamic_symbol(external);
+  object.add_dynamic_relocation(slot, llvm::ELF::R_AMDGPU_ABS64, external_index, 0);
+
+  const Kernel& kernel = object.kernels()[0];
+  Symbol alias;
+  alias.name = ".wavekit." + kernel.name;
+  alias.type = llvm::ELF::STT_OBJECT;
+  alias.binding = llvm::ELF::STB_GLOBAL;
+  alias.value = kernel.entry_address;
+  alias.section_index = static_cast<std::uint16_t>(*object.section_index(".text"));
+  object.add_dynamic_symbol(alias);
+  object.add_symbol(alias);
+  Symbol local = alias;
+  local.name = "wavekit_local_marker";
+  local.binding = llvm::ELF::STB_LOCAL;
+  std::uint32_t local_index = object.add_symbol(local);
+  EXPECT_LT(local_index, object.symbols().size() - 2);
+
+  std::string path = testing::scratch_path("dynamic_symbols.co");
+  auto written = object.write();
+  testing::save(path, written);
+  // readelf's output is JSON only if it printed no warnings (run() merges stderr into it).
+  auto oracle = testing::readelf_json(path, "-r --dyn-syms --symbols -d");
+  ASSERT_EQ(oracle.at("Relocations").size(), 1u);
+  const auto& relocation = oracle.at("Relocations")[0].at("Relocs")[0].at("Relocation");
+  EXPECT_EQ(relocation.at("Offset").get<std::uint64_t>(), slot);
+  EXPECT_EQ(relocation.at("Type").at("Name"), "R_AMDGPU_ABS64");
+  EXPECT_EQ(relocation.at("Symbol").at("Name"), external.name);
+  std::map<std::string, nlohmann::json> dynamic_symbols;
+  for (const auto& symbol : oracle.at("DynamicSymbols")) {
+    dynamic_symbols[symbol.at("Symbol").at("Name").at("Name").get<std::string>()] =
+        symbol.at("Symbol");
+  }
+  ASSERT_TRUE(dynamic_symbols.count(external.name));
+  EXPECT_EQ(dynamic_symbols[external.name].at("Section").at("Value"), 0);
+  ASSERT_TRUE(dynamic_symbols.count(alias.name));
+  EXPECT_EQ(dynamic_symbols[alias.name].at("Value").get<std::uint64_t>(), kernel.entry_address);
+  for (const auto& k : object.kernels()) EXPECT_TRUE(dynamic_symbols.count(k.descriptor_symbol));
+  bool local_seen = false;
+  for (const auto& symbol : oracle.at("Symbols")) {
+    if (symbol.at("Symbol").at("Name").at("Name") == local.name) local_seen = true;
+  }
+  EXPECT_TRUE(local_seen);
+  // The hash tables agree with .dynsym: readelf resolves every defined name through them.
+  std::string hashed = testing::run(std::string(WAVEKIT_LLVM_READELF) + " --hash-symbols " + path);
+  EXPECT_EQ(hashed.find("warning"), std::string::npos) << hashed;
+  EXPECT_NE(hashed.find(alias.name), std::string::npos) << hashed;
+  for (const auto& k : object.kernels())
+    EXPECT_NE(hashed.find(k.descriptor_symbol), std::string::npos);
+  // And the result is a code object we read back the same way.
+  CodeObject reread = CodeObject::parse(written, path);
+  EXPECT_EQ(reread.write(), written);
+  ASSERT_EQ(reread.relocations().size(), 1u);
+  EXPECT_EQ(reread.relocations()[0].symbol_name, external.name);
+  EXPECT_EQ(reread.kernels().size(), object.kernels().size());
+}
+
+}  // namespace
+}  // namespace wavekit::codeobj

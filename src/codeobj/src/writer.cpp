@@ -109,7 +109,10 @@ std::vector<std::uint8_t> CodeObject::write() const {
 
   // Place the sections that do not fit where they were.
   auto needs_placement = [&](std::size_t index) {
-    return index >= original_section_sizes_.size() ||
+    bool given_a_new_segment =
+        std::any_of(relocated.begin(), relocated.end(),
+                    [index](const auto& entry) { return entry.first == index; });
+    return index >= original_section_sizes_.size() || given_a_new_segment ||
            sections[index].data.size() > original_section_sizes_[index] ||
            moved_note_section == index;
   };
@@ -129,8 +132,12 @@ std::vector<std::uint8_t> CodeObject::write() const {
       if (relocated_section == index) segments[segment_index].offset = section.offset;
     }
     for (auto& segment : segments) {
-      if (segment.type == ELF::PT_NOTE && moved_note_section == index)
+      if (segment.type == ELF::PT_NOTE && moved_note_section == index) {
         segment.offset = section.offset;
+      }
+      if (segment.type == ELF::PT_DYNAMIC && section.type == ELF::SHT_DYNAMIC) {
+        segment.offset = section.offset;
+      }
     }
   }
 
@@ -214,7 +221,10 @@ std::size_t CodeObject::append_load_segment(std::size_t section_index) {
   Section& section = sections_[section_index];
   std::uint64_t top = 0;
   for (const auto& segment : segments_) {
-    if (segment.type == ELF::PT_LOAD) top = std::max(top, segment.vaddr + segment.memory_size);
+    // An empty segment still claims its page, so that no two segments share an address.
+    if (segment.type == ELF::PT_LOAD) {
+      top = std::max(top, segment.vaddr + std::max<std::uint64_t>(segment.memory_size, 1));
+    }
   }
   section.address = align_up(top, std::max(kPageSize, section.alignment));
   Segment segment;
@@ -248,8 +258,22 @@ void CodeObject::serialize_dynamic() {
     dyn.d_un.d_val = entry.value;
     put(data, data.size(), dyn);
   }
-  sections_[*index].data = std::move(data);
-  sections_[*index].size = sections_[*index].data.size();
+  set_section_contents(*index, std::move(data));
+}
+
+// DT_STRSZ / DT_RELASZ follow the size of .dynstr / the dynamic RELA section.
+void CodeObject::update_dynamic_sizes(std::size_t index) {
+  const Section& section = sections_[index];
+  bool changed = false;
+  for (auto& entry : dynamic_) {
+    bool is_size_of_this = (entry.tag == ELF::DT_STRSZ && section.name == ".dynstr") ||
+                           (entry.tag == ELF::DT_RELASZ && section.type == ELF::SHT_RELA);
+    if (is_size_of_this && entry.value != section.size) {
+      entry.value = section.size;
+      changed = true;
+    }
+  }
+  if (changed) serialize_dynamic();
 }
 
 void CodeObject::grow_alloc_section(std::size_t index) {
@@ -264,15 +288,29 @@ void CodeObject::grow_alloc_section(std::size_t index) {
     bool is_top = std::none_of(segments_.begin(), segments_.end(), [&](const Segment& other) {
       return other.type == ELF::PT_LOAD && other.vaddr > segment.vaddr;
     });
-    if (is_top) {
+    if (is_top || section.size <= segment.memory_size) {
       segment.file_size = section.data.size();
       segment.memory_size = section.size;
+      if (section.type == ELF::SHT_DYNAMIC) {
+        for (auto& dynamic_segment : segments_) {
+          if (dynamic_segment.type == ELF::PT_DYNAMIC) {
+            dynamic_segment.file_size = dynamic_segment.memory_size = section.size;
+          }
+        }
+      }
+      update_dynamic_sizes(index);
       return;
     }
-    throw Error(name_ + ": section " + section.name +
-                " cannot grow again after another segment was added above it");
+    // Another segment lies above: move the section once more, to a new segment at the top,
+    // and drop the segment it leaves (it held nothing else).
+    const std::size_t abandoned = existing->second;
+    segments_.erase(segments_.begin() + static_cast<std::ptrdiff_t>(abandoned));
+    relocated_sections_.erase(existing);
+    for (auto& entry : relocated_sections_) {
+      if (entry.second > abandoned) --entry.second;
+    }
   }
-  std::size_t segment_index = append_load_segment(index);
+  append_load_segment(index);
   const std::uint64_t new_address = section.address;
   // Whatever pointed at the old place now points at the new one: .dynamic's table addresses,
   // PT_DYNAMIC, and symbols defined in the section (e.g. _DYNAMIC).
@@ -295,20 +333,19 @@ void CodeObject::grow_alloc_section(std::size_t index) {
       default:
         break;
     }
-    if (entry.tag == ELF::DT_STRSZ && section.type == ELF::SHT_STRTAB &&
-        section.name == ".dynstr") {
-      entry.value = section.size;
-      dynamic_changed = true;
-    }
-    if (entry.tag == ELF::DT_RELASZ && section.type == ELF::SHT_RELA) {
-      entry.value = section.size;
-      dynamic_changed = true;
-    }
   }
-  for (auto* table : {&symbols_, &dynamic_symbols_}) {
-    for (auto& symbol : *table) {
-      if (symbol.section_index == index) symbol.value = symbol.value - old_address + new_address;
+  for (const char* table_name : {".symtab", ".dynsym"}) {
+    auto table_index = section_index(table_name);
+    if (!table_index) continue;
+    auto& table = std::string(table_name) == ".symtab" ? symbols_ : dynamic_symbols_;
+    bool moved = false;
+    for (auto& symbol : table) {
+      if (symbol.section_index == index) {
+        symbol.value = symbol.value - old_address + new_address;
+        moved = true;
+      }
     }
+    if (moved) serialize_symbols(*table_index, table);
   }
   if (section.type == ELF::SHT_DYNAMIC) {
     for (auto& segment : segments_) {
@@ -318,8 +355,24 @@ void CodeObject::grow_alloc_section(std::size_t index) {
       }
     }
   }
-  (void)segment_index;
   if (dynamic_changed) serialize_dynamic();
+  update_dynamic_sizes(index);
+}
+
+void CodeObject::set_section_contents(std::size_t index, std::vector<std::uint8_t> data) {
+  Section& section = sections_[index];
+  section.data = std::move(data);
+  section.size = section.data.size();
+  const bool is_new = index >= original_section_sizes_.size();
+  const bool fits = !is_new && section.data.size() <= original_section_sizes_[index];
+  const bool already_moved =
+      std::any_of(relocated_sections_.begin(), relocated_sections_.end(),
+                  [index](const auto& entry) { return entry.first == index; });
+  if (section.is_alloc() && (already_moved || !fits)) {
+    grow_alloc_section(index);
+  } else if (section.is_alloc()) {
+    update_dynamic_sizes(index);
+  }
 }
 
 void CodeObject::replace_section_data(std::size_t index, std::vector<std::uint8_t> data) {
@@ -328,13 +381,7 @@ void CodeObject::replace_section_data(std::size_t index, std::vector<std::uint8_
     throw Error(name_ + ": section index " + std::to_string(index) +
                 " does not name a section with contents");
   }
-  Section& section = sections_[index];
-  section.data = std::move(data);
-  section.size = section.data.size();
-  bool is_new = index >= original_section_sizes_.size();
-  if (section.is_alloc() && (is_new || section.data.size() > original_section_sizes_[index])) {
-    grow_alloc_section(index);
-  }
+  set_section_contents(index, std::move(data));
   refresh_descriptors();
 }
 

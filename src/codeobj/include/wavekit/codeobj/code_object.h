@@ -193,6 +193,12 @@ class CodeObject {
   void grow_alloc_section(std::size_t section_index);
   void serialize_dynamic();
   void refresh_descriptors();
+  void update_dynamic_sizes(std::size_t section_index);
+  void set_section_contents(std::size_t section_index, std::vector<std::uint8_t> data);
+  std::uint32_t add_string(std::size_t string_table_index, const std::string& text);
+  void serialize_symbols(std::size_t table_index, const std::vector<Symbol>& symbols);
+  void rebuild_dynamic_hashes();
+  void serialize_relocations(std::size_t section_index);
 
   std::string name_;
   std::vector<std::uint8_t> original_;  // the parsed bytes, kept for gaps and padding

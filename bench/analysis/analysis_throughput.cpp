@@ -1,12 +1,12 @@
 // Throughput of decode, decode + CFG (analyze) and decode + CFG + liveness, in instructions per
 // second, on the largest corpus object and on a generated ~1M-instruction program; plus the
 // ratio to llvm-objdump-22 -d on the same bytes. All ratios come from one run on one machine.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
-
-#include <sys/resource.h>
 
 #include "../../tests/analysis/program_input.h"
 #include "../../tests/isa/corpus_elf.h"
@@ -112,15 +112,16 @@ int main(int argc, char** argv) {
     }
   }
   auto loaded = wavekit::testing::load_program_input(largest->path, largest->targets.front());
-  measure({"largest corpus object " + largest->name, loaded.input, objdump + " -d " + largest->path},
-          repeats);
+  measure(
+      {"largest corpus object " + largest->name, loaded.input, objdump + " -d " + largest->path},
+      repeats);
 
   // ~1M instructions: the largest object's code repeated, each copy's kernels and functions
   // entered at their shifted addresses (branches are PC-relative, so every copy is valid code).
   const std::uint64_t base = loaded.input.code.front().address;
   std::span<const std::uint8_t> text = loaded.input.code.front().bytes;
-  std::size_t per_copy = wavekit::isa::Decoder(largest->targets.front())
-                             .decode_range(text, base).instructions.size();
+  std::size_t per_copy =
+      wavekit::isa::Decoder(largest->targets.front()).decode_range(text, base).instructions.size();
   std::size_t copies = (1000000 + per_copy - 1) / per_copy;
   std::vector<std::uint8_t> big;
   big.reserve(copies * text.size());
@@ -139,8 +140,8 @@ int main(int argc, char** argv) {
   }
   generated.code.push_back({base, big});
   // (llvm-objdump-22 reads only object files, so the generated program has no objdump row.)
-  measure({"generated (" + std::to_string(copies) + " copies of " + largest->name + ")", generated,
-           ""},
-          repeats);
+  measure(
+      {"generated (" + std::to_string(copies) + " copies of " + largest->name + ")", generated, ""},
+      repeats);
   return 0;
 }

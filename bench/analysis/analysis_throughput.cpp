@@ -1,6 +1,7 @@
 // Throughput of decode, decode + CFG (analyze) and decode + CFG + liveness, in instructions per
-// second, on the largest corpus object and on a generated ~1M-instruction program; plus the
-// ratio to llvm-objdump-22 -d on the same bytes. All ratios come from one run on one machine.
+// CPU second, on the largest corpus object and on a generated ~1M-instruction program; plus, for
+// the corpus object, the ratio to llvm-objdump-22 -d on the same file. All ratios come from one
+// run on one machine.
 #include <sys/resource.h>
 
 #include <algorithm>

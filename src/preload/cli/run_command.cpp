@@ -1,6 +1,7 @@
 // `wavekit run`: instrument an unmodified application and run it.
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "wavekit/cli/options.h"
 #include "wavekit/preload/heatmap.h"
@@ -25,15 +26,31 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
       std::cerr << " " << kernel.get<std::string>();
     std::cerr << "\n";
   }
+  // One line per kernel: programs that dispatch a kernel hundreds of times stay readable.
+  struct KernelLine {
+    std::size_t dispatches = 0, failed = 0;
+    std::uint64_t waves = 0;
+    std::string first_file;
+  };
+  std::map<std::string, KernelLine> kernels;
   for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
-    std::cerr << "  dispatch " << dispatch.value("kernel", "?") << " #"
-              << dispatch.value("dispatch", 0) << ": ";
+    KernelLine& line = kernels[dispatch.value("kernel", "?")];
+    ++line.dispatches;
     if (dispatch.contains("error")) {
-      std::cerr << "report failed: " << dispatch["error"].get<std::string>() << "\n";
+      ++line.failed;
       continue;
     }
-    std::cerr << dispatch.value("waves", 0) << " waves";
-    if (dispatch.contains("file")) std::cerr << " -> " << dispatch["file"].get<std::string>();
+    line.waves += dispatch.value("waves", std::uint64_t{0});
+    if (line.first_file.empty() && dispatch.contains("file"))
+      line.first_file = dispatch["file"].get<std::string>();
+  }
+  for (const auto& [kernel, line] : kernels) {
+    std::cerr << "  " << kernel << ": " << line.dispatches
+              << (line.dispatches == 1 ? " dispatch, " : " dispatches, ") << line.waves
+              << " waves reported";
+    if (line.failed) std::cerr << ", " << line.failed << " reports failed";
+    if (!line.first_file.empty())
+      std::cerr << " -> " << line.first_file << (line.dispatches > 1 ? " ..." : "");
     std::cerr << "\n";
   }
   for (const auto& message : summary.value("messages", nlohmann::json::array()))

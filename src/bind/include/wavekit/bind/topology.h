@@ -61,7 +61,7 @@ struct ViewNuma {
   Bitmap cpuset;        // the CPUs local to it (its parent's cpuset)
   Bitmap nodeset;
   int parent_depth;       // depth of its parent among normal objects
-  unsigned parent_index;  // index of its parent in levels[parent_depth]
+  unsigned parent_index;  // index of its parent in levels[parent_depth]; -1u: no CPUs
 };
 
 // An OS device as hwloc reports it, before any mode decides whether it counts as a GPU.

@@ -261,5 +261,60 @@ TEST(Compat, ParameterGridAgreesWithFixedModeOnRegularNodes) {
   EXPECT_GT(points, 500);
 }
 
+// mpibind's 12 generated cases (design page, section 5) on every topology file, restrictions
+// included (through hwloc_topology_restrict, as mpibind does). Only lassen and quartz have
+// published answers; elsewhere the cases must map every task inside the restriction.
+TEST(Compat, TwelveGeneratedCasesOnEveryTopology) {
+  auto files = testing::topology_files();
+  if (files.empty()) GTEST_SKIP() << "../shared/data/topologies is absent";
+  for (const auto& file : files) {
+    SCOPED_TRACE(file);
+    Topology topology = Topology::from_xml_file(file);
+    TopologyView view = TopologyView::build(topology);
+    int numas = static_cast<int>(view.numas.size());
+    int cores = static_cast<int>(view.levels[static_cast<std::size_t>(view.core_depth)].size());
+    int hw_smt = view.hw_smt();
+    const auto& first_core = view.levels[static_cast<std::size_t>(view.core_depth)].front().cpuset;
+    Bitmap first_pu;
+    first_pu.set(static_cast<unsigned>(view.all_cpus().first()));
+    Bitmap first_numa;
+    first_numa.set(view.numas.front().os_index);
+    auto restricted = [](Params params, const Bitmap& set, RestrictType type) {
+      params.restrict_set = set;
+      params.restrict_type = type;
+      return params;
+    };
+    const std::vector<Params> cases = {
+        p(cores),
+        p(1),
+        p(2),
+        p(std::max(1, numas - 1), 2 * numas),
+        restricted(p(hw_smt), first_core, RestrictType::cpu),
+        p(2, 0, 1),
+        p(2, 0, hw_smt),
+        p(2, 0, std::max(1, hw_smt - 1)),
+        restricted(p(2), first_numa, RestrictType::mem),
+        p(numas, 0, 0, true, false),
+        p(numas, 0, 0, true, true),
+        restricted(p(8, 0, 0, true, false), first_pu, RestrictType::cpu),
+    };
+    for (std::size_t c = 0; c < cases.size(); ++c) {
+      SCOPED_TRACE("case " + std::to_string(c + 1));
+      Mapping mapping = map_topology(topology, cases[c]);
+      ASSERT_EQ(mapping.tasks.size(), static_cast<std::size_t>(cases[c].ntasks));
+      Bitmap allowed = view.all_cpus();
+      if (cases[c].restrict_set && cases[c].restrict_type == RestrictType::cpu)
+        allowed = *cases[c].restrict_set;
+      if (cases[c].restrict_set && cases[c].restrict_type == RestrictType::mem)
+        allowed = view.numas.front().cpuset;
+      for (const auto& task : mapping.tasks) {
+        EXPECT_FALSE(task.cpus.empty());
+        EXPECT_TRUE(allowed.includes(task.cpus))
+            << task.cpus.list() << " outside " << allowed.list();
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace wavekit::bind

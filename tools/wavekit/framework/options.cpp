@@ -121,7 +121,7 @@ std::string OptionParser::usage() const {
         out << (spec.required ? " " : " [") << spec.name << (spec.required ? "" : "]");
         break;
       case Spec::Kind::rest:
-        out << " -- " << spec.name;
+        out << (spec.required ? " -- " : " [-- ") << spec.name << (spec.required ? "" : "]");
         break;
       default:
         break;

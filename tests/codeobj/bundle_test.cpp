@@ -105,6 +105,23 @@ TEST(Bundle, BadBundlesAreErrors) {
   EXPECT_THROW(extract_hip_fatbin(load(WAVEKIT_CODEOBJ_UNSTRIPPED), "plain.co"), Error);
 }
 
+// Every fat binary's code objects parse, describe, and write back byte for byte.
+TEST(Bundle, EveryFatBinaryRoundTrips) {
+  auto paths = testing::fat_binaries();
+  ASSERT_FALSE(paths.empty());
+  for (const auto& path : paths) {
+    SCOPED_TRACE(path);
+    auto entries = find_code_objects(load(path), path);
+    EXPECT_GE(entries.size(), 1u);
+    for (const auto& entry : entries) {
+      CodeObject object = CodeObject::parse(entry.bytes, entry.triple);
+      EXPECT_FALSE(object.kernels().empty());
+      EXPECT_EQ(object.write(), entry.bytes);
+      EXPECT_EQ(describe_json(object).at("target"), object.target().processor);
+    }
+  }
+}
+
 TEST(Bundle, PlainCodeObjectIsItsOwnEntry) {
   auto bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
   auto entries = find_code_objects(bytes, "plain.co");

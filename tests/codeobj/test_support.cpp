@@ -22,15 +22,14 @@ std::vector<std::string> test_inputs() {
   std::vector<std::string> inputs;
   std::stringstream list(WAVEKIT_CODEOBJ_INPUTS);
   for (std::string path; std::getline(list, path, '|');) inputs.push_back(path);
-  std::error_code error;
-  if (fs::is_directory(WAVEKIT_CODEOBJ_CORPUS_DIR, error)) {
-    for (const auto& entry : fs::recursive_directory_iterator(WAVEKIT_CODEOBJ_CORPUS_DIR, error)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".co") {
-        inputs.push_back(entry.path().string());
-      }
-    }
-  }
   return inputs;
+}
+
+std::vector<std::string> fat_binaries() {
+  std::vector<std::string> paths;
+  std::stringstream list(WAVEKIT_CODEOBJ_FATBINS);
+  for (std::string path; std::getline(list, path, '|');) paths.push_back(path);
+  return paths;
 }
 
 std::vector<std::uint8_t> load(const std::string& path) { return read_file(path); }

@@ -11,9 +11,11 @@
 
 namespace wavekit::codeobj::testing {
 
-// Every code object the tests run over: those compiled for these tests, plus the corpus objects
-// (*.co under the corpus build directory) when the corpus is configured.
+// Every code object the tests run over: those compiled for these tests, plus the corpus's
+// code objects when the corpus is configured.
 std::vector<std::string> test_inputs();
+// The HIP fat binaries (host objects with .hip_fatbin): ours and the corpus's.
+std::vector<std::string> fat_binaries();
 std::vector<std::uint8_t> load(const std::string& path);
 // A path in a per-process scratch directory.
 std::string scratch_path(const std::string& name);

@@ -254,9 +254,6 @@ inline uint64_t fetch_add_relaxed(uint64_t* p, uint64_t v) {
 }
 inline uint64_t load_acquire(uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 inline void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-inline void before_publish() {}
-inline void after_reply() {}
-inline uint32_t lowest_lane(uint64_t mask) { return static_cast<uint32_t>(__builtin_ctzll(mask)); }
 inline uint32_t count_lanes(uint64_t mask) {
   return static_cast<uint32_t>(__builtin_popcountll(mask));
 }

@@ -139,6 +139,16 @@ TEST(Exporters, ReadsProtonStyleHatchet) {
   EXPECT_EQ(p.devices.at(0).num_sms, 132u);
 }
 
+TEST(Exporters, NamesThatAreNotUtf8DoNotBreakTheExport) {
+  Profile p;
+  p.root.child("scope\xAF", false, 0)->child("k", true, 0)->metrics.add_duration(5);
+  p.sum_up();
+  Profile back = from_hatchet_json(to_hatchet_json(p), "mem");
+  ASSERT_EQ(back.root.children.size(), 1u);
+  EXPECT_EQ(back.root.children[0]->name, "scope\xEF\xBF\xBD");  // U+FFFD
+  EXPECT_EQ(back.root.metrics.count, 1u);
+}
+
 TEST(Exporters, BadJsonNamesTheFile) {
   try {
     from_hatchet_json("{not json", "broken.hatchet");
@@ -147,6 +157,8 @@ TEST(Exporters, BadJsonNamesTheFile) {
     EXPECT_NE(std::string(e.what()).find("broken.hatchet"), std::string::npos);
   }
   EXPECT_THROW(from_hatchet_json(R"([{"metrics":{}}])", "x"), Error);
+  // A frame name of the wrong type is the file's fault, reported as such.
+  EXPECT_THROW(from_hatchet_json(R"([{"frame":{"name":7}}])", "x"), Error);
 }
 
 TEST(Exporters, ChromeTraceIsValidJsonWithOneEventPerKernel) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "json_text.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
@@ -238,10 +239,24 @@ std::string to_hatchet_json(const Profile& profile) {
                     {"max_lag_ns", s.max_lag_ns},
                     {"rss_bytes", s.rss_bytes}}}};
   json document = json::array({node_to_json(profile.root), devices, {{"wavekit", wavekit}}});
-  return document.dump(1) + "\n";
+  return json_text(document, 1);
 }
 
+namespace {
+Profile parse_hatchet(const std::string& text, const std::string& origin);
+}  // namespace
+
 Profile from_hatchet_json(const std::string& text, const std::string& origin) {
+  try {
+    return parse_hatchet(text, origin);
+  } catch (const json::exception& e) {
+    // A field of the wrong type (a name that is a number, say): name the file, not the parser.
+    fail(origin, std::string("not a hatchet profile: ") + e.what());
+  }
+}
+
+namespace {
+Profile parse_hatchet(const std::string& text, const std::string& origin) {
   json document = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (document.is_discarded()) fail(origin, "not valid JSON");
   // Proton writes [tree, device_info]; a bare tree object is accepted too.
@@ -289,6 +304,7 @@ Profile from_hatchet_json(const std::string& text, const std::string& origin) {
   profile.sum_up();
   return profile;
 }
+}  // namespace
 
 // ---- compact binary -----------------------------------------------------------------------
 
@@ -540,7 +556,7 @@ std::string to_chrome_trace(const std::vector<TraceEvent>& events) {
          {"tid", e.stream},
          {"args", {{"context", e.context}}}});
   }
-  return json{{"traceEvents", trace}, {"displayTimeUnit", "ns"}}.dump() + "\n";
+  return json_text(json{{"traceEvents", trace}, {"displayTimeUnit", "ns"}}, -1);
 }
 
 }  // namespace wavekit::profile

@@ -8,6 +8,7 @@
 #include <optional>
 #include <regex>
 
+#include "json_text.h"
 #include "wavekit/profile/peaks.h"
 #include "wavekit/support/error.h"
 
@@ -289,7 +290,7 @@ json node_json(const ProfileNode& n, std::size_t depth, const ViewOptions& o, co
 
 std::string tree_json(const Profile& profile, const ViewOptions& options) {
   Profile filtered = filter_profile(profile, options);
-  return node_json(filtered.root, 0, options, peaks_for(filtered, options)).dump(1) + "\n";
+  return json_text(node_json(filtered.root, 0, options, peaks_for(filtered, options)), 1);
 }
 
 std::string top_json(const Profile& profile, const ViewOptions& options) {
@@ -300,7 +301,7 @@ std::string top_json(const Profile& profile, const ViewOptions& options) {
   for (std::size_t i = 0; i < kernels.size() && i < options.top; ++i)
     rows.push_back(
         {{"kernel", kernels[i].first}, {"metrics", metrics_json(kernels[i].second, peaks)}});
-  return rows.dump(1) + "\n";
+  return json_text(rows, 1);
 }
 
 std::string diff_json(const Profile& base, const Profile& other, const ViewOptions& options) {
@@ -309,7 +310,7 @@ std::string diff_json(const Profile& base, const Profile& other, const ViewOptio
     rows.push_back({{"path", path},
                     {"base", {{"time_ns", pair.first.time_ns}, {"count", pair.first.count}}},
                     {"other", {{"time_ns", pair.second.time_ns}, {"count", pair.second.count}}}});
-  return rows.dump(1) + "\n";
+  return json_text(rows, 1);
 }
 
 }  // namespace wavekit::profile

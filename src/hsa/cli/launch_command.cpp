@@ -65,7 +65,8 @@ int run_launch(wavekit::cli::Arguments args) {
                   "also load this code object into the executable (e.g. a probe library)");
   parser.repeated("--arg", &arg_specs, "SPEC", "one kernel argument, in order (see above)");
   parser.option("--out", &out_dir, "DIR",
-                "write buffer argument i to DIR/arg<i>.bin after the run");
+                "write buffer argument i to DIR/arg<i>.bin after the run (probes' hostcall file "
+                "services write there too)");
   parser.option("--trace-blocks", &trace_blocks, "FILE",
                 "write per-wave executed basic-block counts as JSON");
   parser.option("--trace-sequence", &trace_sequence, "DIR",
@@ -82,6 +83,7 @@ int run_launch(wavekit::cli::Arguments args) {
   wavekit::hsa::LaunchRequest request;
   request.code_object = code_object;
   request.libraries = libraries;
+  request.hostcall_file_root = out_dir;
   request.kernel = kernel;
   try {
     request.grid = wavekit::hsa::parse_dimensions("--grid", grid);

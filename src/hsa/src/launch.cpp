@@ -11,6 +11,8 @@
 
 #include "dispatch_report.h"
 #include "wavekit/emu/emu.h"
+#include "wavekit/hostcall/runtime.h"
+#include "wavekit/hostcall/services.h"
 #include "wavekit/support/file.h"
 
 namespace wavekit::hsa {
@@ -109,6 +111,41 @@ struct DeviceBuffer {
   ~DeviceBuffer() { std::free(data); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// A hostcall ring in memory the emulated GPU may touch, the cell `wavekit_hostcall_ring` is
+// bound to (it holds the ring descriptor's address), and the service threads answering it.
+struct HostcallService {
+  hostcall::RingConfig config{.slots = 1024, .lanes = 64};
+  DeviceBuffer slots{hostcall::RingBuffer::bytes_for(config), 64};
+  DeviceBuffer ticket{8, 64};
+  DeviceBuffer cell{8, 64};
+  std::unique_ptr<hostcall::RingBuffer> ring;
+  std::unique_ptr<hostcall::FileEgress> egress;
+  std::unique_ptr<hostcall::Runtime> runtime;  // last: stops (and joins) first
+
+  explicit HostcallService(const std::string& file_root) {
+    // Device pointers are host pointers on the emulator.
+    ring = std::make_unique<hostcall::RingBuffer>(config, slots.data,
+                                                  reinterpret_cast<std::uint64_t>(slots.data),
+                                                  reinterpret_cast<std::uint64_t>(ticket.data));
+    const hostcall::protocol::Ring* descriptor = &ring->descriptor();
+    std::memcpy(cell.data, &descriptor, sizeof descriptor);
+    runtime =
+        std::make_unique<hostcall::Runtime>(*ring, hostcall::RuntimeOptions{.service_threads = 1});
+    hostcall::register_print_service(*runtime);
+    if (!file_root.empty()) {
+      egress = std::make_unique<hostcall::FileEgress>(file_root);
+      egress->register_services(*runtime);
+    }
+  }
+  void map(emu::MemoryMap& memory) const {
+    memory.add(slots.data, slots.size, emu::MemoryMap::kReadWrite, "hostcall ring slots");
+    memory.add(ticket.data, ticket.size, emu::MemoryMap::kReadWrite, "hostcall ticket");
+    memory.add(cell.data, cell.size, emu::MemoryMap::kRead, kHostcallRingSymbol);
+    memory.add(&ring->descriptor(), sizeof(hostcall::protocol::Ring), emu::MemoryMap::kRead,
+               "hostcall ring");
+  }
 };
 
 }  // namespace
@@ -257,6 +294,13 @@ LaunchOutcome launch(const LaunchRequest& request) {
   Executable executable;
   executable.load(read_file(request.code_object), request.code_object);
   for (const auto& library : request.libraries) executable.load(read_file(library), library);
+  std::unique_ptr<HostcallService> hostcall;
+  if (executable.undefined_references().count(kHostcallRingSymbol) &&
+      !executable.find_variable(kHostcallRingSymbol)) {
+    hostcall = std::make_unique<HostcallService>(request.hostcall_file_root);
+    executable.define_global_variable(kHostcallRingSymbol,
+                                      reinterpret_cast<std::uint64_t>(hostcall->cell.data));
+  }
   executable.freeze();
   const KernelInfo* kernel = executable.find_kernel(request.kernel);
   if (!kernel) {
@@ -356,9 +400,14 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.options.record_block_counts = request.record_block_counts;
   params.options.record_block_sequence = request.record_block_sequence;
 
+  if (hostcall) {
+    hostcall->map(memory);
+    hostcall->runtime->start();
+  }
   auto start = std::chrono::steady_clock::now();
   emu::DispatchResult result = emu::dispatch(params, memory, code);
   auto stop = std::chrono::steady_clock::now();
+  if (hostcall) hostcall->runtime->stop();  // services every request already published
 
   LaunchOutcome outcome;
   outcome.kernel = kernel->name;

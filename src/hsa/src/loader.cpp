@@ -300,6 +300,18 @@ const LoadedObject& Executable::load(std::span<const std::uint8_t> bytes, const 
     agent_symbols_[variable.name] = variable.address;
     variables_.push_back(std::move(variable));
   }
+  for (const auto& section : sections) {
+    if (section.sh_type != llvm::ELF::SHT_DYNSYM) continue;
+    auto dynamic_symbols = take(file.symbols(&section), name, "dynamic symbol table");
+    auto dynamic_strings =
+        take(file.getStringTableForSymtab(section), name, "dynamic string table");
+    for (const auto& symbol : dynamic_symbols) {
+      if (symbol.st_shndx != llvm::ELF::SHN_UNDEF || symbol.getType() != llvm::ELF::STT_NOTYPE)
+        continue;
+      auto symbol_name = take(symbol.getName(dynamic_strings), name, "symbol name");
+      if (!symbol_name.empty()) undefined_references_.insert(symbol_name.str());
+    }
+  }
   target_ = object.target;
   images_.push_back(std::move(image));
   objects_.push_back(std::move(object));

@@ -68,6 +68,9 @@ struct LaunchRequest {
   Dimensions grid;   // work-items per dimension (the AQL convention)
   Dimensions block;  // work-items per workgroup
   std::vector<ArgumentSpec> arguments;
+  // Where the hostcall file services may write (the probes' "trace/wave-{wave}.txt"...);
+  // empty: no file services.
+  std::string hostcall_file_root;
   unsigned host_threads = 0;        // 0: every core
   unsigned max_resident_waves = 0;  // 0: the emulator's default
   bool record_block_counts = false;
@@ -90,6 +93,11 @@ struct LaunchOutcome {
   nlohmann::json block_trace;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint64_t>>> block_sequences;
 };
+
+// The symbol through which probes reach the hostcall ring (a protocol::Ring*). When a loaded
+// object references it and none defines it, launch() binds it to a ring it serves (print and,
+// with a file root, file services) while the kernel runs.
+inline constexpr const char* kHostcallRingSymbol = "wavekit_hostcall_ring";
 
 // Loads the object, checks and binds the arguments, dispatches, and collects the results.
 // Throws wavekit::Error for anything the user can fix (bad object, unknown kernel, argument

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -140,6 +141,11 @@ class Executable {
   const std::vector<KernelInfo>& kernels() const { return kernels_; }
   const std::vector<VariableInfo>& variables() const { return variables_; }
   const std::vector<LoadedObject>& objects() const { return objects_; }
+  // Names the loaded objects reference through STT_NOTYPE dynamic symbols without defining
+  // them: what freeze() will look up among the agent symbols.
+  const std::set<std::string, std::less<>>& undefined_references() const {
+    return undefined_references_;
+  }
   // The processor of the loaded objects ("" before the first load).
   const std::string& target() const { return target_; }
 
@@ -153,6 +159,7 @@ class Executable {
   std::vector<VariableInfo> variables_;
   // Name -> where it was defined, for duplicate detection and NOTYPE resolution.
   std::map<std::string, std::uint64_t, std::less<>> agent_symbols_;
+  std::set<std::string, std::less<>> undefined_references_;
   std::string target_;
   bool frozen_ = false;
 };

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "wavekit/support/file.h"
@@ -122,6 +123,21 @@ TEST(Loader, UnresolvedAbs64IsVariableUndefinedAtFreeze) {
             LoaderErrorKind::variable_undefined);
   EXPECT_NE(message.find("probe_add"), std::string::npos) << message;
   EXPECT_FALSE(executable.frozen());
+}
+
+TEST(Loader, UndefinedNotypeReferencesAreReported) {
+  Executable executable;
+  executable.load(bytes_of("probe_consumer.co"), "consumer");
+  // llvm-readelf: the consumer's .dynsym has exactly one undefined NOTYPE symbol, probe_add.
+  std::string listing = readelf("--dyn-syms", "probe_consumer.co");
+  std::regex undefined(R"(NOTYPE +GLOBAL +\w+ +UND (\w+))");
+  std::set<std::string, std::less<>> expected;
+  for (std::sregex_iterator it(listing.begin(), listing.end(), undefined), end; it != end; ++it)
+    expected.insert((*it)[1]);
+  EXPECT_EQ(expected, (std::set<std::string, std::less<>>{"probe_add"}));
+  EXPECT_EQ(executable.undefined_references(), expected);
+  executable.load(bytes_of("probe_provider.co"), "provider");
+  EXPECT_EQ(executable.undefined_references(), expected);  // the provider references nothing
 }
 
 TEST(Loader, FunctionWithoutObjectAliasIsNotExported) {

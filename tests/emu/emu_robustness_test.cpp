@@ -1,7 +1,7 @@
 // Bad input never takes the host down: random instruction words, run as a kernel, end in a
 // reported error (or complete) -- every access they make is checked, every jump is fetched
 // through the code cache, and endless loops are caught by the no-progress detector. (This test
-// found two byte patterns that crash LLVM 22's AMDGPU disassembler; see code_cache.cpp.)
+// found the byte patterns that crash LLVM 22's AMDGPU disassembler, now refused by isa::Decoder.)
 #include <gtest/gtest.h>
 
 #include <cstdlib>

@@ -373,25 +373,6 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
   return "";
 }
 
-// LLVM 22's AMDGPU disassembler crashes (a dangling Twine in its literal-operand diagnostics)
-// on 64-bit encodings whose operand field asks for a literal, which GFX9 does not allow there:
-// a VOP3/VOP3P source of 255 (e.g. d0 b6 a0 d3 62 fe 31 07) or a MUBUF/MTBUF SOFFSET of 255
-// (e.g. a2 53 48 e0 46 14 49 ff); llvm-mc-22 -disassemble crashes alike. Such bytes are refused
-// before they reach LLVM.
-bool crashes_llvm_decoder(const std::uint8_t* bytes, std::uint64_t available) {
-  if (available < 8) return false;
-  std::uint32_t w0, w1;
-  std::memcpy(&w0, bytes, 4);
-  std::memcpy(&w1, bytes + 4, 4);
-  unsigned format = w0 >> 26;
-  if (format == 0x38 || format == 0x3a) return (w1 >> 24) == 0xff;
-  if (format == 0x34) {
-    for (unsigned i = 0; i < 3; ++i)
-      if (((w1 >> (9 * i)) & 0x1ff) == 0xff) return true;
-  }
-  return false;
-}
-
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
   out << "0x" << std::hex << value;
@@ -440,12 +421,6 @@ const Inst* CodeCache::Impl::decode_locked(detail::CodeObject& object, std::uint
   }
   if (const Inst* done = object.slots[offset / 4].load(std::memory_order_acquire)) return done;
   std::uint64_t vaddr = offset + object.vaddr_base;
-  if (crashes_llvm_decoder(reinterpret_cast<const std::uint8_t*>(host_pc), object.size - offset)) {
-    kind = ErrorKind::illegal_instruction;
-    message = "illegal instruction at " + hex(vaddr) +
-              " (a literal operand where the 64-bit GFX9 encoding has none)";
-    return nullptr;
-  }
   isa::DecodeError error;
   std::optional<isa::Instruction> decoded =
       decoder_for(object.processor)

@@ -109,8 +109,11 @@ class CodeCache {
 };
 
 struct DispatchOptions {
-  unsigned host_threads = 0;        // 0: every core of the host
-  unsigned max_resident_waves = 0;  // 0: 8 waves per SIMD of the emulated GPU (see dispatch.cpp)
+  unsigned host_threads = 0;  // 0: every core of the host
+  // Waves resident at once (whole workgroups are admitted; a resident wave stays until it
+  // ends). 0: 1,024. Lower it to expose forward-progress bugs; each resident wave holds a
+  // 128 KiB register file and its private segment.
+  unsigned max_resident_waves = 0;
   bool record_block_counts = false;
   bool record_block_sequence = false;  // per wave, every executed block start in order
   // Instructions a wave runs before its workgroup switches to its next wave (waves also switch

@@ -1,5 +1,6 @@
 #include "test_support.h"
 
+#include <gtest/gtest.h>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/YAMLParser.h>
@@ -34,10 +35,28 @@ std::vector<std::string> fat_binaries() {
 
 std::vector<std::uint8_t> load(const std::string& path) { return read_file(path); }
 
+namespace {
+
+fs::path scratch_directory() {
+  return fs::temp_directory_path() / ("wavekit-codeobj-" + std::to_string(getpid()));
+}
+
+// Removes the scratch directory when the test program ends.
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(scratch_directory(), ignored);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const scratch_cleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
+}  // namespace
+
 std::string scratch_path(const std::string& name) {
-  fs::path directory = fs::temp_directory_path() / ("wavekit-codeobj-" + std::to_string(getpid()));
-  fs::create_directories(directory);
-  return (directory / name).string();
+  fs::create_directories(scratch_directory());
+  return (scratch_directory() / name).string();
 }
 
 void save(const std::string& path, const std::vector<std::uint8_t>& bytes) {

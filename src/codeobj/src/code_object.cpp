@@ -99,9 +99,6 @@ CodeObject CodeObject::parse(std::span<const std::uint8_t> bytes, std::string na
   const auto& header = elf.getHeader();
   object.elf_type_ = header.e_type;
   object.elf_flags_ = header.e_flags;
-  object.entry_ = header.e_entry;
-  object.original_phoff_ = header.e_phoff;
-  object.original_shoff_ = header.e_shoff;
   object.shstrndx_ = header.e_shstrndx;
   if (header.e_type != ELF::ET_DYN) {
     fail(context, "e_type is " + std::to_string(header.e_type) +

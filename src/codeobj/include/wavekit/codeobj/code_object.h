@@ -204,9 +204,6 @@ class CodeObject {
   std::vector<std::uint8_t> original_;  // the parsed bytes, kept for gaps and padding
   std::uint16_t elf_type_ = 0;
   std::uint32_t elf_flags_ = 0;
-  std::uint64_t entry_ = 0;
-  std::uint64_t original_phoff_ = 0;
-  std::uint64_t original_shoff_ = 0;
   std::uint16_t shstrndx_ = 0;
   Target target_;
   std::vector<Section> sections_;

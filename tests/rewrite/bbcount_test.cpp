@@ -197,6 +197,40 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name);
 
+// The mutator API builds the same plan as the ready-made tool, and the engine is deterministic:
+// the same input and plan give the same bytes (rewriting.md §1: offline and load-time rewrites
+// must agree).
+TEST(Mutator, BlockCounterIsBbcountAndDeterministic) {
+  const corpus::CorpusObject* object = nullptr;
+  for (const corpus::CorpusObject& candidate : corpus::objects())
+    if (candidate.name == "basic_gfx90a_O2_cov5") object = &candidate;
+  ASSERT_NE(object, nullptr);
+  Mutator mutator = Mutator::open(read_file(object->path), object->path);
+  ASSERT_NE(mutator.kernel("branchy"), nullptr);
+  EXPECT_GT(mutator.kernel("branchy")->blocks.size(), 4u);  // a four-way switch
+  mutator.set_tool_name("bbcount");
+  PerWaveVariable counts;
+  counts.name = "block_counts";
+  mutator.declare(counts);
+  Snippet count;
+  count.variable = "block_counts";
+  count.indexed_by_block = true;
+  PointSpec point;
+  point.where = PointKind::block_entry;
+  point.snippet = count;
+  mutator.at(point);
+  const RewriteResult built = mutator.write();
+  const RewriteResult tool = rewrite(mutator.object(), tool_plan("bbcount"));
+  EXPECT_TRUE(built.bytes == tool.bytes);
+  EXPECT_TRUE(rewrite(mutator.object(), tool_plan("bbcount")).bytes == tool.bytes);
+  // Its keys are the mutator's blocks.
+  const InstrumentedKernel* kernel = tool.note.find_kernel("branchy");
+  ASSERT_NE(kernel, nullptr);
+  std::vector<std::uint64_t> starts;
+  for (const BlockView& block : mutator.kernel("branchy")->blocks) starts.push_back(block.start);
+  EXPECT_EQ(kernel->layout.find("block_counts")->variable.keys, starts);
+}
+
 // Negative control: without the prologue's moves of the shifted entry SGPRs, the kernel reads
 // its kernarg pointer and workgroup id from the wrong registers. The checks above must notice.
 TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {

@@ -1,0 +1,100 @@
+// For every corpus kernel bbcount can instrument: executed wave-instructions of the rewritten
+// kernel over the original's (both from the emulator, in the same process, same inputs), and
+// the rewriter's throughput in relocated instructions per second. Ratios, not times, are the
+// result; the throughput is indicative only (shared 2-core machine).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/corpus/corpus.h"
+#include "wavekit/rewrite/launch.h"
+#include "wavekit/rewrite/mutator.h"
+#include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+
+namespace {
+
+wavekit::hsa::LaunchRequest request_for(const wavekit::corpus::CorpusKernel& kernel,
+                                        const std::vector<wavekit::corpus::Argument>& args,
+                                        const std::string& path) {
+  wavekit::hsa::LaunchRequest request;
+  request.code_object = path;
+  request.kernel = kernel.name;
+  const wavekit::corpus::Dim3 grid = kernel.grid_size();
+  request.grid.size = {grid.x, grid.y, grid.z};
+  request.grid.count = 3;
+  request.block.size = {kernel.block.x, kernel.block.y, kernel.block.z};
+  request.block.count = 3;
+  for (const wavekit::corpus::Argument& arg : args) {
+    wavekit::hsa::ArgumentSpec spec;
+    spec.kind = arg.kind == wavekit::corpus::Argument::Kind::buffer
+                    ? wavekit::hsa::ArgumentSpec::Kind::file
+                    : (arg.bytes.size() == 8 ? wavekit::hsa::ArgumentSpec::Kind::u64
+                                             : wavekit::hsa::ArgumentSpec::Kind::u32);
+    spec.text = arg.name;
+    spec.bytes = arg.bytes;
+    request.arguments.push_back(spec);
+  }
+  return request;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::filesystem::path dir =
+      argc > 1 ? std::filesystem::path(argv[1])
+               : std::filesystem::temp_directory_path() / "wavekit_rewrite_bench";
+  std::filesystem::create_directories(dir);
+  std::vector<double> ratios;
+  std::uint64_t relocated = 0;
+  double rewrite_seconds = 0;
+  std::printf("%-28s %-24s %12s %12s %7s\n", "object", "kernel", "original", "bbcount", "ratio");
+  for (const wavekit::corpus::CorpusObject& object : wavekit::corpus::objects()) {
+    if (object.fat_binary || object.stripped) continue;
+    const auto input =
+        wavekit::codeobj::CodeObject::parse(wavekit::read_file(object.path), object.path);
+    for (const std::string& name : object.kernels) {
+      wavekit::rewrite::Plan plan = wavekit::rewrite::tool_plan("bbcount");
+      plan.kernels = {name};
+      wavekit::rewrite::RewriteResult result;
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        result = wavekit::rewrite::rewrite(input, plan);
+      } catch (const wavekit::Error& error) {
+        std::printf("%-28s %-24s refused: %s\n", object.name.c_str(), name.c_str(), error.what());
+        continue;
+      }
+      rewrite_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      relocated += result.instructions_relocated;
+      const std::string out = (dir / (object.name + "." + name + ".co")).string();
+      wavekit::write_file(out, result.bytes);
+      const auto& kernel = wavekit::corpus::kernel(name);
+      const auto args = kernel.make_inputs(7);
+      const auto original = wavekit::hsa::launch(request_for(kernel, args, object.path));
+      const auto instrumented =
+          wavekit::rewrite::launch_instrumented(request_for(kernel, args, out));
+      if (!original.ok || !instrumented.launch.ok) {
+        std::printf("%-28s %-24s failed: %s\n", object.name.c_str(), name.c_str(),
+                    (original.ok ? instrumented.launch.error : original.error).c_str());
+        continue;
+      }
+      const double ratio = double(instrumented.launch.instructions) / double(original.instructions);
+      ratios.push_back(ratio);
+      std::printf("%-28s %-24s %12llu %12llu %7.3f\n", object.name.c_str(), name.c_str(),
+                  static_cast<unsigned long long>(original.instructions),
+                  static_cast<unsigned long long>(instrumented.launch.instructions), ratio);
+    }
+  }
+  if (ratios.empty()) return 1;
+  std::sort(ratios.begin(), ratios.end());
+  std::printf(
+      "bbcount executed-instruction ratio: median %.3f, min %.3f, max %.3f over %zu kernels\n",
+      ratios[ratios.size() / 2], ratios.front(), ratios.back(), ratios.size());
+  std::printf("rewrite throughput: %.0f relocated instructions/s (%llu in %.3f s)\n",
+              double(relocated) / rewrite_seconds, static_cast<unsigned long long>(relocated),
+              rewrite_seconds);
+  return 0;
+}

@@ -1,0 +1,52 @@
+# wavekit_add_probe_library(NAME <name> SOURCES <file.hip>... TARGET <gfx908|gfx90a|gfx942>
+#                           [OPT -O2] [COV 5] [EXTRA_FLAGS ...] [OUTPUT_DIR dir] [OUTPUT_VAR var])
+# Builds a probe library: HIP-dialect device C++ (with the probe SDK, wavekit/probe/probe.h)
+# compiled by clang-22 alone into relocatable code (-fgpu-rdc keeps the probes global; a plain
+# HIP device link would internalise them), linked by ld.lld-22 -shared, then post-processed by
+# `wavekit probe-lib`: an STT_OBJECT alias per probe and the footprint note
+# (src/rewrite/include/wavekit/rewrite/probe_library.h). The result is <name>.co.
+function(wavekit_add_probe_library)
+  cmake_parse_arguments(ARG "" "NAME;TARGET;OPT;COV;OUTPUT_VAR;OUTPUT_DIR" "SOURCES;EXTRA_FLAGS" ${ARGN})
+  if(NOT ARG_OPT)
+    set(ARG_OPT -O2)
+  endif()
+  if(NOT ARG_COV)
+    set(ARG_COV 5)
+  endif()
+  if(NOT ARG_OUTPUT_DIR)
+    set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
+  endif()
+  set(dir ${ARG_OUTPUT_DIR}/${ARG_NAME}.parts)
+  file(MAKE_DIRECTORY ${dir})
+  set(objects "")
+  foreach(source IN LISTS ARG_SOURCES)
+    get_filename_component(src ${source} ABSOLUTE)
+    get_filename_component(stem ${source} NAME_WE)
+    add_custom_command(
+      OUTPUT ${dir}/${stem}.o
+      COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only --no-gpu-bundle-output -fgpu-rdc -c
+              -nogpulib -nogpuinc --offload-arch=${ARG_TARGET} ${ARG_OPT}
+              -mcode-object-version=${ARG_COV} -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include
+              -I${PROJECT_SOURCE_DIR}/src/hostcall/include ${ARG_EXTRA_FLAGS}
+              -o ${dir}/${stem}.bc ${src}
+      COMMAND ${WAVEKIT_CLANG} -target amdgcn-amd-amdhsa -mcpu=${ARG_TARGET} -nogpulib ${ARG_OPT}
+              -c -o ${dir}/${stem}.o ${dir}/${stem}.bc
+      DEPENDS ${src} ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe/probe.h
+              ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe/capture.h
+      COMMENT "probe library ${ARG_NAME}: ${stem} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
+      VERBATIM)
+    list(APPEND objects ${dir}/${stem}.o)
+  endforeach()
+  set(out ${ARG_OUTPUT_DIR}/${ARG_NAME}.co)
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${WAVEKIT_LLD} -shared -o ${dir}/${ARG_NAME}.linked.co ${objects}
+    COMMAND $<TARGET_FILE:wavekit> probe-lib ${dir}/${ARG_NAME}.linked.co --output ${out}
+    DEPENDS ${objects} wavekit
+    COMMENT "probe library ${ARG_NAME}: link and post-process"
+    VERBATIM)
+  add_custom_target(${ARG_NAME} DEPENDS ${out})
+  if(ARG_OUTPUT_VAR)
+    set(${ARG_OUTPUT_VAR} ${out} PARENT_SCOPE)
+  endif()
+endfunction()

@@ -39,6 +39,7 @@ class HipSubstitution {
     std::lock_guard lock(mutex_);
     std::span<const std::uint8_t> bytes(original, size);
     if (!is_bundle) {
+      if (already_instrumented(bytes)) return nullptr;
       auto outcome = substituter_->substitute(bytes);
       if (auto* substitution = std::get_if<Substitution>(&outcome)) {
         if (substitution->probe_library.empty())

@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "wavekit/codeobj/bundle.h"
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/rewrite/arena.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::preload {
@@ -159,6 +161,14 @@ bool target_runs_on(std::string_view entry_target, std::string_view wanted) {
   return true;
 }
 
+bool already_instrumented(std::span<const std::uint8_t> code_object) {
+  try {
+    return rewrite::find_note(codeobj::CodeObject::parse(code_object, "code object")).has_value();
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 bool FatBinarySubstitution::changed() const {
   for (const EntryOutcome& outcome : outcomes)
     if (outcome.substituted) return true;
@@ -178,6 +188,12 @@ FatBinarySubstitution substitute_fat_binary(std::span<const std::uint8_t> bundle
     if (!chosen) continue;
     EntryOutcome outcome;
     outcome.triple = entry.triple;
+    if (already_instrumented(entry.bytes)) {
+      outcome.detail = "already instrumented";
+      outcome.quiet = true;
+      result.outcomes.push_back(std::move(outcome));
+      continue;
+    }
     auto substituted = substituter.substitute(entry.bytes);
     if (auto* substitution = std::get_if<Substitution>(&substituted)) {
       if (!substitution->probe_library.empty()) {

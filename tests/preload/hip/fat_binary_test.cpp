@@ -105,6 +105,19 @@ TEST(FatBinary, TargetsThatMatchNoEntryOrDeclinedEntriesLeaveTheBundleByteIdenti
   EXPECT_EQ(declined.bundle, original_bytes);
 }
 
+TEST(FatBinary, AnAlreadyInstrumentedBundlePassesThroughUnchanged) {
+  const std::vector<std::uint8_t> once =
+      substitute_fat_binary(corpus_bundle(), {}, bbcount_substituter()).bundle;
+  FatBinarySubstitution twice = substitute_fat_binary(once, {}, bbcount_substituter());
+  ASSERT_EQ(twice.outcomes.size(), 2u);
+  for (const EntryOutcome& outcome : twice.outcomes) {
+    EXPECT_FALSE(outcome.substituted);
+    EXPECT_EQ(outcome.detail, "already instrumented");
+  }
+  EXPECT_EQ(twice.bundle, once);
+  EXPECT_FALSE(already_instrumented(corpus_bundle()));  // a bundle is not a code object
+}
+
 TEST(FatBinary, ExtentComesFromTheHeader) {
   const std::vector<std::uint8_t> bytes = corpus_bundle();
   std::uint64_t furthest_end = 0;

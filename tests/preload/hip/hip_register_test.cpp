@@ -135,6 +135,25 @@ TEST(HipModuleLoadData, APlainCodeObjectIsSubstituted) {
   EXPECT_EQ(run.module, offline_rewrite(read_file(kCodeObject)));
 }
 
+TEST(HipModuleLoadData, TheExtendedEntryIsSubstitutedToo) {
+  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount", kCodeObject + " ex");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.module, offline_rewrite(read_file(kCodeObject)));
+}
+
+TEST(HipModuleLoadData, AnInstrumentedImageIsNotInstrumentedAgain) {
+  const std::string rewritten_path =
+      (std::filesystem::temp_directory_path() /
+       ("wavekit-hip-" + std::to_string(::getpid()) + ".rewritten.co"))
+          .string();
+  const std::vector<std::uint8_t> rewritten = offline_rewrite(read_file(kCodeObject));
+  write_file(rewritten_path, rewritten);
+  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount", rewritten_path);
+  std::filesystem::remove(rewritten_path);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.module, rewritten);
+}
+
 TEST(HipModuleLoadData, WithoutAToolTheRuntimeGetsTheProgramsImage) {
   ProgramRun run = run_program(kPreload, kCodeObject);
   ASSERT_EQ(run.exit_code, 0) << run.output;

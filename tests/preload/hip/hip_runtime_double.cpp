@@ -68,6 +68,18 @@ void record(const char* variable, const unsigned char* bytes, std::uint64_t leng
 void* fat_binary_handle = nullptr;
 void* module_handle = nullptr;
 
+// Records a module image (an offload bundle or an ELF code object) to
+// WAVEKIT_TEST_HIP_MODULE_RECORD. Internal, so that hipModuleLoadDataEx does not call the
+// exported hipModuleLoadData, which the shim interposes.
+int load_module(void** module, const void* image) {
+  const auto* bytes = static_cast<const unsigned char*>(image);
+  const bool is_bundle = std::memcmp(bytes, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0;
+  record("WAVEKIT_TEST_HIP_MODULE_RECORD", bytes,
+         is_bundle ? bundle_length(bytes) : elf_length(bytes));
+  *module = &module_handle;
+  return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -87,14 +99,10 @@ void** __hipRegisterFatBinary(const void* data) {
   return &fat_binary_handle;
 }
 
-// Records the image (an offload bundle or an ELF code object) to WAVEKIT_TEST_HIP_MODULE_RECORD.
-int hipModuleLoadData(void** module, const void* image) {
-  const auto* bytes = static_cast<const unsigned char*>(image);
-  const bool is_bundle = std::memcmp(bytes, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0;
-  record("WAVEKIT_TEST_HIP_MODULE_RECORD", bytes,
-         is_bundle ? bundle_length(bytes) : elf_length(bytes));
-  *module = &module_handle;
-  return 0;
+int hipModuleLoadData(void** module, const void* image) { return load_module(module, image); }
+
+int hipModuleLoadDataEx(void** module, const void* image, unsigned, void*, void**) {
+  return load_module(module, image);
 }
 
 void __hipRegisterFunction(void**, const void*, char*, const char*, int, void*, void*, void*, void*,

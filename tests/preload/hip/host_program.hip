@@ -19,8 +19,11 @@ __global__ void classify(const int* values, int* classes, unsigned count) {
 }
 
 extern "C" int hipModuleLoadData(void** module, const void* image);
+extern "C" int hipModuleLoadDataEx(void** module, const void* image, unsigned option_count,
+                                   void* options, void** option_values);
 
-// With an argument, also loads that file (a code object or a bundle) as a module.
+// With an argument, also loads that file (a code object or a bundle) as a module, through
+// hipModuleLoadDataEx if a second argument says "ex".
 int main(int argc, char** argv) {
   std::printf("hip host program: registered its kernels\n");
   if (argc < 2) return 0;
@@ -30,7 +33,9 @@ int main(int argc, char** argv) {
   std::size_t size = std::fread(image, 1, sizeof image, in);
   std::fclose(in);
   void* module = nullptr;
-  int status = hipModuleLoadData(&module, image);
+  const bool extended = argc > 2 && argv[2][0] == 'e' && argv[2][1] == 'x';
+  int status = extended ? hipModuleLoadDataEx(&module, image, 0, nullptr, nullptr)
+                        : hipModuleLoadData(&module, image);
   std::printf("hip host program: loaded %zu bytes as a module: %d\n", size, status);
   return status;
 }

@@ -51,6 +51,11 @@ std::vector<std::string> parse_hip_targets(std::string_view text);
 // that leaves xnack unset runs either way; a bare wanted processor accepts every entry of it).
 bool target_runs_on(std::string_view entry_target, std::string_view wanted);
 
+// True if `code_object` is already wavekit's (it carries the WAVEKIT note). Such an object is
+// passed through: instrumenting it again would count the probes' own code. False for bytes that
+// are not a code object.
+bool already_instrumented(std::span<const std::uint8_t> code_object);
+
 // What happened to one AMDGPU entry of a bundle.
 struct EntryOutcome {
   std::string triple;
@@ -67,8 +72,8 @@ struct FatBinarySubstitution {
 
 // Substitutes the AMDGPU entries of `bundle` that run on one of `targets` (all of them when
 // `targets` is empty) and repacks it; every other entry keeps its bytes. An entry the
-// substituter declines stays as it was. Throws wavekit::Error if `bundle` cannot be parsed
-// (including compressed bundles).
+// substituter declines, or one already instrumented, stays as it was. Throws wavekit::Error if
+// `bundle` cannot be parsed (including compressed bundles).
 FatBinarySubstitution substitute_fat_binary(std::span<const std::uint8_t> bundle,
                                             const std::vector<std::string>& targets,
                                             const Substituter& substituter);

@@ -2366,6 +2366,11 @@ void add_memory(Table& t) {
   add(t, "s_dcache_inv_vol", s_nop, Family::smem);
   add(t, "s_dcache_wb_vol", s_nop, Family::smem);
   add(t, "s_memtime", s_memtime, Family::smem, {B32, B32, B32}, 2);
+  // Cache maintenance: the emulated memory is the host's coherent memory, where a store is
+  // visible as soon as it executes, so write-backs and invalidations have nothing to do.
+  for (const char* name :
+       {"buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_wbl2", "buffer_invl2", "buffer_inv"})
+    add(t, name, s_nop, Family::mubuf);
   add(t, "s_memrealtime", s_memtime, Family::smem, {B32, B32, B32}, 2);
   // FLAT / GLOBAL / SCRATCH, and MUBUF with the same data-size selectors.
   struct Access {

@@ -119,6 +119,11 @@ families:
   s_add_u32 s12, s12, 256
   s_addc_u32 s13, s13, 0
   RESULT
+  // Cache maintenance around a release (what the hostcall client emits): no effect here.
+  buffer_wbl2
+  s_waitcnt vmcnt(0)
+  buffer_invl2
+  buffer_wbinvl1_vol
   s_endpgm
 
 .rodata

@@ -1,29 +1,8 @@
 /* divergent: a kernel whose lanes take data-dependent paths and loop counts, checked against
  * the same computation on the CPU. The main demo for `wavekit run --tool bbcount`.
  * usage: divergent [CODE_OBJECT] */
+#include "divergent_reference.h"
 #include "hsa_example.h"
-
-static unsigned divergent_reference(unsigned value) {
-  unsigned result;
-  switch (value & 3) {
-    case 0:
-      result = value * 3;
-      break;
-    case 1:
-      result = value ^ 0x5a5a5a5au;
-      break;
-    case 2:
-      result = value >> 2;
-      break;
-    default:
-      result = value + 12345;
-      break;
-  }
-  unsigned steps = 0;
-  for (unsigned x = (value % 97) + 1; x != 1 && steps < 1000; ++steps)
-    x = (x & 1) ? 3 * x + 1 : x / 2;
-  return result + steps;
-}
 
 int main(int argc, char** argv) {
   const char* object = example_code_object(argc, argv, 1, "divergent.co");

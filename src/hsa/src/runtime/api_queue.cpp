@@ -70,16 +70,18 @@ hsa_status_t status_for(emu::ErrorKind kind) {
   return HSA_STATUS_ERROR;
 }
 
+std::string hex(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 std::string kernel_name_at(std::uint64_t descriptor) {
   Runtime& rt = runtime();
   std::lock_guard lock(rt.mutex);
   for (auto& [key, executable] : rt.executables)
     if (const auto* kernel = executable->loader.kernel_at(descriptor)) return kernel->name;
-  return "kernel object 0x" + [&] {
-    char text[20];
-    std::snprintf(text, sizeof text, "%llx", static_cast<unsigned long long>(descriptor));
-    return std::string(text);
-  }();
+  return "at kernel object " + hex(descriptor);
 }
 
 // Reports a failed packet and applies the queue-error semantics described at the top.
@@ -102,13 +104,9 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   Runtime& rt = runtime();
   const std::string kernel = kernel_name_at(packet.kernel_object);
   if (!rt.memory.contains(packet.kernel_object, 64, emu::MemoryMap::kRead)) {
-    fail_packet(
-        queue, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT, "kernel_object 0x" + [&] {
-          char text[20];
-          std::snprintf(text, sizeof text, "%llx",
-                        static_cast<unsigned long long>(packet.kernel_object));
-          return std::string(text);
-        }() + " is not a kernel descriptor of a loaded executable");
+    fail_packet(queue, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
+                "kernel_object " + hex(packet.kernel_object) +
+                    " is not a kernel descriptor of a loaded executable");
     return;
   }
   emu::DispatchParams params;

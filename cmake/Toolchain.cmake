@@ -8,7 +8,8 @@ message(STATUS "wavekit: LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
 
 add_library(wavekit_llvm INTERFACE)
 target_include_directories(wavekit_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
-target_compile_definitions(wavekit_llvm INTERFACE ${LLVM_DEFINITIONS})
+separate_arguments(wavekit_llvm_definitions NATIVE_COMMAND "${LLVM_DEFINITIONS}")
+target_compile_definitions(wavekit_llvm INTERFACE ${wavekit_llvm_definitions})
 target_link_libraries(wavekit_llvm INTERFACE LLVM)
 
 # Tools of the same LLVM release, used at build time (device code) and by tests as oracles.

@@ -89,6 +89,16 @@ std::variant<Substitution, Declined> Substituter::substitute(
       if (!selected) return Declined{"none of the selected kernels is in this object", true};
     }
 
+    // An object wavekit already rewrote (offline by the user, or by the HIP registration
+    // path before it reached HSA) is adopted as it is: rewriting it again would nest tools.
+    if (std::optional<rewrite::RewriteNote> note = rewrite::find_note(object)) {
+      Substitution adopted;
+      adopted.bytes.assign(original.begin(), original.end());
+      adopted.note = std::move(*note);
+      adopted.origin = "already instrumented";
+      return adopted;
+    }
+
     Substitution result;
     std::string cached =
         config_.cache_dir.empty() ? "" : cache_path(config_.cache_dir, original, plan_);

@@ -1,0 +1,202 @@
+// End to end: unmodified HSA programs (examples/hsa, linked against Debian's libhsa-runtime64
+// and never rebuilt for wavekit) under `wavekit run` on the emulator. Their output must not
+// change, and bbcount's per-wave counts must equal the emulator's own ground truth for the
+// original object (`wavekit launch --trace-blocks`).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "wavekit/support/file.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+fs::path scratch(const std::string& name) {
+  fs::path path = fs::temp_directory_path() / ("wavekit-run-" + name + "-" + std::to_string(getpid()));
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs a shell command line; stdout and stderr are kept apart.
+Outcome shell(const std::string& command) {
+  fs::path err = fs::temp_directory_path() / ("wavekit-stderr-" + std::to_string(getpid()));
+  Outcome outcome;
+  FILE* pipe = popen((command + " 2>" + err.string()).c_str(), "r");
+  if (!pipe) return outcome;
+  char buffer[4096];
+  while (std::size_t got = fread(buffer, 1, sizeof buffer, pipe)) outcome.out.append(buffer, got);
+  int status = pclose(pipe);
+  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  outcome.err = slurp(err);
+  fs::remove(err);
+  return outcome;
+}
+
+std::string example(const std::string& name) { return std::string(WAVEKIT_HSA_EXAMPLES) + "/" + name; }
+std::string runtime_dir() { return fs::path(WAVEKIT_EMULATOR_RUNTIME_DIR_FOR_TESTS).string(); }
+
+Outcome plain(const std::string& program_and_args) {
+  return shell("LD_LIBRARY_PATH=" + runtime_dir() + " " + program_and_args);
+}
+
+Outcome instrumented(const std::string& options, const std::string& program_and_args) {
+  return shell(std::string(WAVEKIT_CLI) + " run " + options + " -- " + program_and_args);
+}
+
+// Lines the shim itself printed ("wavekit: ...") that mention `what`; `wavekit run`'s summary
+// repeats them as notes, which do not count.
+std::size_t shim_messages(const std::string& err, const std::string& what) {
+  std::size_t count = 0;
+  std::istringstream lines(err);
+  for (std::string line; std::getline(lines, line);)
+    count += line.rfind("wavekit: ", 0) == 0 && line.find(what) != std::string::npos;
+  return count;
+}
+
+// The input divergent.c makes (a fixed linear congruential sequence), as a file for launch.
+void write_divergent_input(const fs::path& path, unsigned n) {
+  std::vector<std::uint8_t> bytes(n * 4);
+  unsigned state = 12345;
+  for (unsigned i = 0; i < n; ++i) {
+    state = state * 1103515245u + 12345u;
+    unsigned value = state >> 8;
+    std::memcpy(&bytes[i * 4], &value, 4);
+  }
+  wavekit::write_file(path.string(), bytes);
+}
+
+TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
+  fs::path dir = scratch("bbcount");
+  Outcome reference = plain(example("divergent"));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  Outcome run = instrumented("--tool bbcount --tool-out " + (dir / "out").string(), example("divergent"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, reference.out);
+  EXPECT_NE(run.err.find("distinct per-wave profiles"), std::string::npos) << run.err;
+  ASSERT_TRUE(fs::exists(dir / "out" / "divergent.0.json")) << run.err;
+  EXPECT_TRUE(fs::exists(dir / "out" / "divergent.0.svg"));
+
+  write_divergent_input(dir / "input.bin", 4096);
+  Outcome truth = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
+                        " --kernel divergent --grid 4096 --block 128 --arg file:" +
+                        (dir / "input.bin").string() + " --arg zeros:16384 --arg u32:4096" +
+                        " --trace-blocks " + (dir / "truth.json").string());
+  ASSERT_EQ(truth.status, 0) << truth.err;
+  auto expected = nlohmann::json::parse(slurp(dir / "truth.json"));
+  auto actual = nlohmann::json::parse(slurp(dir / "out" / "divergent.0.json"));
+  ASSERT_EQ(actual["waves"].size(), expected["waves"].size());
+  for (std::size_t i = 0; i < expected["waves"].size(); ++i)
+    ASSERT_EQ(actual["waves"][i], expected["waves"][i]) << "wave " << i;
+  // The kernel is divergent: its waves must not all look alike.
+  std::set<std::string> profiles;
+  for (const auto& wave : actual["waves"]) profiles.insert(wave["blocks"].dump());
+  EXPECT_GT(profiles.size(), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(Run, TwoObjectsManyDispatchesAndStrippedObjects) {
+  fs::path dir = scratch("programs");
+  struct Case {
+    std::string program;
+    std::size_t dispatch_reports;
+  };
+  for (const Case& c : {Case{example("two_objects"), 2}, Case{example("many_dispatches"), 0},
+                        Case{example("vector_add") + " " + example("vector_add_stripped.co"), 1}}) {
+    SCOPED_TRACE(c.program);
+    Outcome reference = plain(c.program);
+    ASSERT_EQ(reference.status, 0) << reference.err;
+    fs::path out = dir / std::to_string(std::hash<std::string>{}(c.program));
+    Outcome run = instrumented("--tool bbcount --tool-out " + out.string(), c.program);
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, reference.out);
+    std::size_t reports = 0;
+    for (const auto& entry : fs::directory_iterator(out)) reports += entry.path().extension() == ".json";
+    if (c.dispatch_reports)
+      EXPECT_EQ(reports, c.dispatch_reports) << run.err;
+    else
+      EXPECT_GT(reports, 1u) << run.err;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Run, CachedAndLoadTimeRewritesRunAlike) {
+  fs::path dir = scratch("cache");
+  std::string options = "--tool bbcount --cache " + (dir / "cache").string() + " --tool-out ";
+  Outcome first = instrumented(options + (dir / "a").string(), example("divergent"));
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_NE(first.err.find("load-time rewrite"), std::string::npos) << first.err;
+  Outcome second = instrumented("--no-load-time-rewrite " + options + (dir / "b").string(),
+                                example("divergent"));
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.err.find("(cache)"), std::string::npos) << second.err;
+  EXPECT_EQ(slurp(dir / "a" / "divergent.0.json"), slurp(dir / "b" / "divergent.0.json"));
+  fs::remove_all(dir);
+}
+
+TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
+  fs::path dir = scratch("faults");
+  Outcome reference = plain(example("many_dispatches"));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+
+  // Allocation failure at every dispatch: one message, original kernels, same output.
+  Outcome allocation = shell("WAVEKIT_INJECT_FAULT=arena_allocation " + std::string(WAVEKIT_CLI) +
+                             " run --tool bbcount --tool-out " + (dir / "alloc").string() + " -- " +
+                             example("many_dispatches"));
+  ASSERT_EQ(allocation.status, 0) << allocation.err;
+  EXPECT_EQ(allocation.out, reference.out);
+  EXPECT_EQ(shim_messages(allocation.err, "running the original kernel"), 1u) << allocation.err;
+
+  // A corrupt cache entry, with load-time rewriting off: the original object runs.
+  fs::path cache = dir / "cache";
+  fs::create_directories(cache);
+  Outcome fill = instrumented("--tool bbcount --cache " + cache.string() + " --tool-out " +
+                                  (dir / "fill").string(),
+                              example("divergent"));
+  ASSERT_EQ(fill.status, 0) << fill.err;
+  for (const auto& entry : fs::directory_iterator(cache)) wavekit::write_file(entry.path().string(), std::string("garbage"));
+  Outcome corrupt = instrumented("--tool bbcount --no-load-time-rewrite --cache " + cache.string() +
+                                     " --tool-out " + (dir / "corrupt").string(),
+                                 example("divergent"));
+  ASSERT_EQ(corrupt.status, 0) << corrupt.err;
+  EXPECT_EQ(corrupt.out, plain(example("divergent")).out);
+  EXPECT_EQ(shim_messages(corrupt.err, "running the original code object"), 1u) << corrupt.err;
+
+  // A probe library built for another GPU: refused before anything is loaded.
+  fs::path plan = dir / "plan.json";
+  wavekit::write_file(plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
+      "points": [{"where": "kernel_entry", "snippet": {"op": "increment", "variable": "hits"}}]})"));
+  Outcome wrong_target = instrumented(
+      "--plan " + plan.string() + " --probe-lib " + std::string(WAVEKIT_CORPUS_DIR) +
+          "/basic_gfx908_O2_cov5.co --tool-out " + (dir / "wrong").string(),
+      example("divergent"));
+  ASSERT_EQ(wrong_target.status, 0) << wrong_target.err;
+  EXPECT_EQ(wrong_target.out, plain(example("divergent")).out);
+  EXPECT_EQ(shim_messages(wrong_target.err, "is for gfx908"), 1u) << wrong_target.err;
+  fs::remove_all(dir);
+}
+
+}  // namespace

@@ -56,6 +56,20 @@ HeatmapText heatmap_text(const nlohmann::json& report, std::size_t max_rows) {
   Matrix matrix = matrix_of(report);
   HeatmapText result;
   result.distinct_profiles = std::set(matrix.counts.begin(), matrix.counts.end()).size();
+  // Shade each block relative to its own range across the waves, so that the differences
+  // between waves (the point of a per-wave profile) show even when blocks differ in scale.
+  std::vector<std::uint64_t> low(matrix.blocks.size(), UINT64_MAX), high(matrix.blocks.size(), 0);
+  for (const auto& row : matrix.counts)
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (row[c]) {
+        low[c] = std::min(low[c], row[c]);
+        high[c] = std::max(high[c], row[c]);
+      }
+  auto cell = [&](std::uint64_t count, std::size_t c) -> const char* {
+    if (count == 0) return kShades[0];
+    if (high[c] == low[c]) return "─";
+    return kShades[1 + (count - low[c]) * 4 / (high[c] - low[c] + 1)];
+  };
   std::ostringstream out;
   out << "kernel " << report.value("kernel", "?") << ": " << matrix.counts.size() << " waves x "
       << matrix.blocks.size() << " blocks, " << result.distinct_profiles
@@ -67,13 +81,20 @@ HeatmapText heatmap_text(const nlohmann::json& report, std::size_t max_rows) {
     std::snprintf(label, sizeof label, "  wave %5llu  ",
                   static_cast<unsigned long long>(matrix.wave_ids[index]));
     out << label;
-    for (std::uint64_t count : matrix.counts[index]) out << kShades[shade(count, matrix.max_count, 4)];
+    for (std::size_t c = 0; c < matrix.blocks.size(); ++c) out << cell(matrix.counts[index][c], c);
     out << "\n";
   }
   if (rows < matrix.counts.size())
     out << "  (" << rows << " of " << matrix.counts.size() << " waves shown, evenly sampled)\n";
-  out << "  legend: · not entered  ░▒▓█ entered, log scale up to " << matrix.max_count
-      << " times\n";
+  out << "  legend: · not entered; ─ same count in every wave; ░▒▓█ a block's fewest..most entries\n";
+  for (std::size_t c = 0; c < matrix.blocks.size(); ++c)
+    if (high[c] != low[c] && low[c] != UINT64_MAX) {
+      char line[96];
+      std::snprintf(line, sizeof line, "  block 0x%llx: entered %llu..%llu times per wave\n",
+                    static_cast<unsigned long long>(matrix.blocks[c]),
+                    static_cast<unsigned long long>(low[c]), static_cast<unsigned long long>(high[c]));
+      out << line;
+    }
   result.picture = out.str();
   return result;
 }

@@ -144,10 +144,10 @@ TEST(LaunchCli, LibraryResolvesTheKernelsUndefinedCall) {
   for (std::uint32_t lane = 0; lane < 64; ++lane) EXPECT_EQ(out[lane], lane + 1000) << lane;
 }
 
-// Disabled until the emulator implements the cache invalidations of system-scope acquires
-// (buffer_invl2 on gfx90a, buffer_wbinvl1_vol on gfx908, buffer_inv on gfx942), which the
-// hostcall client executes; `wavekit launch` binds and serves the ring already.
-TEST(LaunchCli, DISABLED_ProbesPrintThroughTheHostcallRingLaunchServes) {
+// The hostcall client's system-scope acquires execute cache invalidations (buffer_invl2 on
+// gfx90a, buffer_wbinvl1_vol on gfx908, buffer_inv on gfx942), which the emulator runs as
+// no-ops on its coherent host memory.
+TEST(LaunchCli, ProbesPrintThroughTheHostcallRingLaunchServes) {
   std::string dir = fresh_directory("hostcall");
   CliResult run = wavekit(
       "launch " + device("hostcall_print.co") +

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -153,7 +154,14 @@ json node_to_json(const ProfileNode& node) {
 std::uint64_t as_u64(const json& value) {
   if (value.is_number_unsigned()) return value.get<std::uint64_t>();
   if (value.is_number()) return static_cast<std::uint64_t>(std::max(0.0, value.get<double>()));
-  if (value.is_string()) return std::stoull(value.get<std::string>());
+  if (value.is_string()) {
+    const std::string& text = value.get_ref<const std::string&>();
+    std::uint64_t parsed = 0;
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), parsed);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size())
+      throw Error("a metric value '" + text + "' is not an unsigned integer");
+    return parsed;
+  }
   return 0;
 }
 

@@ -118,6 +118,34 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   fs::remove_all(dir);
 }
 
+// The offline path to the same answer: `wavekit rewrite`, then `wavekit launch --tool-out`.
+TEST(Run, OfflineRewriteAndLaunchGiveTheSameCountsAndOutputs) {
+  fs::path dir = scratch("offline");
+  write_divergent_input(dir / "input.bin", 4096);
+  std::string args = " --kernel divergent --grid 4096 --block 128 --arg file:" +
+                     (dir / "input.bin").string() + " --arg zeros:16384 --arg u32:4096";
+  Outcome truth = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") + args +
+                        " --out " + (dir / "original").string() + " --trace-blocks " +
+                        (dir / "truth.json").string());
+  ASSERT_EQ(truth.status, 0) << truth.err;
+  Outcome rewrite = shell(std::string(WAVEKIT_CLI) + " rewrite " + example("divergent.co") +
+                          " -o " + (dir / "rewritten.co").string() + " --tool bbcount");
+  ASSERT_EQ(rewrite.status, 0) << rewrite.err;
+  Outcome launch = shell(std::string(WAVEKIT_CLI) + " launch " + (dir / "rewritten.co").string() +
+                         args + " --out " + (dir / "rewritten").string() + " --tool-out " +
+                         (dir / "bbcount.json").string());
+  ASSERT_EQ(launch.status, 0) << launch.err;
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "bbcount.json")),
+            nlohmann::json::parse(slurp(dir / "truth.json")));
+  EXPECT_EQ(slurp(dir / "rewritten" / "arg1.bin"), slurp(dir / "original" / "arg1.bin"));
+
+  Outcome not_rewritten = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
+                                args + " --tool-out " + (dir / "none.json").string());
+  EXPECT_EQ(not_rewritten.status, 2);
+  EXPECT_NE(not_rewritten.err.find("no WAVEKIT note"), std::string::npos) << not_rewritten.err;
+  fs::remove_all(dir);
+}
+
 TEST(Run, TwoObjectsManyDispatchesAndStrippedObjects) {
   fs::path dir = scratch("programs");
   struct Case {

@@ -1,5 +1,7 @@
 // `wavekit launch`: run one kernel of a code object on the emulator, with arguments from the
-// command line, and write its buffers and ground-truth block traces.
+// command line, and write its buffers and ground-truth block traces. A rewritten object (one
+// that carries a WAVEKIT note) gets its per-wave arena and its tool's report (--tool-out); the
+// command lives in the rewrite part for that reason, above the hsa part that runs kernels.
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -7,7 +9,9 @@
 
 #include "wavekit/cli/options.h"
 #include "wavekit/cli/subcommand.h"
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/hsa/launch.h"
+#include "wavekit/rewrite/launch.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
@@ -38,7 +42,7 @@ void write_sequences(const std::string& directory, const wavekit::hsa::LaunchOut
 
 int run_launch(wavekit::cli::Arguments args) {
   std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, threads,
-      max_resident;
+      max_resident, tool_out;
   std::vector<std::string> arg_specs, libraries;
   bool stats = false;
   wavekit::cli::OptionParser parser(
@@ -71,6 +75,9 @@ int run_launch(wavekit::cli::Arguments args) {
                 "write per-wave executed basic-block counts as JSON");
   parser.option("--trace-sequence", &trace_sequence, "DIR",
                 "write DIR/wave_<id>.txt: executed block starts in order");
+  parser.option("--tool-out", &tool_out, "PATH",
+                "a rewritten object: write its tool's report there (bbcount: the --trace-blocks "
+                "JSON, keyed by original block addresses)");
   parser.option("--threads", &threads, "N", "host threads (default: every core)");
   parser.option("--max-resident-waves", &max_resident, "N",
                 "limit on resident waves (default: the emulator's)");
@@ -99,7 +106,27 @@ int run_launch(wavekit::cli::Arguments args) {
   request.record_block_counts = !trace_blocks.empty();
   request.record_block_sequence = !trace_sequence.empty();
 
-  wavekit::hsa::LaunchOutcome outcome = wavekit::hsa::launch(request);
+  // A rewritten object needs its arena (the argument the rewriter appended) and has a report.
+  bool instrumented = false;
+  try {
+    instrumented = wavekit::rewrite::find_note(wavekit::codeobj::CodeObject::parse(
+                                                   wavekit::read_file(code_object), code_object))
+                       .has_value();
+  } catch (const wavekit::Error&) {
+    // Not a readable code object: the launch below says precisely what is wrong with it.
+  }
+  if (!tool_out.empty() && !instrumented)
+    throw UsageError(code_object + " was not rewritten by wavekit (no WAVEKIT note), so it has no "
+                     "tool report: rewrite it first (wavekit rewrite --tool ...)");
+  wavekit::hsa::LaunchOutcome outcome;
+  nlohmann::json report;
+  if (instrumented) {
+    wavekit::rewrite::ToolLaunchOutcome tool = wavekit::rewrite::launch_instrumented(request);
+    outcome = std::move(tool.launch);
+    report = std::move(tool.report);
+  } else {
+    outcome = wavekit::hsa::launch(request);
+  }
   if (stats) {
     double rate = outcome.seconds > 0 ? outcome.instructions / outcome.seconds : 0;
     std::cerr << "kernel " << outcome.kernel << " (" << outcome.target
@@ -119,6 +146,7 @@ int run_launch(wavekit::cli::Arguments args) {
   }
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
   if (!trace_sequence.empty()) write_sequences(trace_sequence, outcome);
+  if (!tool_out.empty()) wavekit::write_file(tool_out, report.dump(1) + "\n");
   return 0;
 }
 

@@ -72,6 +72,7 @@ struct LoadedObject {
 // An instrumented kernel of a frozen executable.
 struct KernelRecord {
   const rewrite::InstrumentedKernel* note_kernel = nullptr;
+  hsa_agent_t agent{};  // the GPU its executable was loaded for (arena access is granted to it)
   std::shared_ptr<LoadedObject> object;
   std::uint64_t original_kernel_object = 0;  // in the shadow executable; 0: no fallback
   std::uint64_t dispatches = 0;
@@ -114,9 +115,7 @@ class Shim {
 
   void warn_once(const std::string& message) {
     std::lock_guard lock(mutex_);
-    if (!warned_.insert(message).second) return;
-    std::fprintf(stderr, "wavekit: %s\n", message.c_str());
-    summary_["messages"].push_back(message);
+    warn_once_locked(message);
   }
 
   // --- code objects ---------------------------------------------------------------------
@@ -192,6 +191,7 @@ class Shim {
         }
         KernelRecord& kernel_record = kernels_[kernel_object];
         kernel_record.note_kernel = &kernel;
+        kernel_record.agent = record.agent;
         kernel_record.object = object;
         kernel_record.original_kernel_object =
             shadow ? kernel_object_of(shadow, record.agent, kernel.descriptor_symbol) : 0;
@@ -435,8 +435,7 @@ class Shim {
     std::string failure;
     try {
       bytes = rewrite::arena_size(note_kernel, grid, workgroup);
-      hsa_agent_t gpu = executables_.empty() ? hsa_agent_t{} : executables_.begin()->second.agent;
-      arena = allocate_arena(bytes, gpu);
+      arena = allocate_arena(bytes, kernel.agent);
       if (!arena) failure = "could not allocate " + std::to_string(bytes) + " bytes of per-wave memory";
     } catch (const std::exception& error) {
       failure = error.what();

@@ -1,7 +1,5 @@
 #include "wavekit/preload/substitution.h"
 
-#include <llvm/Support/SHA256.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,23 +14,15 @@ namespace wavekit::preload {
 
 namespace {
 
-std::string hex_sha256(std::span<const std::uint8_t> bytes) {
-  llvm::SHA256 hasher;
-  hasher.update(llvm::ArrayRef<std::uint8_t>(bytes.data(), bytes.size()));
-  std::array<std::uint8_t, 32> digest = hasher.final();
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string text;
-  for (std::uint8_t byte : digest) {
-    text += kDigits[byte >> 4];
-    text += kDigits[byte & 15];
-  }
-  return text;
-}
-
 std::string plan_sha256(const rewrite::Plan& plan) {
   std::string canonical = rewrite::plan_to_json(plan).dump();
-  return hex_sha256(std::span(reinterpret_cast<const std::uint8_t*>(canonical.data()),
+  return rewrite::sha256_hex(std::span(reinterpret_cast<const std::uint8_t*>(canonical.data()),
                               canonical.size()));
+}
+
+std::string cache_file(const std::string& cache_dir, const std::string& object_digest,
+                       const std::string& plan_digest) {
+  return cache_dir + "/" + object_digest + "-" + plan_digest + ".co";
 }
 
 bool file_exists(const std::string& path) {
@@ -64,7 +54,7 @@ rewrite::Plan plan_for(const ShimConfig& config) {
 
 std::string cache_path(const std::string& cache_dir, std::span<const std::uint8_t> original,
                        const rewrite::Plan& plan) {
-  return cache_dir + "/" + hex_sha256(original) + "-" + plan_sha256(plan) + ".co";
+  return cache_file(cache_dir, rewrite::sha256_hex(original), plan_sha256(plan));
 }
 
 void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewritten) {
@@ -100,14 +90,15 @@ std::variant<Substitution, Declined> Substituter::substitute(
     }
 
     Substitution result;
+    const std::string original_digest = rewrite::sha256_hex(original);
     std::string cached =
-        config_.cache_dir.empty() ? "" : cache_path(config_.cache_dir, original, plan_);
+        config_.cache_dir.empty() ? "" : cache_file(config_.cache_dir, original_digest, plan_digest_);
     if (!cached.empty() && file_exists(cached)) {
       result.bytes = read_file(cached);
       codeobj::CodeObject rewritten = codeobj::CodeObject::parse(result.bytes, cached);
       std::optional<rewrite::RewriteNote> note = rewrite::find_note(rewritten);
       if (!note) return Declined{cached + ": cache entry carries no wavekit note"};
-      if (note->original_sha256 != hex_sha256(original))
+      if (note->original_sha256 != original_digest)
         return Declined{cached + ": cache entry was made from another object"};
       result.note = std::move(*note);
       result.origin = "cache";

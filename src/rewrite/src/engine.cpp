@@ -39,17 +39,6 @@ std::string hex(std::uint64_t value) {
   return out.str();
 }
 
-std::string sha256_hex(std::span<const std::uint8_t> bytes) {
-  const auto digest = llvm::SHA256::hash(llvm::ArrayRef<std::uint8_t>(bytes.data(), bytes.size()));
-  static const char* digits = "0123456789abcdef";
-  std::string text;
-  for (std::uint8_t byte : digest) {
-    text += digits[byte >> 4];
-    text += digits[byte & 15];
-  }
-  return text;
-}
-
 std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   switch (kind) {
     case isa::MemoryKind::none:
@@ -647,6 +636,17 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
     views.push_back(std::move(view));
   }
   return views;
+}
+
+std::string sha256_hex(std::span<const std::uint8_t> bytes) {
+  const auto digest = llvm::SHA256::hash(llvm::ArrayRef<std::uint8_t>(bytes.data(), bytes.size()));
+  static const char* digits = "0123456789abcdef";
+  std::string text;
+  for (std::uint8_t byte : digest) {
+    text += digits[byte >> 4];
+    text += digits[byte & 15];
+  }
+  return text;
 }
 
 }  // namespace wavekit::rewrite

@@ -97,6 +97,9 @@ struct RewriteNote {
   std::optional<std::uint64_t> original_instruction_at_or_after(std::uint64_t new_address) const;
 };
 
+// Lowercase hex SHA-256 of a code object: how the note and the preload cache name an input.
+std::string sha256_hex(std::span<const std::uint8_t> bytes);
+
 // The note's descriptor (MessagePack, written with LLVM's msgpack::Document, keys sorted).
 std::vector<std::uint8_t> encode_note(const RewriteNote& note);
 // Throws wavekit::Error naming `context` and the offending key for anything malformed.

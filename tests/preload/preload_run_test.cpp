@@ -146,6 +146,13 @@ TEST(Run, OfflineRewriteAndLaunchGiveTheSameCountsAndOutputs) {
   fs::remove_all(dir);
 }
 
+TEST(Run, AnUnknownToolIsRefusedBeforeTheApplicationStarts) {
+  Outcome run = shell(std::string(WAVEKIT_CLI) + " run --tool nosuch -- echo APPLICATION-RAN");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_NE(run.err.find("unknown tool 'nosuch'"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("APPLICATION-RAN"), std::string::npos) << run.out;
+}
+
 TEST(Run, TwoObjectsManyDispatchesAndStrippedObjects) {
   fs::path dir = scratch("programs");
   struct Case {

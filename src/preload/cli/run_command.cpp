@@ -6,6 +6,7 @@
 #include "wavekit/cli/options.h"
 #include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/run.h"
+#include "wavekit/preload/substitution.h"
 #include "wavekit/support/file.h"
 
 namespace {
@@ -85,7 +86,7 @@ int run_run(wavekit::cli::Arguments args) {
       "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
       "alone; wavekit's summary goes to stderr.");
-  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool: bbcount, blocktrace, callret");
+  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool (this build has bbcount)");
   parser.option("--probe-lib", &options.shim.probe_library, "LIB", "custom tool: the probe library");
   parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
   parser.option("--tool-out", &options.shim.tool_out, "PATH",
@@ -119,6 +120,10 @@ int run_run(wavekit::cli::Arguments args) {
   options.shim.tool_out = std::filesystem::absolute(options.shim.tool_out).string();
   options.shim.kernels = kernels;
   options.shim.load_time_rewrite = !no_load_time_rewrite;
+
+  // An unknown tool or a bad plan is the user's mistake: say so here, before the application
+  // starts (inside it the shim could only switch itself off).
+  preload::plan_for(options.shim);
 
   preload::Installation installation{WAVEKIT_PRELOAD_LIBRARY, WAVEKIT_EMULATOR_RUNTIME_DIR};
   preload::RunResult result = preload::run_application(options, installation);

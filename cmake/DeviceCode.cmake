@@ -2,6 +2,12 @@
 #                           [OPT -O2] [COV 5] [EXTRA_FLAGS ...] [OUTPUT_VAR var])
 # Compiles HIP-dialect device C++ to an AMDGPU code object with clang-22 alone: no ROCm
 # installation, no device libraries, no HIP headers.
+# The flags every device compilation shares (device objects here, probe libraries in
+# ProbeLibrary.cmake): HIP dialect, device side only, a plain ELF, no ROCm, and the probe SDK and
+# hostcall headers on the include path.
+set(WAVEKIT_DEVICE_FLAGS -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
+    -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include -I${PROJECT_SOURCE_DIR}/src/hostcall/include)
+
 function(wavekit_add_device_object)
   cmake_parse_arguments(ARG "" "NAME;SOURCE;TARGET;OPT;COV;OUTPUT_VAR;OUTPUT_DIR" "EXTRA_FLAGS;DEPENDS" ${ARGN})
   if(NOT ARG_OPT)
@@ -17,9 +23,8 @@ function(wavekit_add_device_object)
   get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
   add_custom_command(
     OUTPUT ${out}
-    COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
-            --offload-arch=${ARG_TARGET} ${ARG_OPT} -mcode-object-version=${ARG_COV}
-            -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include -I${PROJECT_SOURCE_DIR}/src/hostcall/include ${ARG_EXTRA_FLAGS} -o ${out} ${src}
+    COMMAND ${WAVEKIT_CLANG} ${WAVEKIT_DEVICE_FLAGS} --offload-arch=${ARG_TARGET} ${ARG_OPT}
+            -mcode-object-version=${ARG_COV} ${ARG_EXTRA_FLAGS} -o ${out} ${src}
     DEPENDS ${src} ${ARG_DEPENDS}
     COMMENT "device code ${ARG_NAME} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
     VERBATIM)

@@ -24,10 +24,8 @@ function(wavekit_add_probe_library)
     get_filename_component(stem ${source} NAME_WE)
     add_custom_command(
       OUTPUT ${dir}/${stem}.o
-      COMMAND ${WAVEKIT_CLANG} -x hip --offload-device-only --no-gpu-bundle-output -fgpu-rdc -c
-              -nogpulib -nogpuinc --offload-arch=${ARG_TARGET} ${ARG_OPT}
-              -mcode-object-version=${ARG_COV} -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include
-              -I${PROJECT_SOURCE_DIR}/src/hostcall/include ${ARG_EXTRA_FLAGS}
+      COMMAND ${WAVEKIT_CLANG} ${WAVEKIT_DEVICE_FLAGS} -fgpu-rdc -c --offload-arch=${ARG_TARGET}
+              ${ARG_OPT} -mcode-object-version=${ARG_COV} ${ARG_EXTRA_FLAGS}
               -o ${dir}/${stem}.bc ${src}
       COMMAND ${WAVEKIT_CLANG} -target amdgcn-amd-amdhsa -mcpu=${ARG_TARGET} -nogpulib ${ARG_OPT}
               -c -o ${dir}/${stem}.o ${dir}/${stem}.bc

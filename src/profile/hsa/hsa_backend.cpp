@@ -182,14 +182,15 @@ bool HsaBackend::on_complete(hsa_signal_value_t, void* arg) {
   hsa_amd_profiling_dispatch_time_t time{};
   bool timed = self.original_amd_.hsa_amd_profiling_get_dispatch_time_fn(
                    slot->agent, slot->ours, &time) == HSA_STATUS_SUCCESS;
-  // The application's signal completes only after we have read the time, and always.
-  if (slot->original.handle)
-    self.original_core_.hsa_signal_subtract_screlease_fn(slot->original, 1);
+  // The record is in before the application's signal completes (always), so a program that
+  // waits for its last dispatch and then shuts down or exits does not outrun its profile.
   if (timed)
     self.append({slot->correlation, static_cast<std::uint64_t>(time.start * self.ns_per_tick_),
                  static_cast<std::uint64_t>(time.end * self.ns_per_tick_), slot->kernel,
                  slot->device});
+  const hsa_signal_t original = slot->original;  // the slot may be reused once given back
   self.give_slot(slot);
+  if (original.handle) self.original_core_.hsa_signal_subtract_screlease_fn(original, 1);
   return false;  // one-shot: the slot's next dispatch registers again
 }
 

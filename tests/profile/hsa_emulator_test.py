@@ -68,11 +68,15 @@ for example, expected in EXPECTED.items():
     if not hatchet.exists():
         failures.append(f"{example}: no {hatchet}")
         continue
-    tree = json.loads(hatchet.read_text())[0]  # [tree, device_info, wavekit self-metrics]
+    tree, devices = json.loads(hatchet.read_text())[:2]  # then wavekit's self-metrics
+    # Proton's layout for AMD: device_info["HIP"][id], the emulated agent's description.
+    check(devices.get("HIP", {}).get("0", {}).get("arch") == "gfx90a",
+          f"{example}: device_info {devices}")
     seen = {}
     for path, name, metrics in kernels(tree):
         seen[name] = seen.get(name, 0) + metrics["count"]
         check(metrics["time (ns)"] > 0, f"{example}: {name} has no time: {metrics}")
+        check(metrics.get("device_type") == "HIP", f"{example}: {name}: {metrics}")
         check(metrics.get("min_time (ns)", 1) > 0, f"{example}: {name} min time 0: {metrics}")
     check(seen == expected, f"{example}: kernels {seen}, the program dispatches {expected}")
     check(any(out.glob("phase-*.wkp")), f"{example}: no phase file in {out}")

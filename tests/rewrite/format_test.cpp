@@ -137,18 +137,22 @@ TEST(Arena, LauncherHeaderAndReporterAgree) {
   EXPECT_EQ(header.grid_workgroups[0], 2u);
   EXPECT_EQ(header.wave_count, 4u);
 
-  // What two waves' prologues and counters would leave: waves 1 and 3 ran.
-  for (std::uint64_t wave : {1u, 3u}) {
+  EXPECT_EQ(header.next_slot, 64u);
+
+  // What two waves' prologues and counters would leave: waves 3 and 1 ran and claimed slots in
+  // that order; each is its workgroup's second wave, whose lane 0 is work-item 64.
+  std::uint64_t claimed = 0;
+  for (std::uint64_t wave : {3u, 1u}) {
     probe::CaptureRegion capture{};
-    capture.wave_id = wave;
     capture.workgroup_id[0] = static_cast<std::uint32_t>(wave / 2);
-    capture.wave_in_workgroup = static_cast<std::uint32_t>(wave % 2);
-    capture.entered = 1;
-    std::uint8_t* slot = arena.data() + 64 + wave * kernel.layout.stride();
+    capture.first_workitem = 64;
+    std::uint8_t* slot = arena.data() + 64 + claimed++ * kernel.layout.stride();
     std::memcpy(slot, &capture, sizeof capture);
     const std::uint64_t count = 10 * wave;
     std::memcpy(slot + kernel.layout.find("block_counts")->offset + 8, &count, 8);
   }
+  header.next_slot = 64 + claimed * kernel.layout.stride();
+  std::memcpy(arena.data(), &header, sizeof header);
   const nlohmann::json report = tool_report("bbcount", kernel, arena);
   const nlohmann::json expected = {{"kernel", "k"},
                                    {"waves",
@@ -169,6 +173,18 @@ TEST(Arena, LauncherHeaderAndReporterAgree) {
   std::vector<std::uint8_t> wrong_stride = arena;
   wrong_stride[32] = 8;
   EXPECT_NE(error_of([&] { read_arena(wrong_stride, kernel); }).find("header stride 8"),
+            std::string::npos);
+  std::vector<std::uint8_t> torn = arena;
+  torn[probe::kArenaNextSlot] += 8;
+  EXPECT_NE(error_of([&] { read_arena(torn, kernel); }).find("is not the end of one of its"),
+            std::string::npos);
+  std::vector<std::uint8_t> twice = arena;  // the second slot claims wave 3 as well
+  twice[64 + kernel.layout.stride() + probe::kCaptureWorkgroupId] = 1;
+  EXPECT_NE(error_of([&] { read_arena(twice, kernel); }).find("two slots hold wave 3"),
+            std::string::npos);
+  std::vector<std::uint8_t> misaligned = arena;  // lane 0 of a wave is a multiple of 64
+  misaligned[64 + probe::kCaptureFirstWorkitem] = 63;
+  EXPECT_NE(error_of([&] { read_arena(misaligned, kernel); }).find("slot 0 holds no wave"),
             std::string::npos);
 }
 

@@ -13,9 +13,6 @@ std::string sreg(unsigned n) { return "s" + std::to_string(n); }
 std::string spair(unsigned n) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
 }
-std::string srange(unsigned n, unsigned count) {
-  return "s[" + std::to_string(n) + ":" + std::to_string(n + count - 1) + "]";
-}
 std::string hex(std::uint64_t value) {
   std::ostringstream out;
   out << "0x" << std::hex << value;
@@ -64,39 +61,70 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
 std::string entry_prologue(const PrologueInput& in) {
   const unsigned r = in.reserved.base;
   // Temporaries inside the reserved block (ReservedSgprs documents the persistent ones).
-  const unsigned dispatch = r + 4, kernarg = r + 6;
-  const unsigned wg_x = r + 8, wg_y = r + 9, wg_z = r + 10, wave_in_group = r + 11;
-  const unsigned header = r + 12;  // 8 dwords of probe::ArenaHeader
-  const unsigned tid_x = r + 20, tid_y = r + 21, tid_z = r + 22;
-  const unsigned a = r + 23, wave_id = r + 24, b = r + 26;
+  const unsigned ticket = r + 6, workitem = r + 8;  // workitem: x, y, z on gfx908
 
   auto launched = [&](EntryValue value) -> const EntrySgpr& {
     const EntrySgpr* entry = find_entry(in.launched, value);
     if (!entry) throw Error("internal: the rewritten descriptor does not launch a needed SGPR");
     return *entry;
   };
+  const std::string slot = spair(in.reserved.slot());
 
   std::ostringstream s;
-  // 1. Save the entry-only values before anything can overwrite them.
-  s << "s_mov_b64 " << spair(dispatch) << ", " << spair(launched(EntryValue::dispatch_ptr).first)
-    << "\n";
-  s << "s_mov_b64 " << spair(kernarg) << ", " << spair(launched(EntryValue::kernarg_ptr).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_x) << ", " << sreg(launched(EntryValue::workgroup_id_x).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_y) << ", " << sreg(launched(EntryValue::workgroup_id_y).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_z) << ", " << sreg(launched(EntryValue::workgroup_id_z).first)
-    << "\n";
-  // The first active lane's work-item id; lanes of a wave hold consecutive flat ids, so it
-  // gives the wave's index in its workgroup.
-  s << "v_readfirstlane_b32 " << sreg(tid_x) << ", v0\n";
+  // 1. Claim this wave's slot: next_slot in the arena header holds the byte offset of the next
+  // free one; adding the stride returns ours. One atomic instead of the wave's linear id (the
+  // reporter derives that from the capture region).
+  s << "s_load_dwordx2 " << slot << ", " << spair(launched(EntryValue::kernarg_ptr).first) << ", "
+    << hex(in.arena_arg_offset) << "\n";
+  s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
+  s << "s_mov_b64 " << spair(ticket) << ", " << hex(in.stride) << "\n";
+  // Lane 0's work-item id, packed as gfx90a packs v0 (lane 0 is active at wave launch).
+  s << "v_readfirstlane_b32 " << sreg(workitem) << ", v0\n";
   if (!in.target.has_packed_work_item_ids()) {
-    s << "v_readfirstlane_b32 " << sreg(tid_y) << ", v1\n";
-    s << "v_readfirstlane_b32 " << sreg(tid_z) << ", v2\n";
+    s << "v_readfirstlane_b32 " << sreg(workitem + 1) << ", v1\n";
+    s << "v_readfirstlane_b32 " << sreg(workitem + 2) << ", v2\n";
+    s << "s_lshl_b32 " << sreg(workitem + 1) << ", " << sreg(workitem + 1) << ", 10\n";
+    s << "s_lshl_b32 " << sreg(workitem + 2) << ", " << sreg(workitem + 2) << ", 20\n";
+    s << "s_or_b32 " << sreg(workitem) << ", " << sreg(workitem) << ", " << sreg(workitem + 1)
+      << "\n";
+    s << "s_or_b32 " << sreg(workitem) << ", " << sreg(workitem) << ", " << sreg(workitem + 2)
+      << "\n";
   }
+  s << "s_waitcnt lgkmcnt(0)\n";
+  s << "s_atomic_add_x2 " << spair(ticket) << ", " << slot << ", " << hex(probe::kArenaNextSlot)
+    << " glc\n";
+  s << "s_waitcnt lgkmcnt(0)\n";
+  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
+    << sreg(ticket) << "\n";
+  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
+    << sreg(ticket + 1) << "\n";
 
-  // 2. Move the user/system SGPRs the new descriptor shifted back to where the original code
+  // 2. The capture region (probe::CaptureRegion), stored straight from the registers the
+  // hardware launched them in, before step 3 can overwrite those. Pairs start at even SGPRs
+  // (everything launched before them comes in pairs); the workgroup ids start anywhere.
+  s << "s_store_dwordx2 " << spair(launched(EntryValue::dispatch_ptr).first) << ", " << slot << ", "
+    << hex(probe::kCaptureDispatchPtr) << "\n";
+  s << "s_store_dwordx2 " << spair(launched(EntryValue::kernarg_ptr).first) << ", " << slot << ", "
+    << hex(probe::kCaptureKernargPtr) << "\n";
+  const unsigned wg = launched(EntryValue::workgroup_id_x).first;
+  if (launched(EntryValue::workgroup_id_y).first != wg + 1 ||
+      launched(EntryValue::workgroup_id_z).first != wg + 2)
+    throw Error("internal: the workgroup ids are not launched together");
+  if (wg % 2 == 0) {
+    s << "s_store_dwordx2 " << spair(wg) << ", " << slot << ", " << hex(probe::kCaptureWorkgroupId)
+      << "\n";
+    s << "s_store_dword " << sreg(wg + 2) << ", " << slot << ", "
+      << hex(probe::kCaptureWorkgroupId + 8) << "\n";
+  } else {
+    s << "s_store_dword " << sreg(wg) << ", " << slot << ", " << hex(probe::kCaptureWorkgroupId)
+      << "\n";
+    s << "s_store_dwordx2 " << spair(wg + 1) << ", " << slot << ", "
+      << hex(probe::kCaptureWorkgroupId + 4) << "\n";
+  }
+  s << "s_store_dword " << sreg(workitem) << ", " << slot << ", "
+    << hex(probe::kCaptureFirstWorkitem) << "\n";
+
+  // 3. Move the user/system SGPRs the new descriptor shifted back to where the original code
   // expects them. Ascending destinations never overwrite a source still to be read, because
   // every source lies at or above its destination.
   if (!in.skip_sgpr_moves) {
@@ -114,69 +142,6 @@ std::string entry_prologue(const PrologueInput& in) {
   // for.
   if (in.target.has_packed_work_item_ids() && in.original_vgpr_workitem_id < 2)
     s << "v_and_b32 v0, " << (in.original_vgpr_workitem_id == 0 ? "0x3ff" : "0xfffff") << ", v0\n";
-
-  // 3. This wave's slot: arena + header + wave_id * stride, with the geometry from the header.
-  s << "s_load_dwordx2 " << spair(in.reserved.slot()) << ", " << spair(kernarg) << ", "
-    << hex(in.arena_arg_offset) << "\n";
-  s << "s_waitcnt lgkmcnt(0)\n";
-  s << "s_load_dwordx8 " << srange(header, 8) << ", " << spair(in.reserved.slot()) << ", 0x0\n";
-  s << "s_waitcnt lgkmcnt(0)\n";
-  if (in.target.has_packed_work_item_ids()) {
-    s << "s_bfe_u32 " << sreg(tid_z) << ", " << sreg(tid_x) << ", 0xa0014\n";
-    s << "s_bfe_u32 " << sreg(tid_y) << ", " << sreg(tid_x) << ", 0xa000a\n";
-    s << "s_and_b32 " << sreg(tid_x) << ", " << sreg(tid_x) << ", 0x3ff\n";
-  }
-  // flat = x + size_x * (y + size_y * z); wave_in_group = flat / 64
-  s << "s_lshr_b32 " << sreg(wave_in_group) << ", " << sreg(header) << ", 16\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(tid_z) << ", " << sreg(wave_in_group) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(tid_y) << "\n";
-  s << "s_and_b32 " << sreg(wave_in_group) << ", " << sreg(header) << ", 0xffff\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wave_in_group) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(tid_x) << "\n";
-  s << "s_lshr_b32 " << sreg(wave_in_group) << ", " << sreg(a) << ", 6\n";
-  // linear workgroup = x + groups_x * (y + groups_y * z)
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(wg_z) << ", " << sreg(header + 3) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wg_y) << "\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(header + 2) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wg_x) << "\n";
-  // wave_id (64-bit) = linear workgroup * waves_per_workgroup + wave_in_group
-  s << "s_lshr_b32 " << sreg(b) << ", " << sreg(header + 1) << ", 16\n";
-  s << "s_mul_hi_u32 " << sreg(wave_id + 1) << ", " << sreg(a) << ", " << sreg(b) << "\n";
-  s << "s_mul_i32 " << sreg(wave_id) << ", " << sreg(a) << ", " << sreg(b) << "\n";
-  s << "s_add_u32 " << sreg(wave_id) << ", " << sreg(wave_id) << ", " << sreg(wave_in_group)
-    << "\n";
-  s << "s_addc_u32 " << sreg(wave_id + 1) << ", " << sreg(wave_id + 1) << ", 0\n";
-  // slot = arena + header size + wave_id * stride
-  const std::string stride = hex(in.stride);
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(wave_id) << ", " << stride << "\n";
-  s << "s_mul_hi_u32 " << sreg(b) << ", " << sreg(wave_id) << ", " << stride << "\n";
-  s << "s_mul_i32 " << sreg(tid_y) << ", " << sreg(wave_id + 1) << ", " << stride << "\n";
-  s << "s_add_u32 " << sreg(b) << ", " << sreg(b) << ", " << sreg(tid_y) << "\n";
-  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
-    << sreg(a) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
-    << sreg(b) << "\n";
-  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
-    << hex(probe::kArenaHeaderSize) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1)
-    << ", 0\n";
-
-  // 4. The capture region (probe::CaptureRegion); `entered` is stored from a register.
-  s << "s_mov_b32 " << sreg(in.reserved.one()) << ", 1\n";
-  s << "s_mov_b32 " << sreg(in.reserved.one() + 1) << ", 0\n";
-  const std::string slot = spair(in.reserved.slot());
-  s << "s_store_dwordx4 " << srange(dispatch, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureDispatchPtr) << "\n";
-  s << "s_store_dwordx4 " << srange(wg_x, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureWorkgroupId) << "\n";
-  s << "s_store_dwordx2 " << spair(wave_id) << ", " << slot << ", " << hex(probe::kCaptureWaveId)
-    << "\n";
-  s << "s_store_dwordx4 " << srange(header, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureWorkgroupSize) << "\n";
-  s << "s_store_dword " << sreg(header + 4) << ", " << slot << ", "
-    << hex(probe::kCaptureGridWorkgroups + 8) << "\n";
-  s << "s_store_dword " << sreg(in.reserved.one()) << ", " << slot << ", "
-    << hex(probe::kCaptureEntered) << "\n";
   return s.str();
 }
 

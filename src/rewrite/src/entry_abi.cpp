@@ -19,6 +19,24 @@ std::string hex(std::uint64_t value) {
   return out.str();
 }
 
+// Stores SGPRs first .. first+count-1 at slot + offset with as few scalar stores as the
+// register alignment allows (a dwordx2 source starts at an even SGPR, a dwordx4 at a multiple
+// of four).
+void store_run(std::ostringstream& s, const std::string& slot, unsigned first, unsigned count,
+               std::uint32_t offset) {
+  while (count != 0) {
+    const unsigned width = first % 4 == 0 && count >= 4 ? 4 : first % 2 == 0 && count >= 2 ? 2 : 1;
+    s << (width == 4
+              ? "s_store_dwordx4 s[" + std::to_string(first) + ":" + std::to_string(first + 3) + "]"
+          : width == 2 ? "s_store_dwordx2 " + spair(first)
+                       : "s_store_dword " + sreg(first))
+      << ", " << slot << ", " << hex(offset) << "\n";
+    first += width;
+    count -= width;
+    offset += 4 * width;
+  }
+}
+
 }  // namespace
 
 std::vector<EntrySgpr> entry_sgprs(const codeobj::KernelDescriptor& kd,
@@ -59,37 +77,43 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
 }
 
 std::string entry_prologue(const PrologueInput& in) {
-  const unsigned r = in.reserved.base;
-  // Temporaries inside the reserved block (ReservedSgprs documents the persistent ones).
-  const unsigned ticket = r + 6, workitem = r + 8;  // workitem: x, y, z on gfx908
-
   auto launched = [&](EntryValue value) -> const EntrySgpr& {
     const EntrySgpr* entry = find_entry(in.launched, value);
     if (!entry) throw Error("internal: the rewritten descriptor does not launch a needed SGPR");
     return *entry;
   };
+  const unsigned dispatch = launched(EntryValue::dispatch_ptr).first;
+  const unsigned kernarg = launched(EntryValue::kernarg_ptr).first;
+  const unsigned wg = launched(EntryValue::workgroup_id_x).first;
+  if (launched(EntryValue::workgroup_id_y).first != wg + 1 ||
+      launched(EntryValue::workgroup_id_z).first != wg + 2)
+    throw Error("internal: the workgroup ids are not launched together");
+  // Lane 0's packed work-item id goes right after workgroup_id_z when nothing was launched
+  // there (no workgroup info, no scratch wave offset) and the reserved block does not start
+  // there, so that one run of stores covers both; otherwise into a reserved temporary.
+  const bool after_wg = wg + 3 < in.reserved.base &&
+                        std::none_of(in.launched.begin(), in.launched.end(),
+                                     [&](const EntrySgpr& e) { return e.first == wg + 3; });
+  const unsigned ticket = in.reserved.base + 6;  // a temporary pair
+  const unsigned workitem = after_wg ? wg + 3 : in.reserved.base + 8;
   const std::string slot = spair(in.reserved.slot());
 
   std::ostringstream s;
   // 1. Claim this wave's slot: next_slot in the arena header holds the byte offset of the next
   // free one; adding the stride returns ours. One atomic instead of the wave's linear id (the
   // reporter derives that from the capture region).
-  s << "s_load_dwordx2 " << slot << ", " << spair(launched(EntryValue::kernarg_ptr).first) << ", "
-    << hex(in.arena_arg_offset) << "\n";
+  s << "s_load_dwordx2 " << slot << ", " << spair(kernarg) << ", " << hex(in.arena_arg_offset)
+    << "\n";
   s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
   s << "s_mov_b64 " << spair(ticket) << ", " << hex(in.stride) << "\n";
-  // Lane 0's work-item id, packed as gfx90a packs v0 (lane 0 is active at wave launch).
-  s << "v_readfirstlane_b32 " << sreg(workitem) << ", v0\n";
+  // Lane 0's work-item id (lane 0 is active at wave launch), packed as gfx90a packs v0. On
+  // gfx908, v0 packs y and z in for the read (x < 1024 leaves them room) and is masked back
+  // to x below.
   if (!in.target.has_packed_work_item_ids()) {
-    s << "v_readfirstlane_b32 " << sreg(workitem + 1) << ", v1\n";
-    s << "v_readfirstlane_b32 " << sreg(workitem + 2) << ", v2\n";
-    s << "s_lshl_b32 " << sreg(workitem + 1) << ", " << sreg(workitem + 1) << ", 10\n";
-    s << "s_lshl_b32 " << sreg(workitem + 2) << ", " << sreg(workitem + 2) << ", 20\n";
-    s << "s_or_b32 " << sreg(workitem) << ", " << sreg(workitem) << ", " << sreg(workitem + 1)
-      << "\n";
-    s << "s_or_b32 " << sreg(workitem) << ", " << sreg(workitem) << ", " << sreg(workitem + 2)
-      << "\n";
+    s << "v_lshl_or_b32 v0, v1, 10, v0\n";
+    s << "v_lshl_or_b32 v0, v2, 20, v0\n";
   }
+  s << "v_readfirstlane_b32 " << sreg(workitem) << ", v0\n";
   s << "s_waitcnt lgkmcnt(0)\n";
   s << "s_atomic_add_x2 " << spair(ticket) << ", " << slot << ", " << hex(probe::kArenaNextSlot)
     << " glc\n";
@@ -100,33 +124,25 @@ std::string entry_prologue(const PrologueInput& in) {
     << sreg(ticket + 1) << "\n";
 
   // 2. The capture region (probe::CaptureRegion), stored straight from the registers the
-  // hardware launched them in, before step 3 can overwrite those. Pairs start at even SGPRs
-  // (everything launched before them comes in pairs); the workgroup ids start anywhere.
-  s << "s_store_dwordx2 " << spair(launched(EntryValue::dispatch_ptr).first) << ", " << slot << ", "
-    << hex(probe::kCaptureDispatchPtr) << "\n";
-  s << "s_store_dwordx2 " << spair(launched(EntryValue::kernarg_ptr).first) << ", " << slot << ", "
-    << hex(probe::kCaptureKernargPtr) << "\n";
-  const unsigned wg = launched(EntryValue::workgroup_id_x).first;
-  if (launched(EntryValue::workgroup_id_y).first != wg + 1 ||
-      launched(EntryValue::workgroup_id_z).first != wg + 2)
-    throw Error("internal: the workgroup ids are not launched together");
-  if (wg % 2 == 0) {
-    s << "s_store_dwordx2 " << spair(wg) << ", " << slot << ", " << hex(probe::kCaptureWorkgroupId)
-      << "\n";
-    s << "s_store_dword " << sreg(wg + 2) << ", " << slot << ", "
-      << hex(probe::kCaptureWorkgroupId + 8) << "\n";
+  // hardware launched the values in, before step 3 can overwrite those. The dispatch and
+  // kernarg pointers are adjacent unless the queue pointer sits between them.
+  if (kernarg == dispatch + 2) {
+    store_run(s, slot, dispatch, 4, probe::kCaptureDispatchPtr);
   } else {
-    s << "s_store_dword " << sreg(wg) << ", " << slot << ", " << hex(probe::kCaptureWorkgroupId)
-      << "\n";
-    s << "s_store_dwordx2 " << spair(wg + 1) << ", " << slot << ", "
-      << hex(probe::kCaptureWorkgroupId + 4) << "\n";
+    store_run(s, slot, dispatch, 2, probe::kCaptureDispatchPtr);
+    store_run(s, slot, kernarg, 2, probe::kCaptureKernargPtr);
   }
-  s << "s_store_dword " << sreg(workitem) << ", " << slot << ", "
-    << hex(probe::kCaptureFirstWorkitem) << "\n";
+  if (after_wg) {
+    store_run(s, slot, wg, 4, probe::kCaptureWorkgroupId);
+  } else {
+    store_run(s, slot, wg, 3, probe::kCaptureWorkgroupId);
+    store_run(s, slot, workitem, 1, probe::kCaptureFirstWorkitem);
+  }
 
   // 3. Move the user/system SGPRs the new descriptor shifted back to where the original code
   // expects them. Ascending destinations never overwrite a source still to be read, because
-  // every source lies at or above its destination.
+  // every source lies at or above its destination; pairs (pointers) sit at even SGPRs in both
+  // layouts and move whole.
   if (!in.skip_sgpr_moves) {
     std::vector<EntrySgpr> original = in.original;
     std::sort(original.begin(), original.end(),
@@ -134,13 +150,19 @@ std::string entry_prologue(const PrologueInput& in) {
     for (const EntrySgpr& entry : original) {
       const EntrySgpr& now = launched(entry.value);
       if (now.first < entry.first) throw Error("internal: an entry SGPR moved down");
-      for (unsigned i = 0; i < entry.count && now.first != entry.first; ++i)
-        s << "s_mov_b32 " << sreg(entry.first + i) << ", " << sreg(now.first + i) << "\n";
+      if (now.first == entry.first) continue;
+      const bool pairs = entry.count % 2 == 0 && entry.first % 2 == 0 && now.first % 2 == 0;
+      for (unsigned i = 0; i < entry.count; i += pairs ? 2 : 1)
+        s << (pairs ? "s_mov_b64 " + spair(entry.first + i) + ", " + spair(now.first + i)
+                    : "s_mov_b32 " + sreg(entry.first + i) + ", " + sreg(now.first + i))
+          << "\n";
     }
   }
-  // Packed work-item ids: v0 now holds y and z too; the original code saw only what it asked
-  // for.
-  if (in.target.has_packed_work_item_ids() && in.original_vgpr_workitem_id < 2)
+  // v0 back to what the original code expects: x alone on gfx908 (y and z are in v1 and v2);
+  // with packed ids, the ids the original asked for.
+  if (!in.target.has_packed_work_item_ids())
+    s << "v_and_b32 v0, 0x3ff, v0\n";
+  else if (in.original_vgpr_workitem_id < 2)
     s << "v_and_b32 v0, " << (in.original_vgpr_workitem_id == 0 ? "0x3ff" : "0xfffff") << ", v0\n";
   return s.str();
 }

@@ -2,11 +2,17 @@
 // rejection), the arena a launcher fills and a reporter reads, the plan JSON, and where the
 // hardware puts the entry SGPRs.
 #include <gtest/gtest.h>
+#include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
 
 #include <cstring>
+#include <map>
+#include <regex>
+#include <sstream>
 
 #include "entry_abi.h"  // the engine's internal view of the launch ABI
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/isa/isa.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/plan.h"
@@ -250,6 +256,134 @@ TEST(EntryAbi, SgprsFollowTheLaunchOrder) {
   kd.set_user_sgpr_count(6);
   EXPECT_NE(error_of([&] { detail::entry_sgprs(kd, gfx908, "k"); }).find("USER_SGPR_COUNT (6)"),
             std::string::npos);
+}
+
+// The prologue's capture-region stores for launch layouts the corpus does not have yet (queue
+// pointer between the dispatch and kernarg pointers, workgroup ids at odd SGPRs, a system SGPR
+// or the reserved block right after workgroup_id_z): every capture dword is stored once, from
+// the register the hardware launched its value in (or the one v_readfirstlane filled), before
+// any move overwrites a launch register; and LLVM's assembler takes the text on every target.
+TEST(EntryAbi, PrologueStoresTheCaptureRegionForEveryLayout) {
+  using detail::EntrySgpr;
+  using V = detail::EntryValue;
+  struct Layout {
+    const char* what;
+    std::vector<EntrySgpr> launched;
+    unsigned reserved_base;
+    std::vector<EntrySgpr> original;  // before the rewrite added SGPRs: moves follow the stores
+  };
+  const std::vector<Layout> layouts = {
+      {"private buffer, workgroup ids at s8",
+       {{V::private_segment_buffer, 0, 4},
+        {V::dispatch_ptr, 4, 2},
+        {V::kernarg_ptr, 6, 2},
+        {V::workgroup_id_x, 8, 1},
+        {V::workgroup_id_y, 9, 1},
+        {V::workgroup_id_z, 10, 1}},
+       12,
+       {{V::private_segment_buffer, 0, 4}, {V::kernarg_ptr, 4, 2}, {V::workgroup_id_x, 6, 1}}},
+      {"queue pointer, workgroup info after the ids",
+       {{V::dispatch_ptr, 0, 2},
+        {V::queue_ptr, 2, 2},
+        {V::kernarg_ptr, 4, 2},
+        {V::workgroup_id_x, 6, 1},
+        {V::workgroup_id_y, 7, 1},
+        {V::workgroup_id_z, 8, 1},
+        {V::workgroup_info, 9, 1}},
+       12,
+       {{V::queue_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::workgroup_id_x, 4, 1},
+        {V::workgroup_info, 5, 1}}},
+      {"workgroup ids at s7, scratch wave offset after them",
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::dispatch_id, 4, 2},
+        {V::private_segment_size, 6, 1},
+        {V::workgroup_id_x, 7, 1},
+        {V::workgroup_id_y, 8, 1},
+        {V::workgroup_id_z, 9, 1},
+        {V::private_segment_wave_offset, 10, 1}},
+       12,
+       {{V::kernarg_ptr, 0, 2},
+        {V::dispatch_id, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1},
+        {V::private_segment_wave_offset, 6, 1}}},
+      {"reserved block right after the ids",
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1},
+        {V::workgroup_id_y, 6, 1},
+        {V::workgroup_id_z, 7, 1}},
+       8,
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1}}},
+  };
+  for (const char* processor : {"gfx908", "gfx90a", "gfx942"}) {
+    const isa::Assembler assembler(processor);
+    for (const Layout& layout : layouts) {
+      SCOPED_TRACE(std::string(processor) + ": " + layout.what);
+      detail::PrologueInput in;
+      in.target = codeobj::decode_target(
+          std::string(processor) == "gfx908"   ? llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX908
+          : std::string(processor) == "gfx90a" ? llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A
+                                               : llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX942,
+          llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V5, "test");
+      in.launched = layout.launched;
+      in.original = layout.original;
+      in.reserved.base = layout.reserved_base;
+      in.arena_arg_offset = 0x120;
+      in.stride = 0x58;
+      const std::string text = detail::entry_prologue(in);
+      EXPECT_NO_THROW(assembler.assemble(text)) << text;
+
+      // What each launch register holds, by capture dword.
+      std::map<unsigned, std::string> holds;
+      for (const EntrySgpr& e : layout.launched)
+        for (unsigned i = 0; i < e.count; ++i)
+          holds[e.first + i] = std::to_string(int(e.value)) + "." + std::to_string(i);
+      const std::vector<std::string> expected = {
+          holds[find_entry(in.launched, V::dispatch_ptr)->first],
+          holds[find_entry(in.launched, V::dispatch_ptr)->first + 1],
+          holds[find_entry(in.launched, V::kernarg_ptr)->first],
+          holds[find_entry(in.launched, V::kernarg_ptr)->first + 1],
+          holds[find_entry(in.launched, V::workgroup_id_x)->first],
+          holds[find_entry(in.launched, V::workgroup_id_y)->first],
+          holds[find_entry(in.launched, V::workgroup_id_z)->first],
+          "first work-item"};
+      std::vector<std::string> stored(8);
+      std::vector<int> times(8, 0);
+      bool moved = false;
+      std::istringstream lines(text);
+      const std::regex readfirstlane(R"(v_readfirstlane_b32 s(\d+), v0)");
+      const std::regex store(
+          R"(s_store_dword(x2|x4)? s\[?(\d+)(:\d+)?\]?, s\[\d+:\d+\], 0x([0-9a-f]+))");
+      const std::regex move(R"(s_mov_b(32|64) s\[?(\d+))");
+      for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, readfirstlane)) holds[std::stoul(m[1])] = "first work-item";
+        if (std::regex_search(line, m, move) && std::stoul(m[2]) < layout.reserved_base)
+          moved = true;
+        if (!std::regex_search(line, m, store)) continue;
+        EXPECT_FALSE(moved) << "a store after a move: " << line;
+        const unsigned width = m[1] == "x4" ? 4 : m[1] == "x2" ? 2 : 1;
+        const unsigned first = std::stoul(m[2]);
+        const unsigned offset = std::stoul(m[4], nullptr, 16);
+        EXPECT_EQ(width == 1 ? 0 : first % width, 0u) << "misaligned source: " << line;
+        for (unsigned i = 0; i < width; ++i) {
+          ASSERT_LT(offset / 4 + i, 8u) << line;
+          stored[offset / 4 + i] = holds[first + i];
+          ++times[offset / 4 + i];
+        }
+      }
+      EXPECT_EQ(stored, expected) << text;
+      EXPECT_EQ(times, std::vector<int>(8, 1)) << text;
+    }
+  }
 }
 
 }  // namespace

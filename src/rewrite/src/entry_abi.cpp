@@ -94,6 +94,10 @@ std::string entry_prologue(const PrologueInput& in) {
   const bool after_wg = wg + 3 < in.reserved.base &&
                         std::none_of(in.launched.begin(), in.launched.end(),
                                      [&](const EntrySgpr& e) { return e.first == wg + 3; });
+  // The stride goes into a 64-bit SGPR pair as a 32-bit literal, which reads the same
+  // zero- or sign-extended only below 2^31.
+  if (in.stride >= 0x80000000u)
+    throw Error("per-wave slots of " + std::to_string(in.stride) + " bytes are too large");
   const unsigned ticket = in.reserved.base + 6;  // a temporary pair
   const unsigned workitem = after_wg ? wg + 3 : in.reserved.base + 8;
   const std::string slot = spair(in.reserved.slot());

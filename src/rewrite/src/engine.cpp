@@ -265,11 +265,11 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
                                         const detail::ReservedSgprs& reserved,
                                         const detail::PrologueInput& prologue,
                                         std::uint64_t* points) {
-  // Increments an 8-byte per-wave counter. s_atomic_add_x2 would do it in one instruction on
-  // every target, but the emulator does not implement scalar atomics yet, so: load, add,
-  // store. Only this wave writes its slot, so the sequence needs no atomicity. The wait also
-  // covers the kernel's own LGKM operations in flight, which is stricter, never looser.
-  auto increment = [&](const std::string& variable, std::uint64_t element, bool scc_live) {
+  // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue
+  // left in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point
+  // (the last argument) does not matter, and without glc it returns nothing: no wait, and
+  // the kernel's own LGKM operations in flight are not waited for either.
+  auto increment = [&](const std::string& variable, std::uint64_t element, bool) {
     const PlacedVariable* placed = instrumented.layout.find(variable);
     const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
     if (placed->variable.element_size != 8)
@@ -278,20 +278,11 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (offset > kMaxSmemOffset)
       fail(input_.name(), "kernel '" + instrumented.name + "': per-wave variable '" + variable +
                               "' lies beyond the 1 MiB a scalar offset reaches");
-    const std::string slot =
-        "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
-    const unsigned t = reserved.counter();
-    const std::string pair = "s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]";
-    const std::string scc = "s" + std::to_string(reserved.scc_save());
-    std::string text;
-    if (scc_live) text += "s_cselect_b32 " + scc + ", 1, 0\n";
-    text += "s_load_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
-    text += "s_waitcnt lgkmcnt(0)\n";
-    text += "s_add_u32 s" + std::to_string(t) + ", s" + std::to_string(t) + ", 1\n";
-    text += "s_addc_u32 s" + std::to_string(t + 1) + ", s" + std::to_string(t + 1) + ", 0\n";
-    text += "s_store_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
-    if (scc_live) text += "s_cmp_lg_u32 " + scc + ", 0\n";
-    return text;
+    auto pair = [](unsigned first) {
+      return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
+    };
+    return "s_atomic_add_x2 " + pair(reserved.one()) + ", " + pair(reserved.slot()) + ", " +
+           hex(offset) + "\n";
   };
 
   std::map<std::uint64_t, std::size_t> block_index;

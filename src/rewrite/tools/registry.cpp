@@ -1,0 +1,44 @@
+// tool_names / tool_plan / tool_report over the tools this build ships (registry.h).
+#include "registry.h"
+
+#include <vector>
+
+#include "wavekit/rewrite/tools.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+const std::vector<tools::ToolDefinition>& registry() {
+  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool()};
+  return all;
+}
+
+const tools::ToolDefinition* find_tool(const std::string& name) {
+  for (const tools::ToolDefinition& tool : registry())
+    if (tool.name == name) return &tool;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> tool_names() {
+  std::vector<std::string> names;
+  for (const tools::ToolDefinition& tool : registry()) names.push_back(tool.name);
+  return names;
+}
+
+Plan tool_plan(const std::string& tool) {
+  if (const tools::ToolDefinition* found = find_tool(tool)) return found->plan();
+  std::string known;
+  for (const std::string& name : tool_names()) known += (known.empty() ? "" : ", ") + name;
+  throw Error("unknown tool '" + tool + "' (this build has: " + known + ")");
+}
+
+nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
+                           std::span<const std::uint8_t> arena) {
+  if (const tools::ToolDefinition* found = find_tool(tool)) return found->report(kernel, arena);
+  throw Error("tool '" + tool + "' has no reporter in this build");
+}
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,23 @@
+// The ready-made tools, one directory each (src/rewrite/tools/<tool>/): a tool defines its plan
+// and its reporter there and is listed once in registry.cpp. docs/rewrite.md, "Adding a tool",
+// says what a tool with a probe library adds.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+
+#include "wavekit/rewrite/arena.h"
+#include "wavekit/rewrite/plan.h"
+
+namespace wavekit::rewrite::tools {
+
+struct ToolDefinition {
+  const char* name;
+  Plan (*plan)();
+  nlohmann::json (*report)(const InstrumentedKernel& kernel, std::span<const std::uint8_t> arena);
+};
+
+ToolDefinition bbcount_tool();
+
+}  // namespace wavekit::rewrite::tools

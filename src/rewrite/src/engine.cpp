@@ -9,7 +9,9 @@
 #include <set>
 #include <sstream>
 
+#include "callees.h"
 #include "entry_abi.h"
+#include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/isa/isa.h"
 #include "wavekit/probe/capture.h"
@@ -110,11 +112,6 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
       if (inst.flow == isa::ControlFlow::indirect)
         fail(object.name(), "kernel '" + kernel.name + "': computed jump or return (" + inst.text +
                                 " at " + hex(address) + ") is not supported yet");
-      if (inst.flow == isa::ControlFlow::call)
-        fail(object.name(), "kernel '" + kernel.name + "': calls (" + inst.text + " at " +
-                                hex(address) +
-                                ") are not instrumented yet: the callee could clobber the "
-                                "instrumentation's reserved SGPRs");
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
       if (inst.flow != isa::ControlFlow::none) leaders.insert(address + inst.size);
@@ -188,8 +185,15 @@ class Engine {
     return assembler_.assemble(text);
   }
 
+  // The whole input's functions and call graph, built on the first kernel that makes calls.
+  const analysis::Program& program() {
+    if (!program_) program_ = analysis::analyze(analysis::make_input(input_));
+    return *program_;
+  }
+
   const codeobj::CodeObject& input_;
   const Plan& plan_;
+  std::optional<analysis::Program> program_;
   const RewriteOptions& options_;
   isa::Decoder decoder_;
   isa::Assembler assembler_;
@@ -435,11 +439,24 @@ RewriteResult Engine::run() {
         if (used.sgpr[s]) highest = std::max(highest, s + 1);
     }
     for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
+    // The callees run at their original addresses, uninstrumented: the block must also lie
+    // above every SGPR they (and what they call) touch.
+    const bool makes_calls = std::any_of(
+        p.code.instructions.begin(), p.code.instructions.end(), [&](const isa::Instruction& i) {
+          return i.flow == isa::ControlFlow::call && p.code.reachable.count(i.address);
+        });
+    if (makes_calls) {
+      const detail::CalleeFootprint callees =
+          detail::callee_footprint(program(), kernel.entry_address, kernel.name, input_.name());
+      for (unsigned s = 0; s < kNumberedSgprs; ++s)
+        if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
+    }
     detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
     if (reserved.base + detail::ReservedSgprs::kCount > kNumberedSgprs)
       fail(input_.name(),
-           "kernel '" + kernel.name + "' uses SGPRs up to s" + std::to_string(highest - 1) +
-               ": no room for the " + std::to_string(detail::ReservedSgprs::kCount) +
+           "kernel '" + kernel.name + "' " + (makes_calls ? "and its callees use" : "uses") +
+               " SGPRs up to s" + std::to_string(highest - 1) + ": no room for the " +
+               std::to_string(detail::ReservedSgprs::kCount) +
                " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
     prologue.reserved = reserved;
     prologue.arena_arg_offset = instrumented.arena_arg_offset;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "corpus_runs.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/rewrite/launch.h"
@@ -42,43 +43,6 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
-}
-
-struct Command {
-  int status = -1;
-  std::string output;
-};
-Command run(const std::string& command) {
-  Command result;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) result.output.append(buffer, n);
-  result.status = pclose(pipe.release());
-  return result;
-}
-
-hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
-                               const std::vector<corpus::Argument>& args, const std::string& path) {
-  hsa::LaunchRequest request;
-  request.code_object = path;
-  request.kernel = kernel.name;
-  const corpus::Dim3 grid = kernel.grid_size();
-  request.grid.size = {grid.x, grid.y, grid.z};
-  request.grid.count = 3;
-  request.block.size = {kernel.block.x, kernel.block.y, kernel.block.z};
-  request.block.count = 3;
-  for (const corpus::Argument& arg : args) {
-    hsa::ArgumentSpec spec;
-    spec.kind = arg.kind == corpus::Argument::Kind::buffer ? hsa::ArgumentSpec::Kind::file
-                : arg.bytes.size() == 8                    ? hsa::ArgumentSpec::Kind::u64
-                                                           : hsa::ArgumentSpec::Kind::u32;
-    spec.text = arg.name;
-    spec.bytes = arg.bytes;
-    request.arguments.push_back(spec);
-  }
-  request.host_threads = 1;
-  return request;
 }
 
 // The emulator's block counts of the REWRITTEN run, translated to original addresses through

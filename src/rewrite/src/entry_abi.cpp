@@ -96,6 +96,8 @@ std::string entry_prologue(const PrologueInput& in) {
     s << "v_readfirstlane_b32 " << sreg(tid_z) << ", v2\n";
   }
 
+  s << in.save_before_moves;
+
   // 2. Move the user/system SGPRs the new descriptor shifted back to where the original code
   // expects them. Ascending destinations never overwrite a source still to be read, because
   // every source lies at or above its destination.

@@ -1,6 +1,8 @@
 // tool_names / tool_plan / tool_report over the tools this build ships (registry.h).
 #include "registry.h"
 
+#include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 #include "wavekit/rewrite/tools.h"
@@ -10,7 +12,7 @@ namespace wavekit::rewrite {
 namespace {
 
 const std::vector<tools::ToolDefinition>& registry() {
-  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool()};
+  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool()};
   return all;
 }
 
@@ -33,6 +35,24 @@ Plan tool_plan(const std::string& tool) {
   std::string known;
   for (const std::string& name : tool_names()) known += (known.empty() ? "" : ", ") + name;
   throw Error("unknown tool '" + tool + "' (this build has: " + known + ")");
+}
+
+std::string tool_probe_directory() {
+  if (const char* override_dir = std::getenv("WAVEKIT_PROBE_DIR"); override_dir && *override_dir)
+    return override_dir;
+  return WAVEKIT_TOOL_PROBE_DIR;
+}
+
+std::string tool_probe_library(const std::string& tool, const std::string& processor) {
+  const tools::ToolDefinition* found = find_tool(tool);
+  if (!found) tool_plan(tool);  // throws, listing the known tools
+  if (!found->probe_library) return {};
+  const std::filesystem::path path = std::filesystem::path(tool_probe_directory()) /
+                                     (std::string(found->probe_library) + "." + processor + ".co");
+  if (!std::filesystem::exists(path))
+    throw Error("tool '" + tool + "' has no probe library for " + processor + " (looked for " +
+                path.string() + "; WAVEKIT_PROBE_DIR overrides the directory)");
+  return path.string();
 }
 
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,

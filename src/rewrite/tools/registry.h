@@ -16,8 +16,12 @@ struct ToolDefinition {
   const char* name;
   Plan (*plan)();
   nlohmann::json (*report)(const InstrumentedKernel& kernel, std::span<const std::uint8_t> arena);
+  // The stem of the tool's probe library ("callret": callret.<processor>.co in the probe
+  // directory, see tool_probe_library), or nullptr for a tool of inline snippets only.
+  const char* probe_library = nullptr;
 };
 
 ToolDefinition bbcount_tool();
+ToolDefinition callret_tool();
 
 }  // namespace wavekit::rewrite::tools

@@ -77,22 +77,6 @@ nlohmann::json translate_trace(const nlohmann::json& trace, const RewriteNote& n
   return {{"kernel", trace["kernel"]}, {"waves", waves}};
 }
 
-// The ground truth of the original run restricted to the kernel's own blocks: its callees'
-// blocks are not instrumented (they stay at their original addresses).
-nlohmann::json kernel_blocks_only(const nlohmann::json& trace, const KernelView& kernel) {
-  const std::uint64_t begin = kernel.entry, end = kernel.blocks.back().end;
-  nlohmann::json restricted = trace;
-  for (nlohmann::json& wave : restricted["waves"]) {
-    nlohmann::json blocks = nlohmann::json::object();
-    for (const auto& [key, count] : wave["blocks"].items()) {
-      const std::uint64_t address = std::stoull(key, nullptr, 16);
-      if (address >= begin && address < end) blocks[key] = count;
-    }
-    wave["blocks"] = blocks;
-  }
-  return restricted;
-}
-
 // Kernels whose block counts depend on how waves interleave (retry loops of compare-and-swap):
 // the rewritten kernel runs more instructions, so its waves interleave differently and the
 // original run's counts are not the ones to expect. Their outputs must still match, and the

@@ -9,6 +9,7 @@
 
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/hsa/launch.h"
+#include "wavekit/rewrite/mutator.h"
 
 namespace wavekit::rewrite {
 
@@ -48,6 +49,22 @@ inline hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
   }
   request.host_threads = 1;
   return request;
+}
+
+// The ground truth of the original run restricted to the kernel's own blocks: its callees'
+// blocks are not instrumented (they stay at their original addresses).
+inline nlohmann::json kernel_blocks_only(const nlohmann::json& trace, const KernelView& kernel) {
+  const std::uint64_t begin = kernel.entry, end = kernel.blocks.back().end;
+  nlohmann::json restricted = trace;
+  for (nlohmann::json& wave : restricted["waves"]) {
+    nlohmann::json blocks = nlohmann::json::object();
+    for (const auto& [key, count] : wave["blocks"].items()) {
+      const std::uint64_t address = std::stoull(key, nullptr, 16);
+      if (address >= begin && address < end) blocks[key] = count;
+    }
+    wave["blocks"] = blocks;
+  }
+  return restricted;
 }
 
 }  // namespace wavekit::rewrite

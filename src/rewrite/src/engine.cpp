@@ -35,6 +35,7 @@ constexpr std::uint64_t kShfExecInstr = 0x4;
 // §3).
 constexpr unsigned kNumberedSgprs = 102;
 constexpr unsigned kSpecialSgprs = 6;
+constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
 // SMEM immediate offsets are 20 bits on gfx9.
 constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
 constexpr std::uint8_t kSttNotype = 0;
@@ -730,9 +731,11 @@ RewriteResult Engine::run() {
       for (unsigned s = 0; s < kNumberedSgprs; ++s)
         if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
     }
-    // Likewise the probes (their transitive footprint, from the library's note).
+    // Likewise the probes (their transitive footprint, from the library's note)
+    // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
     for (const auto& [name, loaded] : probes_)
       highest = std::max(highest, loaded.footprint.sgpr_count);
+    if (probe_calls) highest = std::max(highest, kStackPointer + 1);
     detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
     const unsigned reserved_end = reserved.base + detail::ReservedSgprs::kCount +
                                   (probe_calls ? detail::CallSgprs::kCount : 0);

@@ -4,7 +4,10 @@
 // block starts, with whatever registers are live there, so this is its widest check.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "corpus_runs.h"
 #include "wavekit/codeobj/code_object.h"
@@ -144,6 +147,196 @@ TEST_P(BlockCalls, CountLikeTheGroundTruthAndKeepOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, BlockCalls, testing::ValuesIn(cases()), case_name);
+
+// record_arguments' record (block_probes.hip's Seen).
+struct Seen {
+  std::uint64_t calls = 0, exec = 0, address = 0;
+  std::uint32_t constant = 0, value = 0;
+};
+constexpr std::uint32_t kSeenSize = 32;
+
+Seen seen_in(const WaveSlot& slot, const PlacedVariable& variable) {
+  Seen seen;
+  std::memcpy(&seen.calls, slot.bytes.data() + variable.offset, 8);
+  std::memcpy(&seen.exec, slot.bytes.data() + variable.offset + 8, 8);
+  std::memcpy(&seen.address, slot.bytes.data() + variable.offset + 16, 8);
+  std::memcpy(&seen.constant, slot.bytes.data() + variable.offset + 24, 4);
+  std::memcpy(&seen.value, slot.bytes.data() + variable.offset + 28, 4);
+  return seen;
+}
+
+// record_arguments(slot, &seen, constant, original_address, exec, <register>) at `where`.
+Plan recording_plan(const std::string& kernel, const std::string& processor,
+                    std::vector<PointKind> where, bool uniform, std::uint32_t constant,
+                    const std::string& register_name) {
+  Plan plan;
+  plan.kernels = {kernel};
+  plan.probe_library = block_probes(processor);
+  PerWaveVariable seen;
+  seen.name = "seen";
+  seen.element_size = kSeenSize;
+  plan.variables.push_back(seen);
+  ProbeCall call;
+  call.probe = "record_arguments";
+  call.uniform = uniform;
+  Argument record, value, address, exec, reg;
+  record.kind = ArgumentKind::variable;
+  record.name = "seen";
+  value.kind = ArgumentKind::constant;
+  value.value = constant;
+  address.kind = ArgumentKind::original_address;
+  exec.kind = ArgumentKind::exec;
+  reg.kind = ArgumentKind::register_value;
+  reg.name = register_name;
+  call.args = {record, value, address, exec, reg};
+  for (PointKind kind : where) {
+    PointSpec point;
+    point.where = kind;
+    point.call = call;
+    plan.points.push_back(point);
+  }
+  return plan;
+}
+
+struct BothRuns {
+  RewriteResult result;
+  hsa::LaunchOutcome truth;
+  ToolLaunchOutcome tool;
+};
+
+// Rewrites with `plan`, runs original (with block counts) and rewritten, and checks that the
+// outputs are bit-identical. `outcome` stays empty when the test skipped (a refusal this build
+// knows about) or failed.
+void run_both(const Case& c, const Plan& plan, const std::string& suffix,
+              std::optional<BothRuns>* outcome) {
+  BothRuns run_result;
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  try {
+    run_result.result = rewrite(input, plan);
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    if (message.find("has a target computed at run time") != std::string::npos ||
+        message.find("SGPRs the instrumentation needs below") != std::string::npos) {
+      GTEST_SKIP() << message;
+    }
+    ADD_FAILURE() << message;
+    return;
+  }
+  const std::filesystem::path dir = WAVEKIT_REWRITE_TEST_DIR;
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / (c.object + "." + c.kernel + suffix)).string();
+  write_file(out, run_result.result.bytes);
+  const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+  const std::vector<corpus::Argument> inputs = k.make_inputs(3);
+  hsa::LaunchRequest original = request_for(k, inputs, c.path);
+  original.record_block_counts = true;
+  run_result.truth = hsa::launch(original);
+  run_result.tool = launch_instrumented(request_for(k, inputs, out));
+  EXPECT_TRUE(run_result.truth.ok) << run_result.truth.error;
+  EXPECT_TRUE(run_result.tool.launch.ok) << run_result.tool.launch.error;
+  if (!run_result.truth.ok || !run_result.tool.launch.ok) return;
+  EXPECT_EQ(run_result.tool.launch.buffers.size(), run_result.truth.buffers.size());
+  for (std::size_t i = 0; i < run_result.truth.buffers.size(); ++i)
+    EXPECT_TRUE(run_result.tool.launch.buffers[i].second == run_result.truth.buffers[i].second)
+        << "argument " << run_result.truth.buffers[i].first << " differs after the rewritten run";
+  *outcome = std::move(run_result);
+}
+
+class EntryArguments : public testing::TestWithParam<Case> {};
+
+// At kernel entry, per wave: one call, with the launch's EXEC (the lanes the workgroup fills),
+// the kernel's entry address, the constant, and v0 = the first lane's work-item id x.
+TEST_P(EntryArguments, AreTheValuesAtTheEntry) {
+  const Case& c = GetParam();
+  std::optional<BothRuns> run_result;
+  run_both(c,
+           recording_plan(c.kernel, c.processor, {PointKind::kernel_entry}, false, 0xc0ffee, "v0"),
+           ".entry_args.co", &run_result);
+  if (!run_result) return;
+  const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  const std::uint64_t size = k.block.count();
+  std::size_t waves = 0;
+  for (const WaveSlot& slot : read_arena(run_result->tool.arena, *instrumented)) {
+    ++waves;
+    const Seen seen = seen_in(slot, *instrumented->layout.find("seen"));
+    const std::uint64_t first = std::uint64_t{slot.wave_in_workgroup} * 64;
+    const std::uint64_t lanes = std::min<std::uint64_t>(64, size - first);
+    EXPECT_EQ(seen.calls, 1u) << "wave " << slot.wave_id;
+    EXPECT_EQ(seen.exec, lanes == 64 ? ~0ull : (1ull << lanes) - 1) << "wave " << slot.wave_id;
+    EXPECT_EQ(seen.address, input.find_kernel(c.kernel)->entry_address);
+    EXPECT_EQ(seen.constant, 0xc0ffeeu);
+    // v0 as the original code sees it: x, or on gfx90a/gfx942 the packed x | y << 10 | z << 20
+    // of the ids the original descriptor asks for.
+    const std::uint64_t x = first % k.block.x, y = first / k.block.x % k.block.y,
+                        z = first / (std::uint64_t{k.block.x} * k.block.y);
+    const codeobj::KernelDescriptor& kd = input.find_kernel(c.kernel)->descriptor;
+    std::uint64_t v0 = x;
+    if (input.target().has_packed_work_item_ids()) {
+      if (kd.enable_vgpr_workitem_id() >= 1) v0 |= y << 10;
+      if (kd.enable_vgpr_workitem_id() >= 2) v0 |= z << 20;
+    }
+    EXPECT_EQ(seen.value, v0) << "wave " << slot.wave_id;
+  }
+  EXPECT_EQ(waves, run_result->truth.waves);
+}
+
+std::vector<Case> basic_cases() {
+  std::vector<Case> basic;
+  for (const Case& c : cases())
+    if (c.object.rfind("basic_", 0) == 0 || c.object.rfind("grid_", 0) == 0) basic.push_back(c);
+  return basic;
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, EntryArguments, testing::ValuesIn(basic_cases()), case_name);
+
+class MemoryCallExitPoints : public testing::TestWithParam<Case> {};
+
+// Uniform calls before every memory instruction, every call and every s_endpgm: per wave, as
+// many calls as the ground truth's block counts say those instructions ran, the last at one of
+// them, with the constant.
+TEST_P(MemoryCallExitPoints, RunAsOftenAsTheInstructions) {
+  const Case& c = GetParam();
+  std::optional<BothRuns> run_result;
+  run_both(c,
+           recording_plan(c.kernel, c.processor,
+                          {PointKind::memory, PointKind::call_site, PointKind::kernel_exit}, true,
+                          0x5eed, "s0"),
+           ".memory_points.co", &run_result);
+  if (!run_result) return;
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  const std::vector<KernelView> views = analyse_kernels(input);
+  const auto view = std::find_if(views.begin(), views.end(),
+                                 [&](const KernelView& v) { return v.name == c.kernel; });
+  ASSERT_NE(view, views.end());
+  std::map<std::string, std::uint64_t> per_block;  // "0x<start>" -> points in the block
+  std::set<std::uint64_t> point_addresses;
+  for (const BlockView& block : view->blocks) {
+    char key[24];
+    std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(block.start));
+    for (const InstructionView& inst : block.instructions)
+      if (inst.memory || inst.is_call || inst.is_end) {
+        ++per_block[key];
+        point_addresses.insert(inst.address);
+      }
+  }
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  const std::vector<WaveSlot> slots = read_arena(run_result->tool.arena, *instrumented);
+  const nlohmann::json& truth = run_result->truth.block_trace["waves"];
+  ASSERT_EQ(slots.size(), truth.size());
+  for (std::size_t w = 0; w < slots.size(); ++w) {
+    std::uint64_t expected = 0;
+    for (const auto& [key, count] : truth[w]["blocks"].items())
+      if (per_block.count(key)) expected += per_block[key] * count.get<std::uint64_t>();
+    const Seen seen = seen_in(slots[w], *instrumented->layout.find("seen"));
+    if (c.kernel != "global_atomics") EXPECT_EQ(seen.calls, expected) << "wave " << w;
+    EXPECT_EQ(seen.constant, 0x5eedu);
+    EXPECT_TRUE(point_addresses.count(seen.address)) << std::hex << seen.address;
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, MemoryCallExitPoints, testing::ValuesIn(cases()), case_name);
 
 }  // namespace
 }  // namespace wavekit::rewrite

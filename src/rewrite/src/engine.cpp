@@ -226,7 +226,7 @@ class Engine {
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
                                                            const InstrumentedKernel& instrumented,
                                                            const KernelCalls& calls,
-                                                           const isa::Instruction* inst,
+                                                           const isa::Instruction& inst,
                                                            PointKind where, std::uint64_t point_id,
                                                            const std::string& context) const;
   std::vector<std::uint8_t> assemble(const std::string& text) const {
@@ -336,7 +336,7 @@ const LoadedProbe& Engine::probe(const std::string& name) const { return probes_
 
 std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
     const ProbeCall& call, const InstrumentedKernel& instrumented, const KernelCalls& calls,
-    const isa::Instruction* inst, PointKind where, std::uint64_t point_id,
+    const isa::Instruction& inst, PointKind where, std::uint64_t point_id,
     const std::string& context) const {
   using Kind = detail::EnvelopeArgument::Kind;
   std::vector<detail::EnvelopeArgument> args;
@@ -352,9 +352,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         arg.value = point_id;
         break;
       case ArgumentKind::original_address:
-        if (!inst) fail(context, "original_address has no instruction at a kernel_entry point");
         arg.kind = Kind::immediate64;
-        arg.value = inst->address;
+        arg.value = inst.address;
         break;
       case ArgumentKind::register_value: {
         // sN, s[a:a+1], vN, v[a:a+1], exec.
@@ -394,7 +393,7 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
           if (where != PointKind::call_site && where != PointKind::call_return)
             fail(context, "a variable indexed by call site needs a call_site or call_return point");
           const auto site =
-              std::find(calls.call_sites.begin(), calls.call_sites.end(), inst->address);
+              std::find(calls.call_sites.begin(), calls.call_sites.end(), inst.address);
           arg.value += static_cast<std::uint64_t>(site - calls.call_sites.begin()) *
                        placed->variable.element_size;
         }
@@ -499,13 +498,12 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     return *index;
   };
   auto call_probe = [&](Code& code, std::string& text, const PointSpec& point,
-                        const isa::RegisterSet& live, const isa::Instruction* inst) {
+                        const isa::RegisterSet& live, const isa::Instruction& inst) {
     flush(code, text);
     const LoadedProbe& target = probe(point.call->probe);
     const std::string context = input_.name() + ": kernel '" + instrumented.name + "', " +
-                                to_string(point.where) + " point" +
-                                (inst ? " at " + hex(inst->address) : "") + ", probe '" +
-                                target.footprint.name + "'";
+                                to_string(point.where) + " point" + " at " + hex(inst.address) +
+                                ", probe '" + target.footprint.name + "'";
     detail::EnvelopeInput in;
     in.target = input_.target();
     in.reserved = reserved;
@@ -542,9 +540,10 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       entry_text += increment(point.snippet->variable, 0, /*scc_live=*/false);
       ++*points;
     } else {
+      // The point stands for the kernel's first instruction (its original_address).
       const isa::Instruction& first = code.instructions.front();
       call_probe(entry, entry_text, point,
-                 liveness().live_before(calls->function, instruction_index(first)), nullptr);
+                 liveness().live_before(calls->function, instruction_index(first)), first);
     }
   }
   flush(entry, entry_text);
@@ -594,7 +593,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
         ++*points;
       } else {
         call_probe(before_code, before, point,
-                   liveness().live_before(calls->function, instruction_index(inst)), &inst);
+                   liveness().live_before(calls->function, instruction_index(inst)), inst);
       }
     }
     // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
@@ -629,7 +628,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       for (const PointSpec& point : plan_.points)
         if (point.where == PointKind::call_return)
           call_probe(after_call, text, point,
-                     liveness().live_after(calls->function, instruction_index(inst)), &inst);
+                     liveness().live_after(calls->function, instruction_index(inst)), inst);
       for (GotFixup fix : after_call.got) {
         fix.at += copy.bytes.size();
         copy.got.push_back(fix);

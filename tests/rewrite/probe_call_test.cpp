@@ -281,6 +281,11 @@ TEST_P(EntryArguments, AreTheValuesAtTheEntry) {
     EXPECT_EQ(seen.value, v0) << "wave " << slot.wave_id;
   }
   EXPECT_EQ(waves, run_result->truth.waves);
+  // A custom plan's report lists the variables' bytes: `calls` (1) leads, little-endian.
+  const nlohmann::json& report = run_result->tool.report;
+  ASSERT_EQ(report["waves"].size(), waves);
+  for (const nlohmann::json& wave : report["waves"])
+    EXPECT_EQ(wave["variables"]["seen"][0].get<std::string>().substr(0, 16), "0100000000000000");
 }
 
 std::vector<Case> basic_cases() {

@@ -1,6 +1,5 @@
 #include "wavekit/rewrite/launch.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "wavekit/codeobj/code_object.h"
@@ -57,10 +56,7 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
     outcome.launch.buffers.erase(it);
     break;
   }
-  // A custom plan has no reporter: its arena is the result.
-  const std::vector<std::string> tools = tool_names();
-  if (outcome.launch.ok && std::find(tools.begin(), tools.end(), note->tool) != tools.end())
-    outcome.report = tool_report(note->tool, *kernel, outcome.arena);
+  if (outcome.launch.ok) outcome.report = tool_report(note->tool, *kernel, outcome.arena);
   return outcome;
 }
 

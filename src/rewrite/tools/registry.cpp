@@ -58,7 +58,40 @@ std::string tool_probe_library(const std::string& tool, const std::string& proce
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
                            std::span<const std::uint8_t> arena) {
   if (const tools::ToolDefinition* found = find_tool(tool)) return found->report(kernel, arena);
-  throw Error("tool '" + tool + "' has no reporter in this build");
+  return variables_report(kernel, arena);
+}
+
+nlohmann::json variables_report(const InstrumentedKernel& kernel,
+                                std::span<const std::uint8_t> arena) {
+  nlohmann::json waves = nlohmann::json::array();
+  for (const WaveSlot& slot : read_arena(arena, kernel)) {
+    nlohmann::json variables = nlohmann::json::object();
+    for (const PlacedVariable& placed : kernel.layout.variables()) {
+      const std::uint32_t size = placed.variable.element_size;
+      nlohmann::json elements = nlohmann::json::array();
+      for (std::size_t i = 0; i < placed.variable.count; ++i) {
+        if (size == 1 || size == 2 || size == 4 || size == 8) {
+          elements.push_back(read_element(slot, placed, i));
+          continue;
+        }
+        static const char* digits = "0123456789abcdef";
+        std::string text;
+        for (std::uint32_t b = 0; b < size; ++b) {
+          const std::uint8_t byte = slot.bytes[placed.offset + i * size + b];
+          text += digits[byte >> 4];
+          text += digits[byte & 15];
+        }
+        elements.push_back(text);
+      }
+      variables[placed.variable.name] = elements;
+    }
+    waves.push_back(
+        {{"id", slot.wave_id},
+         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+         {"wave_in_workgroup", slot.wave_in_workgroup},
+         {"variables", variables}});
+  }
+  return {{"kernel", kernel.name}, {"waves", waves}};
 }
 
 }  // namespace wavekit::rewrite

@@ -13,8 +13,8 @@ namespace wavekit::rewrite {
 struct ToolLaunchOutcome {
   hsa::LaunchOutcome launch;  // its buffers hold the kernel's own arguments only
   std::string tool;
-  nlohmann::json report;  // the tool's report (bbcount: the --trace-blocks JSON); null for a
-                          // custom plan, which has no reporter (read `arena` instead)
+  // The tool's report (bbcount: the --trace-blocks JSON; a custom plan: variables_report).
+  nlohmann::json report;
   std::vector<std::uint8_t> arena;  // header + slots, as the dispatch left them
 };
 

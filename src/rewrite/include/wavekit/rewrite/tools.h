@@ -29,10 +29,16 @@ namespace wavekit::rewrite {
 std::vector<std::string> tool_names();
 // A tool's plan. Throws wavekit::Error for an unknown name, listing the known ones.
 Plan tool_plan(const std::string& tool);
-// A tool's report for one dispatch of `kernel` from its arena (see fill_arena_header).
-// Throws wavekit::Error for a tool without a reporter or an arena that does not fit the note.
+// A tool's report for one dispatch of `kernel` from its arena (see fill_arena_header); for a
+// name that is not one of tool_names() (a custom plan), variables_report. Throws
+// wavekit::Error for an arena that does not fit the note.
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
                            std::span<const std::uint8_t> arena);
+// Every per-wave variable of every wave that ran, by name: {"kernel", "waves": [{"id",
+// "workgroup", "wave_in_workgroup", "variables": {"name": [element, ...]}}]}, elements of 1, 2,
+// 4 or 8 bytes as unsigned integers, others as hex strings of their bytes in memory order.
+nlohmann::json variables_report(const InstrumentedKernel& kernel,
+                                std::span<const std::uint8_t> arena);
 
 // Where the ready-made tools' probe libraries are: $WAVEKIT_PROBE_DIR if set, else the
 // directory the build put them in (<build>/probes, recorded at build time).

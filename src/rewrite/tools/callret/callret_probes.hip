@@ -33,14 +33,21 @@ WAVEKIT_PROBE void callret_record(wavekit::probe::Slot, CallRecord* record, uint
   if (active == 0) return;
   const uint32_t first_lane = static_cast<uint32_t>(__builtin_ctzll(active));
   const int32_t first_value = static_cast<int32_t>(__builtin_amdgcn_readlane(value, first_lane));
+  // Each lane hashes its own value (vector code, once), the loop only gathers.
+  const uint64_t own_hash = lane_hash(wavekit::probe::Wave::lane(), value);
+  const uint32_t own_hash_lo = static_cast<uint32_t>(own_hash);
+  const uint32_t own_hash_hi = static_cast<uint32_t>(own_hash >> 32);
   int32_t low = first_value, high = first_value;
   uint64_t hash = 0, lanes = 0;
   for (uint64_t left = active; left != 0; left &= left - 1) {
     const uint32_t lane = static_cast<uint32_t>(__builtin_ctzll(left));
-    const uint32_t lane_value = __builtin_amdgcn_readlane(value, lane);
-    low = static_cast<int32_t>(lane_value) < low ? static_cast<int32_t>(lane_value) : low;
-    high = static_cast<int32_t>(lane_value) > high ? static_cast<int32_t>(lane_value) : high;
-    hash += lane_hash(lane, lane_value);
+    const int32_t lane_value = static_cast<int32_t>(__builtin_amdgcn_readlane(value, lane));
+    low = lane_value < low ? lane_value : low;
+    high = lane_value > high ? lane_value : high;
+    // readlane returns int: widen through uint32_t, or the low half would be sign-extended.
+    const uint32_t hash_hi = static_cast<uint32_t>(__builtin_amdgcn_readlane(own_hash_hi, lane));
+    const uint32_t hash_lo = static_cast<uint32_t>(__builtin_amdgcn_readlane(own_hash_lo, lane));
+    hash += static_cast<uint64_t>(hash_hi) << 32 | hash_lo;
     ++lanes;
   }
   if (wavekit::probe::Wave::lane() != first_lane) return;

@@ -143,6 +143,8 @@ std::string entry_prologue(const PrologueInput& in) {
     store_run(s, slot, workitem, 1, probe::kCaptureFirstWorkitem);
   }
 
+  s << in.save_before_moves;
+
   // 3. Move the user/system SGPRs the new descriptor shifted back to where the original code
   // expects them. Ascending destinations never overwrite a source still to be read, because
   // every source lies at or above its destination; pairs (pointers) sit at even SGPRs in both

@@ -57,6 +57,9 @@ struct PrologueInput {
   std::uint64_t arena_arg_offset = 0;  // kernarg offset of the arena pointer
   std::uint64_t stride = 0;            // bytes per wave slot
   bool skip_sgpr_moves = false;        // negative control only
+  // Assembly run once the entry values are saved and before the moves overwrite any launched
+  // SGPR (the probe calls' copy of the scratch resource).
+  std::string save_before_moves;
 };
 
 // Assembly text of the entry prologue: claims this wave's arena slot, fills its capture region,

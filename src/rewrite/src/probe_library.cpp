@@ -4,6 +4,7 @@
 #include <llvm/MC/MCExpr.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -368,6 +369,68 @@ nlohmann::json footprint_to_json(const ProbeFootprint& probe) {
           {"calls", probe.calls},
           {"callees", probe.callees},
           {"clobbers", probe.clobbers}};
+}
+
+isa::RegisterSet clobber_set(const ProbeFootprint& probe) {
+  isa::RegisterSet set;
+  std::istringstream words(probe.clobbers);
+  std::string word;
+  auto bad = [&] {
+    throw Error("probe '" + probe.name + "': unknown register '" + word + "' in its clobbers");
+  };
+  while (words >> word) {
+    // Special registers: a pair, or one half of it ("vcc_lo").
+    static const std::pair<const char*, unsigned> kPairs[] = {
+        {"flat_scratch", isa::sgpr_id::flat_scratch_lo},
+        {"xnack_mask", isa::sgpr_id::xnack_mask_lo},
+        {"vcc", isa::sgpr_id::vcc_lo},
+        {"exec", isa::sgpr_id::exec_lo}};
+    bool special = false;
+    for (const auto& [name, lo] : kPairs) {
+      const std::string base = name;
+      if (word == base)
+        set.sgpr[lo] = set.sgpr[lo + 1] = true;
+      else if (word == base + "_lo")
+        set.sgpr[lo] = true;
+      else if (word == base + "_hi")
+        set.sgpr[lo + 1] = true;
+      else
+        continue;
+      special = true;
+    }
+    if (special) continue;
+    if (word == "scc") {
+      set.scc = true;
+      continue;
+    }
+    if (word == "m0") {
+      set.sgpr[isa::sgpr_id::m0] = true;
+      continue;
+    }
+    // Runs: s5, s[0:3], v[0:9], a2, ttmp[0:1].
+    const std::size_t digits = word.find_first_of("0123456789[");
+    if (digits == std::string::npos || digits == 0) bad();
+    const std::string kind = word.substr(0, digits);
+    unsigned first = 0, last = 0;
+    if (word[digits] == '[') {
+      if (std::sscanf(word.c_str() + digits, "[%u:%u]", &first, &last) != 2) bad();
+    } else {
+      first = last = static_cast<unsigned>(std::stoul(word.substr(digits)));
+    }
+    for (unsigned r = first; r <= last; ++r) {
+      if (kind == "s" && r < kNumberedSgprs)
+        set.sgpr[r] = true;
+      else if (kind == "ttmp" && r < 16)
+        set.sgpr[isa::sgpr_id::ttmp0 + r] = true;
+      else if (kind == "v" && r < 256)
+        set.vgpr[r] = true;
+      else if (kind == "a" && r < 256)
+        set.agpr[r] = true;
+      else
+        bad();
+    }
+  }
+  return set;
 }
 
 }  // namespace wavekit::rewrite

@@ -1,0 +1,28 @@
+// Probes for the probe-call tests: a block counter made of calls (what bbcount does inline), so
+// that the emulator's block counts are the oracle for calls at every block of every kernel, and
+// a probe that records its arguments, for the argument kinds.
+#include "wavekit/probe/probe.h"
+
+// Called uniformly (EXEC all ones): lane 0 counts for the wave, whatever the point's EXEC.
+WAVEKIT_PROBE void count_block(wavekit::probe::Slot, uint64_t* counts, uint32_t block) {
+  if (wavekit::probe::Wave::lane() == 0) counts[block] += 1;
+}
+
+// Keeps the last call's arguments (first active lane's view) and how often it was called.
+struct Seen {
+  uint64_t calls;
+  uint64_t exec;
+  uint64_t address;
+  uint32_t constant;
+  uint32_t sgpr;
+};
+
+WAVEKIT_PROBE void record_arguments(wavekit::probe::Slot, Seen* seen, uint32_t constant,
+                                    uint64_t address, uint64_t exec, uint32_t sgpr) {
+  if (!wavekit::probe::Wave::is_first_active_lane()) return;
+  seen->calls += 1;
+  seen->exec = exec;
+  seen->address = address;
+  seen->constant = constant;
+  seen->sgpr = sgpr;
+}

@@ -7,6 +7,7 @@
 #include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/run.h"
 #include "wavekit/preload/substitution.h"
+#include "wavekit/rewrite/tools.h"
 #include "wavekit/support/file.h"
 
 namespace {
@@ -86,12 +87,17 @@ int run_run(wavekit::cli::Arguments args) {
       "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
       "alone; wavekit's summary goes to stderr.");
-  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool (this build has bbcount)");
-  parser.option("--probe-lib", &options.shim.probe_library, "LIB", "custom tool: the probe library");
+  std::string tools;
+  for (const std::string& name : wavekit::rewrite::tool_names())
+    tools += (tools.empty() ? "" : ", ") + name;
+  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool: " + tools);
+  parser.option("--probe-lib", &options.shim.probe_library, "LIB",
+                "custom tool: the probe library");
   parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
   parser.option("--tool-out", &options.shim.tool_out, "PATH",
                 "where per-dispatch results go (default: ./wavekit-<tool>)");
-  parser.option("--device", &device, "emu|hsa", "run on the emulator or on ROCm (default: emu "
+  parser.option("--device", &device, "emu|hsa",
+                "run on the emulator or on ROCm (default: emu "
                 "unless this machine has an AMD GPU)");
   parser.option("--emu-target", &options.emulated_target, "GFX",
                 "the GPU the emulator reports (default: the emulator's)");

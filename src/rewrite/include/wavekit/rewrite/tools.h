@@ -47,8 +47,9 @@ std::string tool_probe_directory();
 // "" for a tool without probes. Throws wavekit::Error when the file is missing.
 std::string tool_probe_library(const std::string& tool, const std::string& processor);
 
-// callret's per-lane hash (splitmix64's finaliser of lane << 32 | value): a record's "hash" is
-// the sum of it over every active lane of every return, so a checker can recompute it.
+// callret's per-lane hash, one splitmix64 step from the state lane << 32 | value (add
+// 0x9e3779b97f4a7c15, then mix): a record's "hash" is the sum of it over every active lane of
+// every return, so a checker can recompute it.
 std::uint64_t callret_lane_hash(std::uint32_t lane, std::uint32_t value);
 
 }  // namespace wavekit::rewrite

@@ -28,7 +28,8 @@ struct CallSgprs {
 
 // A probe argument, resolved for one point.
 struct EnvelopeArgument {
-  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset } kind;
+  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset };
+  Kind kind = Kind::immediate32;
   std::uint64_t value = 0;  // immediate; slot_offset: byte offset in the wave's slot
   unsigned first = 0;       // sgpr / vgpr: first register
   unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords

@@ -341,7 +341,7 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
   using Kind = detail::EnvelopeArgument::Kind;
   std::vector<detail::EnvelopeArgument> args;
   for (const Argument& argument : call.args) {
-    detail::EnvelopeArgument arg{Kind::immediate32};
+    detail::EnvelopeArgument arg;
     switch (argument.kind) {
       case ArgumentKind::constant:
         if (argument.value > 0xffffffffu)
@@ -517,6 +517,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     in.stack_base = calls->stack_base;
     in.skip_one_restore = options_.test_skip_envelope_restore;
     const detail::Envelope envelope = detail::call_envelope(in, context);
+    if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
+      fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
+                        " bytes per lane) outgrew the room reserved for it");
     append(code, assemble(envelope.before));
     code.got.push_back({code.bytes.size(), target.slot});
     const std::string lo = "s" + std::to_string(envelope.target_pair);

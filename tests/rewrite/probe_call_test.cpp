@@ -343,5 +343,52 @@ TEST_P(MemoryCallExitPoints, RunAsOftenAsTheInstructions) {
 }
 INSTANTIATE_TEST_SUITE_P(Corpus, MemoryCallExitPoints, testing::ValuesIn(cases()), case_name);
 
+class EffectiveAddresses : public testing::TestWithParam<Case> {};
+
+// sum_loaded(slot, &sum, effective_address) before every GLOBAL / FLAT instruction: the probe
+// dereferences each active lane's address, so a wrong one faults; outputs stay bit-identical.
+// For vector_add (c[i] = a[i] + b[i], c zeroed) the sum over every wave is exactly the inputs'
+// bits summed: the two loads read a[i] and b[i], the store's address still holds 0.
+TEST_P(EffectiveAddresses, AreWhereTheInstructionsAccess) {
+  const Case& c = GetParam();
+  Plan plan;
+  plan.kernels = {c.kernel};
+  plan.probe_library = block_probes(c.processor);
+  PerWaveVariable sum;
+  sum.name = "sum";
+  plan.variables.push_back(sum);
+  ProbeCall call;
+  call.probe = "sum_loaded";
+  Argument target, address;
+  target.kind = ArgumentKind::variable;
+  target.name = "sum";
+  address.kind = ArgumentKind::effective_address;
+  call.args = {target, address};
+  PointSpec point;
+  point.where = PointKind::memory;
+  point.memory_kinds = {MemoryKind::global, MemoryKind::flat};
+  point.call = call;
+  plan.points.push_back(point);
+  std::optional<BothRuns> run_result;
+  run_both(c, plan, ".addresses.co", &run_result);
+  // At -O0 the kernel also reaches its locals through FLAT: only optimised code's accesses are
+  // exactly a[i], b[i] and c[i].
+  if (!run_result || c.kernel != "vector_add" || c.object.find("_O0_") != std::string::npos) return;
+  const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+  const std::vector<corpus::Argument> inputs = k.make_inputs(3);
+  const std::uint32_t n = *inputs[3].data<std::uint32_t>();
+  std::uint64_t expected = 0;
+  for (std::uint32_t i = 0; i < n; ++i)
+    expected +=
+        std::uint64_t{inputs[0].data<std::uint32_t>()[i]} + inputs[1].data<std::uint32_t>()[i];
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  std::uint64_t total = 0;
+  for (const WaveSlot& slot : read_arena(run_result->tool.arena, *instrumented))
+    total += read_element(slot, *instrumented->layout.find("sum"), 0);
+  EXPECT_EQ(total, expected);
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, EffectiveAddresses, testing::ValuesIn(cases()), case_name);
+
 }  // namespace
 }  // namespace wavekit::rewrite

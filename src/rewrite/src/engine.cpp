@@ -334,6 +334,58 @@ void Engine::load_probe_library() {
 
 const LoadedProbe& Engine::probe(const std::string& name) const { return probes_.at(name); }
 
+// The per-lane address of a FLAT or GLOBAL instruction, from its operands as LLVM prints them:
+// loads "dst, vaddr, saddr|off", stores "vaddr, data, saddr|off", atomics "[dst,] vaddr, data,
+// saddr|off" (a destination when they return, glc / sc0), then modifiers (offset:N ...); FLAT
+// has no saddr. vaddr is a VGPR pair, or a 32-bit offset from an SGPR pair base.
+detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
+                                           const std::string& context) {
+  const auto refuse = [&](const std::string& why) -> void {
+    fail(context, "effective_address of '" + inst.text + "': " + why);
+  };
+  if (inst.memory != isa::MemoryKind::global && inst.memory != isa::MemoryKind::flat)
+    refuse("only FLAT and GLOBAL instructions are supported");
+  std::vector<std::string> operands, modifiers;
+  {
+    std::istringstream words(inst.text.substr(inst.mnemonic.size()));
+    bool listing = true;
+    for (std::string word; words >> word;) {
+      const bool continues = !word.empty() && word.back() == ',';
+      if (continues) word.pop_back();
+      (listing ? operands : modifiers).push_back(word);
+      listing = listing && continues;
+    }
+  }
+  const bool store = inst.mnemonic.find("_store") != std::string::npos;
+  const bool atomic = inst.mnemonic.find("_atomic") != std::string::npos;
+  const bool returns =
+      atomic && std::any_of(modifiers.begin(), modifiers.end(),
+                            [](const std::string& m) { return m == "glc" || m == "sc0"; });
+  const std::size_t vaddr = store || (atomic && !returns) ? 0 : 1;
+  const std::size_t saddr = vaddr + (store || atomic ? 2 : 1);
+  if (vaddr >= operands.size()) refuse("unexpected operands");
+  detail::EnvelopeArgument arg;
+  arg.kind = detail::EnvelopeArgument::Kind::address;
+  unsigned first = 0, last = 0;
+  if (std::sscanf(operands[vaddr].c_str(), "v[%u:%u]", &first, &last) == 2)
+    arg.count = last - first + 1;
+  else if (std::sscanf(operands[vaddr].c_str(), "v%u", &first) == 1)
+    arg.count = 1;
+  else
+    refuse("its address operand '" + operands[vaddr] + "' is not a VGPR");
+  arg.first = first;
+  if (saddr < operands.size() && operands[saddr] != "off") {
+    if (std::sscanf(operands[saddr].c_str(), "s[%u:%u]", &first, &last) != 2 || last != first + 1)
+      refuse("its base '" + operands[saddr] + "' is not an SGPR pair");
+    arg.has_base = true;
+    arg.base = first;
+  }
+  if (arg.count != (arg.has_base ? 1u : 2u)) refuse("unexpected address width");
+  for (const std::string& modifier : modifiers)
+    if (modifier.rfind("offset:", 0) == 0) arg.offset = std::stoll(modifier.substr(7), nullptr, 0);
+  return arg;
+}
+
 std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
     const ProbeCall& call, const InstrumentedKernel& instrumented, const KernelCalls& calls,
     const isa::Instruction& inst, PointKind where, std::uint64_t point_id,
@@ -400,7 +452,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         break;
       }
       case ArgumentKind::effective_address:
-        fail(context, "effective_address arguments are not implemented yet");
+        arg = effective_address(inst, context);
+        break;
     }
     args.push_back(arg);
   }

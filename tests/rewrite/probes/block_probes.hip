@@ -26,3 +26,14 @@ WAVEKIT_PROBE void record_arguments(wavekit::probe::Slot, Seen* seen, uint32_t c
   seen->constant = constant;
   seen->sgpr = sgpr;
 }
+
+// Reads the dword at each active lane's effective address (a wrong address faults on the
+// emulator) and adds the active lanes' values to *sum.
+WAVEKIT_PROBE void sum_loaded(wavekit::probe::Slot, uint64_t* sum, uint64_t address) {
+  const uint32_t loaded = *reinterpret_cast<const uint32_t*>(address);
+  uint64_t total = 0;
+  for (uint64_t left = wavekit::probe::Wave::exec(); left != 0; left &= left - 1)
+    total += static_cast<uint32_t>(
+        __builtin_amdgcn_readlane(loaded, static_cast<int>(__builtin_ctzll(left))));
+  if (wavekit::probe::Wave::is_first_active_lane()) *sum += total;
+}

@@ -390,5 +390,47 @@ TEST_P(EffectiveAddresses, AreWhereTheInstructionsAccess) {
 }
 INSTANTIATE_TEST_SUITE_P(Corpus, EffectiveAddresses, testing::ValuesIn(cases()), case_name);
 
+class StoreSnippets : public testing::TestWithParam<Case> {};
+
+// Inline stores (no call): EXEC at kernel entry into an 8-byte variable, a constant at each
+// s_endpgm into a 4-byte one; per wave the launch's EXEC and the constant.
+TEST_P(StoreSnippets, StoreTheUniformValues) {
+  const Case& c = GetParam();
+  Plan plan;
+  plan.kernels = {c.kernel};
+  PerWaveVariable entry_exec, marker;
+  entry_exec.name = "entry_exec";
+  marker.name = "marker";
+  marker.element_size = 4;
+  plan.variables = {entry_exec, marker};
+  Snippet store_exec, store_marker;
+  store_exec.op = store_marker.op = SnippetOp::store;
+  store_exec.variable = "entry_exec";
+  store_exec.value = Argument{ArgumentKind::exec, 0, "", false};
+  store_marker.variable = "marker";
+  store_marker.value = Argument{ArgumentKind::constant, 0x600d, "", false};
+  PointSpec at_entry, at_exit;
+  at_entry.where = PointKind::kernel_entry;
+  at_entry.snippet = store_exec;
+  at_exit.where = PointKind::kernel_exit;
+  at_exit.snippet = store_marker;
+  plan.points = {at_entry, at_exit};
+  std::optional<BothRuns> run_result;
+  run_both(c, parse_plan(plan_to_json(plan), "store plan"), ".stores.co", &run_result);
+  if (!run_result) return;
+  const std::uint64_t size = corpus::kernel(c.kernel).block.count();
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  for (const WaveSlot& slot : read_arena(run_result->tool.arena, *instrumented)) {
+    const std::uint64_t lanes =
+        std::min<std::uint64_t>(64, size - std::uint64_t{slot.wave_in_workgroup} * 64);
+    EXPECT_EQ(read_element(slot, *instrumented->layout.find("entry_exec"), 0),
+              lanes == 64 ? ~0ull : (1ull << lanes) - 1)
+        << "wave " << slot.wave_id;
+    EXPECT_EQ(read_element(slot, *instrumented->layout.find("marker"), 0), 0x600du);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, StoreSnippets, testing::ValuesIn(basic_cases()), case_name);
+
 }  // namespace
 }  // namespace wavekit::rewrite

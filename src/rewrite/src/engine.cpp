@@ -283,8 +283,6 @@ void Engine::check_plan() const {
   if (plan_.has_calls() && plan_.probe_library.empty())
     fail(input_.name(), "the plan calls probes but names no probe library (--probe-lib)");
   for (const PointSpec& point : plan_.points) {
-    if (point.snippet && point.snippet->op != SnippetOp::increment)
-      fail(input_.name(), "snippet op 'store' is not implemented yet");
     const bool call_point =
         point.where == PointKind::call_site || point.where == PointKind::call_return;
     if (call_point && point.snippet)
@@ -531,6 +529,71 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (scc_live) text += "s_cmp_lg_u32 " + scc + ", 0\n";
     return text;
   };
+  // Stores a uniform value into a per-wave variable's element with a scalar store (written back
+  // by the s_dcache_wb before s_endpgm); s_mov leaves SCC alone. Per-lane values have no single
+  // value to store: a probe call takes those.
+  auto store = [&](const Snippet& snippet, std::uint64_t element, const isa::Instruction& inst) {
+    const PlacedVariable* placed = instrumented.layout.find(snippet.variable);
+    const std::uint32_t size = placed->variable.element_size;
+    const std::uint64_t offset = placed->offset + element * size;
+    const std::string where = "kernel '" + instrumented.name + "', store into '" +
+                              snippet.variable + "' at " + hex(inst.address) + ": ";
+    if (size != 4 && size != 8)
+      fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
+    if (offset > kMaxSmemOffset)
+      fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
+    const unsigned t = reserved.counter();
+    const Argument& value = *snippet.value;
+    std::string text;
+    auto immediate = [&](std::uint64_t number) {
+      text += "s_mov_b32 s" + std::to_string(t) + ", " + hex(number & 0xffffffff) + "\n";
+      text += "s_mov_b32 s" + std::to_string(t + 1) + ", " + hex(number >> 32) + "\n";
+    };
+    unsigned first = 0, last = 0;
+    switch (value.kind) {
+      case ArgumentKind::constant:
+        immediate(value.value);
+        break;
+      case ArgumentKind::point_id:
+        immediate(*points);
+        break;
+      case ArgumentKind::original_address:
+        immediate(inst.address);
+        break;
+      case ArgumentKind::exec:
+        text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+        break;
+      case ArgumentKind::register_value:
+        if (value.name == "exec") {
+          text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+          break;
+        }
+        if (std::sscanf(value.name.c_str(), "s[%u:%u]", &first, &last) != 2) {
+          if (std::sscanf(value.name.c_str(), "s%u", &first) != 1)
+            fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                    "original_address, exec or an SGPR ('" + value.name + "')");
+          last = first;
+        }
+        if (last >= kNumberedSgprs || last - first > 1)
+          fail(input_.name(), where + "register '" + value.name + "' is not s0..s101 or a pair");
+        text += "s_mov_b32 s" + std::to_string(t) + ", s" + std::to_string(first) + "\n";
+        text += "s_mov_b32 s" + std::to_string(t + 1) + ", " +
+                (last > first ? "s" + std::to_string(last) : std::string("0")) + "\n";
+        break;
+      default:
+        fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                "original_address, exec or an SGPR");
+    }
+    const std::string slot =
+        "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
+    text += size == 8
+                ? "s_store_dwordx2 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], " +
+                      slot + ", " + hex(offset) + "\n"
+                : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
+    // The next snippet may overwrite the data registers: let the store take them first.
+    text += "s_waitcnt lgkmcnt(0)\n";
+    return text;
+  };
 
   // Probe calls: the envelope around each (call_envelope.h), with the registers live at the
   // point from the analysis library's liveness.
@@ -593,7 +656,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
   for (const PointSpec& point : plan_.points) {
     if (point.where != PointKind::kernel_entry) continue;
     if (point.snippet) {
-      entry_text += increment(point.snippet->variable, 0, /*scc_live=*/false);
+      entry_text += point.snippet->op == SnippetOp::store
+                        ? store(*point.snippet, 0, code.instructions.front())
+                        : increment(point.snippet->variable, 0, /*scc_live=*/false);
       ++*points;
     } else {
       // The point stands for the kernel's first instruction (its original_address).
@@ -645,7 +710,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       }
       if (!here) continue;
       if (point.snippet) {
-        before += increment(point.snippet->variable, element, scc_live_before(code, index));
+        before += point.snippet->op == SnippetOp::store
+                      ? store(*point.snippet, element, inst)
+                      : increment(point.snippet->variable, element, scc_live_before(code, index));
         ++*points;
       } else {
         call_probe(before_code, before, point,

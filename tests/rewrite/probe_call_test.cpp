@@ -432,5 +432,57 @@ TEST_P(StoreSnippets, StoreTheUniformValues) {
 }
 INSTANTIATE_TEST_SUITE_P(Corpus, StoreSnippets, testing::ValuesIn(basic_cases()), case_name);
 
+// block_probes.hip's chain, on the CPU.
+std::uint32_t chain(std::uint32_t seed, std::uint32_t pick) {
+  auto mix2 = [](std::uint32_t a, std::uint32_t b) { return (a * 31u) ^ (b + 17u); };
+  const std::uint32_t first = mix2(seed, pick);
+  return mix2(first, seed) + first;
+}
+
+class DeepBlockCalls : public testing::TestWithParam<Case> {};
+
+// count_block_deep at every block: a probe whose callee keeps its frame in scratch, above the
+// envelope's spill area. Counts as the ground truth, the callee's result as the CPU's,
+// outputs unchanged.
+TEST_P(DeepBlockCalls, UseTheirStackAndKeepTheKernels) {
+  const Case& c = GetParam();
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  const std::vector<KernelView> views = analyse_kernels(input);
+  const auto view = std::find_if(views.begin(), views.end(),
+                                 [&](const KernelView& v) { return v.name == c.kernel; });
+  ASSERT_NE(view, views.end());
+  Plan plan = block_call_plan(c.kernel, 2 * view->blocks.size(), c.processor);
+  plan.points[0].call->probe = "count_block_deep";
+  std::optional<BothRuns> run_result;
+  run_both(c, plan, ".deep_calls.co", &run_result);
+  if (!run_result) return;
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  const PlacedVariable* counts = instrumented->layout.find("counts");
+  const nlohmann::json expected = kernel_blocks_only(run_result->truth.block_trace, *view);
+  const std::vector<WaveSlot> slots = read_arena(run_result->tool.arena, *instrumented);
+  ASSERT_EQ(slots.size(), expected["waves"].size());
+  for (std::size_t w = 0; w < slots.size(); ++w)
+    for (std::size_t b = 0; b < view->blocks.size(); ++b) {
+      char key[24];
+      std::snprintf(key, sizeof key, "0x%llx",
+                    static_cast<unsigned long long>(view->blocks[b].start));
+      const nlohmann::json& blocks = expected["waves"][w]["blocks"];
+      const std::uint64_t truth = blocks.contains(key) ? blocks[key].get<std::uint64_t>() : 0;
+      EXPECT_EQ(read_element(slots[w], *counts, 2 * b), truth) << "wave " << w << " " << key;
+      EXPECT_EQ(read_element(slots[w], *counts, 2 * b + 1),
+                truth ? chain(static_cast<std::uint32_t>(b), 0) : 0)
+          << "wave " << w << " " << key;
+    }
+}
+
+std::vector<Case> deep_cases() {
+  std::vector<Case> some;
+  for (const Case& c : cases())
+    if (c.object.rfind("calls_", 0) == 0 || c.object.rfind("basic_", 0) == 0) some.push_back(c);
+  return some;
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, DeepBlockCalls, testing::ValuesIn(deep_cases()), case_name);
+
 }  // namespace
 }  // namespace wavekit::rewrite

@@ -343,5 +343,146 @@ TEST_P(MemoryCallExitPoints, RunAsOftenAsTheInstructions) {
 }
 INSTANTIATE_TEST_SUITE_P(Corpus, MemoryCallExitPoints, testing::ValuesIn(cases()), case_name);
 
+class EffectiveAddresses : public testing::TestWithParam<Case> {};
+
+// sum_loaded(slot, &sum, effective_address) before every GLOBAL / FLAT instruction: the probe
+// dereferences each active lane's address, so a wrong one faults; outputs stay bit-identical.
+// For vector_add (c[i] = a[i] + b[i], c zeroed) the sum over every wave is exactly the inputs'
+// bits summed: the two loads read a[i] and b[i], the store's address still holds 0.
+TEST_P(EffectiveAddresses, AreWhereTheInstructionsAccess) {
+  const Case& c = GetParam();
+  Plan plan;
+  plan.kernels = {c.kernel};
+  plan.probe_library = block_probes(c.processor);
+  PerWaveVariable sum;
+  sum.name = "sum";
+  plan.variables.push_back(sum);
+  ProbeCall call;
+  call.probe = "sum_loaded";
+  Argument target, address;
+  target.kind = ArgumentKind::variable;
+  target.name = "sum";
+  address.kind = ArgumentKind::effective_address;
+  call.args = {target, address};
+  PointSpec point;
+  point.where = PointKind::memory;
+  point.memory_kinds = {MemoryKind::global, MemoryKind::flat};
+  point.call = call;
+  plan.points.push_back(point);
+  std::optional<BothRuns> run_result;
+  run_both(c, plan, ".addresses.co", &run_result);
+  // At -O0 the kernel also reaches its locals through FLAT: only optimised code's accesses are
+  // exactly a[i], b[i] and c[i].
+  if (!run_result || c.kernel != "vector_add" || c.object.find("_O0_") != std::string::npos) return;
+  const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+  const std::vector<corpus::Argument> inputs = k.make_inputs(3);
+  const std::uint32_t n = *inputs[3].data<std::uint32_t>();
+  std::uint64_t expected = 0;
+  for (std::uint32_t i = 0; i < n; ++i)
+    expected +=
+        std::uint64_t{inputs[0].data<std::uint32_t>()[i]} + inputs[1].data<std::uint32_t>()[i];
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  std::uint64_t total = 0;
+  for (const WaveSlot& slot : read_arena(run_result->tool.arena, *instrumented))
+    total += read_element(slot, *instrumented->layout.find("sum"), 0);
+  EXPECT_EQ(total, expected);
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, EffectiveAddresses, testing::ValuesIn(cases()), case_name);
+
+class StoreSnippets : public testing::TestWithParam<Case> {};
+
+// Inline stores (no call): EXEC at kernel entry into an 8-byte variable, a constant at each
+// s_endpgm into a 4-byte one; per wave the launch's EXEC and the constant.
+TEST_P(StoreSnippets, StoreTheUniformValues) {
+  const Case& c = GetParam();
+  Plan plan;
+  plan.kernels = {c.kernel};
+  PerWaveVariable entry_exec, marker;
+  entry_exec.name = "entry_exec";
+  marker.name = "marker";
+  marker.element_size = 4;
+  plan.variables = {entry_exec, marker};
+  Snippet store_exec, store_marker;
+  store_exec.op = store_marker.op = SnippetOp::store;
+  store_exec.variable = "entry_exec";
+  store_exec.value = Argument{ArgumentKind::exec, 0, "", false};
+  store_marker.variable = "marker";
+  store_marker.value = Argument{ArgumentKind::constant, 0x600d, "", false};
+  PointSpec at_entry, at_exit;
+  at_entry.where = PointKind::kernel_entry;
+  at_entry.snippet = store_exec;
+  at_exit.where = PointKind::kernel_exit;
+  at_exit.snippet = store_marker;
+  plan.points = {at_entry, at_exit};
+  std::optional<BothRuns> run_result;
+  run_both(c, parse_plan(plan_to_json(plan), "store plan"), ".stores.co", &run_result);
+  if (!run_result) return;
+  const std::uint64_t size = corpus::kernel(c.kernel).block.count();
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  for (const WaveSlot& slot : read_arena(run_result->tool.arena, *instrumented)) {
+    const std::uint64_t lanes =
+        std::min<std::uint64_t>(64, size - std::uint64_t{slot.wave_in_workgroup} * 64);
+    EXPECT_EQ(read_element(slot, *instrumented->layout.find("entry_exec"), 0),
+              lanes == 64 ? ~0ull : (1ull << lanes) - 1)
+        << "wave " << slot.wave_id;
+    EXPECT_EQ(read_element(slot, *instrumented->layout.find("marker"), 0), 0x600du);
+  }
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, StoreSnippets, testing::ValuesIn(basic_cases()), case_name);
+
+// block_probes.hip's chain, on the CPU.
+std::uint32_t chain(std::uint32_t seed, std::uint32_t pick) {
+  auto mix2 = [](std::uint32_t a, std::uint32_t b) { return (a * 31u) ^ (b + 17u); };
+  const std::uint32_t first = mix2(seed, pick);
+  return mix2(first, seed) + first;
+}
+
+class DeepBlockCalls : public testing::TestWithParam<Case> {};
+
+// count_block_deep at every block: a probe whose callee keeps its frame in scratch, above the
+// envelope's spill area. Counts as the ground truth, the callee's result as the CPU's,
+// outputs unchanged.
+TEST_P(DeepBlockCalls, UseTheirStackAndKeepTheKernels) {
+  const Case& c = GetParam();
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  const std::vector<KernelView> views = analyse_kernels(input);
+  const auto view = std::find_if(views.begin(), views.end(),
+                                 [&](const KernelView& v) { return v.name == c.kernel; });
+  ASSERT_NE(view, views.end());
+  Plan plan = block_call_plan(c.kernel, 2 * view->blocks.size(), c.processor);
+  plan.points[0].call->probe = "count_block_deep";
+  std::optional<BothRuns> run_result;
+  run_both(c, plan, ".deep_calls.co", &run_result);
+  if (!run_result) return;
+  const InstrumentedKernel* instrumented = run_result->result.note.find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  const PlacedVariable* counts = instrumented->layout.find("counts");
+  const nlohmann::json expected = kernel_blocks_only(run_result->truth.block_trace, *view);
+  const std::vector<WaveSlot> slots = read_arena(run_result->tool.arena, *instrumented);
+  ASSERT_EQ(slots.size(), expected["waves"].size());
+  for (std::size_t w = 0; w < slots.size(); ++w)
+    for (std::size_t b = 0; b < view->blocks.size(); ++b) {
+      char key[24];
+      std::snprintf(key, sizeof key, "0x%llx",
+                    static_cast<unsigned long long>(view->blocks[b].start));
+      const nlohmann::json& blocks = expected["waves"][w]["blocks"];
+      const std::uint64_t truth = blocks.contains(key) ? blocks[key].get<std::uint64_t>() : 0;
+      EXPECT_EQ(read_element(slots[w], *counts, 2 * b), truth) << "wave " << w << " " << key;
+      EXPECT_EQ(read_element(slots[w], *counts, 2 * b + 1),
+                truth ? chain(static_cast<std::uint32_t>(b), 0) : 0)
+          << "wave " << w << " " << key;
+    }
+}
+
+std::vector<Case> deep_cases() {
+  std::vector<Case> some;
+  for (const Case& c : cases())
+    if (c.object.rfind("calls_", 0) == 0 || c.object.rfind("basic_", 0) == 0) some.push_back(c);
+  return some;
+}
+INSTANTIATE_TEST_SUITE_P(Corpus, DeepBlockCalls, testing::ValuesIn(deep_cases()), case_name);
+
 }  // namespace
 }  // namespace wavekit::rewrite

@@ -1,5 +1,6 @@
 #include "call_envelope.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "wavekit/support/error.h"
@@ -41,6 +42,11 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (arg_dwords > 31) fail(where, "the probe call passes more than 31 argument dwords");
   isa::RegisterSet written = in.clobbers;
   for (unsigned i = 0; i < arg_dwords + 2; ++i) written.vgpr[i] = true;
+  // Address arguments are summed with VALU carries, through VCC.
+  const bool writes_vcc =
+      std::any_of(in.args.begin(), in.args.end(), [](const EnvelopeArgument& arg) {
+        return arg.kind == EnvelopeArgument::Kind::address && (arg.has_base || arg.offset != 0);
+      });
   if (buffer_scratch)
     for (unsigned i = 0; i < 4; ++i) written.sgpr[i] = true;
   written.sgpr[kLinkPair] = written.sgpr[kLinkPair + 1] = written.sgpr[kStackPointer] = true;
@@ -55,8 +61,9 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   for (unsigned i = 0; i < 256; ++i) {
     bool save = in.live.vgpr[i] && written.vgpr[i];
     for (const EnvelopeArgument& arg : in.args)
-      if (arg.kind == EnvelopeArgument::Kind::vgpr && i >= arg.first && i < arg.first + arg.count &&
-          written.vgpr[i])
+      if ((arg.kind == EnvelopeArgument::Kind::vgpr ||
+           arg.kind == EnvelopeArgument::Kind::address) &&
+          i >= arg.first && i < arg.first + arg.count && written.vgpr[i])
         save = true;
     if (save) vgprs.push_back(i);
   }
@@ -75,7 +82,7 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (spill > 4095) fail(where, "the spill area exceeds the 4095-byte offset field");
 
   const bool save_scc = in.live.scc;
-  const bool save_vcc = in.live.vcc() && in.clobbers.vcc();
+  const bool save_vcc = in.live.vcc() && (in.clobbers.vcc() || writes_vcc);
   const bool save_m0 = in.live.m0() && in.clobbers.m0();
   const unsigned exec_save = in.call.exec_save();
 
@@ -143,6 +150,29 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
             b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
         }
         break;
+      case EnvelopeArgument::Kind::address: {
+        for (unsigned i = 0; i < arg.count; ++i) {
+          const unsigned source = arg.first + i;
+          if (written.vgpr[source])
+            b << load(next + i, vgpr_offset[source]);
+          else
+            b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
+        }
+        b << "s_waitcnt vmcnt(0)\n";
+        if (arg.has_base) {  // s[base:base+1] + the 32-bit VGPR offset
+          b << "v_add_co_u32_e32 " << v(next) << ", vcc, " << s(arg.base) << ", " << v(next)
+            << "\n";
+          b << "v_mov_b32 " << v(next + 1) << ", " << s(arg.base + 1) << "\n";
+          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, 0, " << v(next + 1) << ", vcc\n";
+        }
+        if (arg.offset != 0) {
+          b << "v_add_co_u32_e32 " << v(next) << ", vcc, "
+            << hex(static_cast<std::uint32_t>(arg.offset)) << ", " << v(next) << "\n";
+          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, " << (arg.offset < 0 ? "-1" : "0")
+            << ", " << v(next + 1) << ", vcc\n";
+        }
+        break;
+      }
       case EnvelopeArgument::Kind::exec:
         b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";
         b << "v_mov_b32 " << v(next + 1) << ", " << s(exec_save + 1) << "\n";

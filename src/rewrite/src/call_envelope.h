@@ -28,10 +28,16 @@ struct CallSgprs {
 
 // A probe argument, resolved for one point.
 struct EnvelopeArgument {
-  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset } kind;
+  // address: a FLAT / GLOBAL instruction's per-lane address, v[first:first+count-1] (a pair,
+  // or with an SGPR base a 32-bit offset) + s[base:base+1] (when has_base) + offset.
+  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset, address };
+  Kind kind = Kind::immediate32;
   std::uint64_t value = 0;  // immediate; slot_offset: byte offset in the wave's slot
-  unsigned first = 0;       // sgpr / vgpr: first register
-  unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords
+  unsigned first = 0;       // sgpr / vgpr / address: first register
+  unsigned count = 1;       // sgpr / vgpr / address: 1 or 2 dwords
+  bool has_base = false;    // address: an SGPR pair base
+  unsigned base = 0;
+  std::int64_t offset = 0;  // address: the instruction's immediate offset
   unsigned dwords() const {
     switch (kind) {
       case Kind::immediate32:

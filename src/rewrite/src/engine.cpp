@@ -283,8 +283,6 @@ void Engine::check_plan() const {
   if (plan_.has_calls() && plan_.probe_library.empty())
     fail(input_.name(), "the plan calls probes but names no probe library (--probe-lib)");
   for (const PointSpec& point : plan_.points) {
-    if (point.snippet && point.snippet->op != SnippetOp::increment)
-      fail(input_.name(), "snippet op 'store' is not implemented yet");
     const bool call_point =
         point.where == PointKind::call_site || point.where == PointKind::call_return;
     if (call_point && point.snippet)
@@ -334,6 +332,58 @@ void Engine::load_probe_library() {
 
 const LoadedProbe& Engine::probe(const std::string& name) const { return probes_.at(name); }
 
+// The per-lane address of a FLAT or GLOBAL instruction, from its operands as LLVM prints them:
+// loads "dst, vaddr, saddr|off", stores "vaddr, data, saddr|off", atomics "[dst,] vaddr, data,
+// saddr|off" (a destination when they return, glc / sc0), then modifiers (offset:N ...); FLAT
+// has no saddr. vaddr is a VGPR pair, or a 32-bit offset from an SGPR pair base.
+detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
+                                           const std::string& context) {
+  const auto refuse = [&](const std::string& why) -> void {
+    fail(context, "effective_address of '" + inst.text + "': " + why);
+  };
+  if (inst.memory != isa::MemoryKind::global && inst.memory != isa::MemoryKind::flat)
+    refuse("only FLAT and GLOBAL instructions are supported");
+  std::vector<std::string> operands, modifiers;
+  {
+    std::istringstream words(inst.text.substr(inst.mnemonic.size()));
+    bool listing = true;
+    for (std::string word; words >> word;) {
+      const bool continues = !word.empty() && word.back() == ',';
+      if (continues) word.pop_back();
+      (listing ? operands : modifiers).push_back(word);
+      listing = listing && continues;
+    }
+  }
+  const bool store = inst.mnemonic.find("_store") != std::string::npos;
+  const bool atomic = inst.mnemonic.find("_atomic") != std::string::npos;
+  const bool returns =
+      atomic && std::any_of(modifiers.begin(), modifiers.end(),
+                            [](const std::string& m) { return m == "glc" || m == "sc0"; });
+  const std::size_t vaddr = store || (atomic && !returns) ? 0 : 1;
+  const std::size_t saddr = vaddr + (store || atomic ? 2 : 1);
+  if (vaddr >= operands.size()) refuse("unexpected operands");
+  detail::EnvelopeArgument arg;
+  arg.kind = detail::EnvelopeArgument::Kind::address;
+  unsigned first = 0, last = 0;
+  if (std::sscanf(operands[vaddr].c_str(), "v[%u:%u]", &first, &last) == 2)
+    arg.count = last - first + 1;
+  else if (std::sscanf(operands[vaddr].c_str(), "v%u", &first) == 1)
+    arg.count = 1;
+  else
+    refuse("its address operand '" + operands[vaddr] + "' is not a VGPR");
+  arg.first = first;
+  if (saddr < operands.size() && operands[saddr] != "off") {
+    if (std::sscanf(operands[saddr].c_str(), "s[%u:%u]", &first, &last) != 2 || last != first + 1)
+      refuse("its base '" + operands[saddr] + "' is not an SGPR pair");
+    arg.has_base = true;
+    arg.base = first;
+  }
+  if (arg.count != (arg.has_base ? 1u : 2u)) refuse("unexpected address width");
+  for (const std::string& modifier : modifiers)
+    if (modifier.rfind("offset:", 0) == 0) arg.offset = std::stoll(modifier.substr(7), nullptr, 0);
+  return arg;
+}
+
 std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
     const ProbeCall& call, const InstrumentedKernel& instrumented, const KernelCalls& calls,
     const isa::Instruction& inst, PointKind where, std::uint64_t point_id,
@@ -341,7 +391,7 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
   using Kind = detail::EnvelopeArgument::Kind;
   std::vector<detail::EnvelopeArgument> args;
   for (const Argument& argument : call.args) {
-    detail::EnvelopeArgument arg{Kind::immediate32};
+    detail::EnvelopeArgument arg;
     switch (argument.kind) {
       case ArgumentKind::constant:
         if (argument.value > 0xffffffffu)
@@ -400,7 +450,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         break;
       }
       case ArgumentKind::effective_address:
-        fail(context, "effective_address arguments are not implemented yet");
+        arg = effective_address(inst, context);
+        break;
     }
     args.push_back(arg);
   }
@@ -469,6 +520,71 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     return "s_atomic_add_x2 " + pair(reserved.one()) + ", " + pair(reserved.slot()) + ", " +
            hex(offset) + "\n";
   };
+  // Stores a uniform value into a per-wave variable's element with a scalar store (written back
+  // by the s_dcache_wb before s_endpgm); s_mov leaves SCC alone. Per-lane values have no single
+  // value to store: a probe call takes those.
+  auto store = [&](const Snippet& snippet, std::uint64_t element, const isa::Instruction& inst) {
+    const PlacedVariable* placed = instrumented.layout.find(snippet.variable);
+    const std::uint32_t size = placed->variable.element_size;
+    const std::uint64_t offset = placed->offset + element * size;
+    const std::string where = "kernel '" + instrumented.name + "', store into '" +
+                              snippet.variable + "' at " + hex(inst.address) + ": ";
+    if (size != 4 && size != 8)
+      fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
+    if (offset > kMaxSmemOffset)
+      fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
+    const unsigned t = reserved.counter();
+    const Argument& value = *snippet.value;
+    std::string text;
+    auto immediate = [&](std::uint64_t number) {
+      text += "s_mov_b32 s" + std::to_string(t) + ", " + hex(number & 0xffffffff) + "\n";
+      text += "s_mov_b32 s" + std::to_string(t + 1) + ", " + hex(number >> 32) + "\n";
+    };
+    unsigned first = 0, last = 0;
+    switch (value.kind) {
+      case ArgumentKind::constant:
+        immediate(value.value);
+        break;
+      case ArgumentKind::point_id:
+        immediate(*points);
+        break;
+      case ArgumentKind::original_address:
+        immediate(inst.address);
+        break;
+      case ArgumentKind::exec:
+        text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+        break;
+      case ArgumentKind::register_value:
+        if (value.name == "exec") {
+          text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+          break;
+        }
+        if (std::sscanf(value.name.c_str(), "s[%u:%u]", &first, &last) != 2) {
+          if (std::sscanf(value.name.c_str(), "s%u", &first) != 1)
+            fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                    "original_address, exec or an SGPR ('" + value.name + "')");
+          last = first;
+        }
+        if (last >= kNumberedSgprs || last - first > 1)
+          fail(input_.name(), where + "register '" + value.name + "' is not s0..s101 or a pair");
+        text += "s_mov_b32 s" + std::to_string(t) + ", s" + std::to_string(first) + "\n";
+        text += "s_mov_b32 s" + std::to_string(t + 1) + ", " +
+                (last > first ? "s" + std::to_string(last) : std::string("0")) + "\n";
+        break;
+      default:
+        fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                "original_address, exec or an SGPR");
+    }
+    const std::string slot =
+        "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
+    text += size == 8
+                ? "s_store_dwordx2 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], " +
+                      slot + ", " + hex(offset) + "\n"
+                : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
+    // The next snippet may overwrite the data registers: let the store take them first.
+    text += "s_waitcnt lgkmcnt(0)\n";
+    return text;
+  };
 
   // Probe calls: the envelope around each (call_envelope.h), with the registers live at the
   // point from the analysis library's liveness.
@@ -508,6 +624,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     in.stack_base = calls->stack_base;
     in.skip_one_restore = options_.test_skip_envelope_restore;
     const detail::Envelope envelope = detail::call_envelope(in, context);
+    if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
+      fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
+                        " bytes per lane) outgrew the room reserved for it");
     append(code, assemble(envelope.before));
     code.got.push_back({code.bytes.size(), target.slot});
     const std::string lo = "s" + std::to_string(envelope.target_pair);
@@ -528,7 +647,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
   for (const PointSpec& point : plan_.points) {
     if (point.where != PointKind::kernel_entry) continue;
     if (point.snippet) {
-      entry_text += increment(point.snippet->variable, 0, /*scc_live=*/false);
+      entry_text += point.snippet->op == SnippetOp::store
+                        ? store(*point.snippet, 0, code.instructions.front())
+                        : increment(point.snippet->variable, 0, /*scc_live=*/false);
       ++*points;
     } else {
       // The point stands for the kernel's first instruction (its original_address).
@@ -580,7 +701,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       }
       if (!here) continue;
       if (point.snippet) {
-        before += increment(point.snippet->variable, element, scc_live_before(code, index));
+        before += point.snippet->op == SnippetOp::store
+                      ? store(*point.snippet, element, inst)
+                      : increment(point.snippet->variable, element, scc_live_before(code, index));
         ++*points;
       } else {
         call_probe(before_code, before, point,

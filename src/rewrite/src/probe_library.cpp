@@ -80,6 +80,21 @@ std::optional<std::uint64_t> call_target(const std::vector<isa::Instruction>& co
   return std::nullopt;
 }
 
+// Whether instruction `index` of `function` copies the caller's frame pointer aside
+// (`s_mov_b32 sX, s33`) for the function to put back at its end (`s_mov_b32 s33, sX`): a
+// non-leaf function's prologue, which computes no address.
+bool saves_frame_pointer(const Function& function, std::size_t index) {
+  const isa::Instruction& inst = function.instructions[index];
+  unsigned saved = 0, source = 0;
+  if (std::sscanf(inst.text.c_str(), "s_mov_b32 s%u, s%u", &saved, &source) != 2 ||
+      source != kStackPointer + 1 || inst.text != "s_mov_b32 s" + std::to_string(saved) + ", s33")
+    return false;
+  const std::string restore = "s_mov_b32 s33, s" + std::to_string(saved);
+  return std::any_of(function.instructions.begin() + static_cast<std::ptrdiff_t>(index) + 1,
+                     function.instructions.end(),
+                     [&](const isa::Instruction& later) { return later.text == restore; });
+}
+
 unsigned highest(const auto& bits, unsigned limit) {
   unsigned count = 0;
   for (unsigned i = 0; i < limit; ++i)
@@ -137,7 +152,7 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
         const std::uint64_t offset =
             at == std::string::npos ? 0 : std::stoull(inst.text.substr(at + 7), nullptr, 0);
         function.frame_bytes = std::max<std::uint64_t>(function.frame_bytes, offset + 16);
-      } else if (reads_frame_pointer && !sets_up_frame) {
+      } else if (reads_frame_pointer && !sets_up_frame && !saves_frame_pointer(function, i)) {
         function.frame_unbounded = true;
       }
       if (inst.flow == isa::ControlFlow::call) {

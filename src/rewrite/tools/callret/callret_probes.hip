@@ -6,13 +6,13 @@
 namespace {
 
 struct CallRecord {
-  uint64_t returns;      // how many times the call returned in this wave
-  uint64_t lanes;        // active lanes, summed over those returns
-  uint32_t first_lane;   // the lowest active lane at the first return
-  int32_t first_value;   // its value
-  int32_t min;           // over every active lane of every return
+  uint64_t returns;     // how many times the call returned in this wave
+  uint64_t lanes;       // active lanes, summed over those returns
+  uint32_t first_lane;  // the lowest active lane at the first return
+  int32_t first_value;  // its value
+  int32_t min;          // over every active lane of every return
   int32_t max;
-  uint64_t hash;         // sum of lane_hash(lane, value) over every active lane of every return
+  uint64_t hash;  // sum of lane_hash(lane, value) over every active lane of every return
 };
 
 // splitmix64's finaliser: a well-mixed 64-bit function of (lane, value), summed so that the

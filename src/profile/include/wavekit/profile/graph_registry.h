@@ -4,7 +4,9 @@
 // master map under a mutex and publish immutable snapshots; the consumer thread only reads the
 // latest snapshot, so replay attribution takes no lock. Entries are freed when the executable
 // graph or the graph is destroyed, so nothing leaks, and nodes of graphs made before profiling
-// started are simply absent (their kernels fall back to the launch context).
+// started are simply absent (their kernels fall back to the launch context). For graph-level
+// tracing each executable graph also maps to one capture context: the deepest context that
+// holds all its kernel nodes' capture contexts.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +21,16 @@ namespace wavekit::profile {
 
 class GraphRegistry {
  public:
-  using Snapshot = std::unordered_map<std::uint64_t, NodeId>;  // graph node id -> capture ctx
+  using NodeMap = std::unordered_map<std::uint64_t, NodeId>;  // graph node id -> capture ctx
+  using ExecMap = std::unordered_map<std::uint32_t, NodeId>;  // graph exec id -> capture ctx
+  struct Snapshot {
+    NodeMap nodes;
+    ExecMap execs;
+  };
 
-  GraphRegistry();
+  // `tree` (may be null) finds the common context of an executable graph's nodes; without it
+  // an executable graph maps to its first node's context.
+  explicit GraphRegistry(const ContextTree* tree = nullptr);
 
   void node_created(std::uint32_t graph_id, std::uint64_t node_id, NodeId capture_context);
   // Called for every clone; clones made between exec_create_starting and exec_created on this
@@ -39,6 +48,9 @@ class GraphRegistry {
 
  private:
   mutable std::mutex mutex_;
+  NodeId common_context(NodeId a, NodeId b) const;
+
+  const ContextTree* tree_;
   Snapshot master_;
   std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> graph_nodes_;
   std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> exec_nodes_;

@@ -35,10 +35,17 @@ struct SessionConfig {
   std::chrono::milliseconds duty_on{0}, duty_period{0};  // sampled mode when both are set
   std::size_t trace_events = 0;                          // Chrome-trace ring size; 0: no trace
   bool start_enabled = true;
+  // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
+  bool graph_level = false;
+  // Sampled mode detaches the backend (CUPTI: unsubscribe and finalize) between windows;
+  // false keeps it attached with collection off, which also sees NVTX ranges and graph
+  // captures made between windows.
+  bool duty_detach = true;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _TRACE (events), _START_DISABLED. Bad values throw wavekit::Error.
+  // e.g. "50/1000"), _DUTY_ATTACHED, _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
+  // "graph"). Bad values throw wavekit::Error.
   static SessionConfig from_environment();
 };
 
@@ -52,6 +59,7 @@ struct RawBuffer {
 class RecordSink {
  public:
   virtual void kernel(const KernelActivity& record) = 0;
+  virtual void graph(const GraphActivity& record) = 0;
   virtual void dropped(std::uint64_t count) = 0;
 
  protected:
@@ -65,13 +73,45 @@ class Backend {
   virtual void release(const RawBuffer& buffer) = 0;
   // Sampled mode turns collection off between windows (CUPTI: activity and callbacks).
   virtual void set_collecting(bool) {}
+  // Sampled mode detaches between windows once a window's records are in, and attaches again
+  // before the next window; a detached backend costs the application nothing.
+  virtual void set_attached(bool) {}
   // Asks for completed buffers without waiting for the GPU (never a synchronisation).
   virtual void request_flush(bool /*forced*/) {}
   // Now, in the timebase of KernelActivity timestamps (for consumer-lag accounting).
   virtual std::uint64_t now_ns();
 };
 
-class Session : private RecordSink {
+// The duty cycle of sampled mode as a state machine, apart from the session so it can be
+// tested without threads or clocks. A window opens every `period` and lasts `on`; when it
+// closes, collection stops at once (launches after that are not counted), and `detach_delay`
+// later the backend is flushed and detached, so that kernels launched in the window but still
+// running when it closed have completed and their records are in. The next window attaches
+// again before collecting. A disabled session closes its window and stays attached.
+class SampleWindows {
+ public:
+  struct Actions {
+    bool attach = false;       // attach the backend, then
+    bool collect_on = false;   // start collecting
+    bool collect_off = false;  // stop collecting
+    bool detach = false;       // flush (forced), then detach
+  };
+  SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period, bool detach,
+                std::chrono::steady_clock::time_point epoch);
+  Actions step(std::chrono::steady_clock::time_point now, bool enabled);
+  bool collecting() const { return collecting_; }
+  bool attached() const { return attached_; }
+  std::chrono::nanoseconds detach_delay() const { return detach_delay_; }
+
+ private:
+  std::chrono::nanoseconds on_, period_, detach_delay_;
+  bool detach_;
+  std::chrono::steady_clock::time_point epoch_, closed_at_;
+  bool collecting_ = false;
+  bool attached_ = true;
+};
+
+class Session final : private RecordSink {
  public:
   Session(SessionConfig config, Backend* backend);
   ~Session();
@@ -101,6 +141,11 @@ class Session : private RecordSink {
     pending_work_.work = work;
     pending_work_.armed = true;
   }
+  // A graph launch in graph-level tracing: which executable graph it ran.
+  void on_graph_launch(std::uint64_t correlation, std::uint32_t exec_id) {
+    launches_.record_graph_exec(correlation, exec_id);
+  }
+  bool graph_level() const { return config_.graph_level; }
   ContextTree& tree() { return tree_; }
   GraphRegistry& graphs() { return graphs_; }
   std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
@@ -121,6 +166,8 @@ class Session : private RecordSink {
 
  private:
   void kernel(const KernelActivity& record) override;
+  void graph(const GraphActivity& record) override;
+  void add_trace_event(TraceEvent event, std::uint64_t correlation);
   void dropped(std::uint64_t count) override;
   void consumer_loop();
   void drain();
@@ -155,7 +202,7 @@ class Session : private RecordSink {
   std::vector<TraceEvent> trace_;  // ring, consumer thread only
   std::size_t trace_next_ = 0;
   std::chrono::steady_clock::time_point last_phase_advance_;
-  std::chrono::steady_clock::time_point duty_epoch_;
+  std::unique_ptr<SampleWindows> windows_;  // sampled mode only; consumer thread
 
   mutable std::mutex results_mutex_;
   Profile merged_;

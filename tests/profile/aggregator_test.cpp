@@ -90,7 +90,7 @@ TEST(Aggregator, GraphKernelsGoUnderTheirCaptureSite) {
   // Instantiate: the exec's node 200 is a clone of 100.
   graphs.exec_create_starting();
   graphs.node_cloned(100, 200);
-  graphs.exec_created(/*exec=*/7);
+  graphs.exec_created(/*exec=*/7, /*source_graph=*/1);
   Aggregator agg(tree, launches, &graphs, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
     phases.push_back(build_profile(t, tree, s));
   });

@@ -316,9 +316,10 @@ void on_resource(CUpti_CallbackId cbid, const void* data) {
       graphs.exec_create_starting();
       return;
     case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED: {
-      std::uint32_t exec_id = 0;
+      std::uint32_t exec_id = 0, source_id = 0;
       cuptiGetGraphExecId(graph->graphExec, &exec_id);
-      graphs.exec_created(exec_id);
+      cuptiGetGraphId(graph->graph, &source_id);
+      graphs.exec_created(exec_id, source_id);
       return;
     }
     case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING: {

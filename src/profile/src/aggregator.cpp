@@ -173,6 +173,11 @@ void Aggregator::consume_graph(const GraphActivity& record, std::uint64_t now_ns
   } else {
     ++self_.unattributed;
   }
+  // Without the launch's exec id, the record's own graph id, read as the source graph's.
+  if (!capture && graph_snapshot_) {
+    auto it = graph_snapshot_->graphs.find(record.graph_id);
+    if (it != graph_snapshot_->graphs.end()) capture = it->second;
+  }
   if (capture) {
     key.capture_context = *capture;
     key.captured = 1;

@@ -1,5 +1,7 @@
 #include "wavekit/profile/graph_registry.h"
 
+#include <optional>
+
 namespace wavekit::profile {
 
 namespace {
@@ -47,16 +49,28 @@ void GraphRegistry::exec_create_starting() {
   pending_clones = new std::vector<std::uint64_t>();
 }
 
-void GraphRegistry::exec_created(std::uint32_t exec_id) {
+void GraphRegistry::exec_created(std::uint32_t exec_id, std::uint32_t source_graph_id) {
   {
     std::lock_guard lock(mutex_);
-    if (pending_clones && !pending_clones->empty()) {
-      NodeId context = master_.nodes.at(pending_clones->front());
-      for (std::uint64_t node : *pending_clones)
-        context = common_context(context, master_.nodes.at(node));
-      master_.execs[exec_id] = context;
-      exec_nodes_[exec_id] = std::move(*pending_clones);
+    // The graph-level context: the common context of the source graph's nodes and of the
+    // clones made while instantiating it (either may be absent, depending on the CUDA version
+    // and on whether the graph was captured while attached).
+    std::optional<NodeId> context;
+    auto include = [&](std::uint64_t node) {
+      auto it = master_.nodes.find(node);
+      if (it == master_.nodes.end()) return;
+      context = context ? common_context(*context, it->second) : it->second;
+    };
+    if (auto it = graph_nodes_.find(source_graph_id); it != graph_nodes_.end())
+      for (std::uint64_t node : it->second) include(node);
+    if (pending_clones)
+      for (std::uint64_t node : *pending_clones) include(node);
+    if (context) {
+      master_.execs[exec_id] = *context;
+      master_.graphs[source_graph_id] = *context;
     }
+    if (pending_clones && !pending_clones->empty())
+      exec_nodes_[exec_id] = std::move(*pending_clones);
   }
   delete pending_clones;
   pending_clones = nullptr;
@@ -74,6 +88,7 @@ void GraphRegistry::exec_destroyed(std::uint32_t exec_id) {
 
 void GraphRegistry::graph_destroyed(std::uint32_t graph_id) {
   std::lock_guard lock(mutex_);
+  master_.graphs.erase(graph_id);
   auto it = graph_nodes_.find(graph_id);
   if (it == graph_nodes_.end()) return;
   for (std::uint64_t node : it->second) master_.nodes.erase(node);

@@ -41,7 +41,7 @@ SessionConfig SessionConfig::from_environment() {
   c.exclude_kernels = env_text("WAVEKIT_PROFILE_EXCLUDE");
   c.trace_events = env_number("WAVEKIT_PROFILE_TRACE", 0);
   c.start_enabled = env_text("WAVEKIT_PROFILE_START_DISABLED").empty();
-  c.duty_detach = env_text("WAVEKIT_PROFILE_DUTY_ATTACHED").empty();
+  c.duty_detach = !env_text("WAVEKIT_PROFILE_DUTY_DETACH").empty();
   if (std::string graphs = env_text("WAVEKIT_PROFILE_GRAPHS"); graphs == "graph") {
     c.graph_level = true;
   } else if (!graphs.empty() && graphs != "kernel") {

@@ -124,7 +124,8 @@ class Aggregator {
   void consume(const KernelActivity& record, std::uint64_t now_ns);
   // A whole graph launch: launch context / <captured_at> / the graph's capture context /
   // graph leaf. The capture context is that of the executable graph the launch callback saw
-  // (LaunchTable::record_graph_exec); without it the leaf hangs under the launch context.
+  // (LaunchTable::record_graph_exec), else that of the source graph whose CUPTI id the record
+  // carries; without either the leaf hangs under the launch context (graph_unknown).
   void consume_graph(const GraphActivity& record, std::uint64_t now_ns);
   // Refreshes the graph snapshot; call once per buffer so replays see new instantiations.
   void begin_batch();

@@ -5,8 +5,8 @@
 // latest snapshot, so replay attribution takes no lock. Entries are freed when the executable
 // graph or the graph is destroyed, so nothing leaks, and nodes of graphs made before profiling
 // started are simply absent (their kernels fall back to the launch context). For graph-level
-// tracing each executable graph also maps to one capture context: the deepest context that
-// holds all its kernel nodes' capture contexts.
+// tracing each executable graph (and its source graph) also maps to one capture context: the
+// deepest context that holds all its kernel nodes' capture contexts.
 #pragma once
 
 #include <cstdint>
@@ -22,14 +22,15 @@ namespace wavekit::profile {
 class GraphRegistry {
  public:
   using NodeMap = std::unordered_map<std::uint64_t, NodeId>;  // graph node id -> capture ctx
-  using ExecMap = std::unordered_map<std::uint32_t, NodeId>;  // graph exec id -> capture ctx
+  using GraphMap = std::unordered_map<std::uint32_t, NodeId>;  // graph or exec id -> ctx
   struct Snapshot {
     NodeMap nodes;
-    ExecMap execs;
+    GraphMap execs;   // by CUPTI graph exec id
+    GraphMap graphs;  // by CUPTI graph id of the graph an exec was instantiated from
   };
 
   // `tree` (may be null) finds the common context of an executable graph's nodes; without it
-  // an executable graph maps to its first node's context.
+  // an executable graph maps to the context of one of its nodes.
   explicit GraphRegistry(const ContextTree* tree = nullptr);
 
   void node_created(std::uint32_t graph_id, std::uint64_t node_id, NodeId capture_context);
@@ -37,7 +38,7 @@ class GraphRegistry {
   // thread belong to that executable graph.
   void node_cloned(std::uint64_t original_node_id, std::uint64_t clone_node_id);
   void exec_create_starting();
-  void exec_created(std::uint32_t exec_id);
+  void exec_created(std::uint32_t exec_id, std::uint32_t source_graph_id);
   void exec_destroyed(std::uint32_t exec_id);
   void graph_destroyed(std::uint32_t graph_id);
   // Makes writes since the last publish visible to the consumer.

@@ -37,14 +37,15 @@ struct SessionConfig {
   bool start_enabled = true;
   // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
   bool graph_level = false;
-  // Sampled mode detaches the backend (CUPTI: unsubscribe and finalize) between windows;
-  // false keeps it attached with collection off, which also sees NVTX ranges and graph
-  // captures made between windows.
-  bool duty_detach = true;
+  // Sampled mode detaches the backend (CUPTI: cuptiFinalize) between windows. Off by default:
+  // on the H200 it removed most of the attached cost but once crashed a graph-replay workload
+  // (docs/benchmarks/profile.md, run D), and a detached profiler misses NVTX ranges and graph
+  // captures made between windows. Attached, collection is merely off between windows.
+  bool duty_detach = false;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _DUTY_ATTACHED, _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
+  // e.g. "50/1000"), _DUTY_DETACH, _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
   // "graph"). Bad values throw wavekit::Error.
   static SessionConfig from_environment();
 };

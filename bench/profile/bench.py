@@ -16,8 +16,7 @@ import subprocess
 import sys
 import time
 
-CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled",
-           "ours_sampled_detach", "proton", "proton_hook", "torchprof"]
+CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled", "proton", "proton_hook", "torchprof"]
 
 
 def rss_bytes():
@@ -271,10 +270,8 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_PROFILE_LIBRARY"] = library
         env["WAVEKIT_PROFILE_NO_AUTOSTART"] = "1"
         env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
-        if config.startswith("ours_sampled"):
+        if config == "ours_sampled":
             env["WAVEKIT_PROFILE_DUTY"] = "50/1000"
-        if config == "ours_sampled_detach":  # detaches CUPTI between windows
-            env["WAVEKIT_PROFILE_DUTY_DETACH"] = "1"
         if config == "ours_graph":  # graph launches as one GRAPH_TRACE record each
             env["WAVEKIT_PROFILE_GRAPHS"] = "graph"
         if config == "ours_idle":  # attached, never collecting: the cost of being there

@@ -21,7 +21,7 @@ python3 bench/profile/bench.py orchestrate --lib /tmp/wk --out /tmp/res --rounds
   --soak ${SOAK-ours floor} 2>&1 | tee "$out/log.txt"
 python3 bench/profile/compare.py /tmp/res/ours-0/profile.hatchet /tmp/res/proton-0.hatchet \
   /tmp/res/floor_activity-0.json 2>&1 | tee "$out/compare.txt"
-for run in ours ours_graph ours_sampled ours_sampled_detach; do
+for run in ours ours_graph ours_sampled; do
   [ -f /tmp/res/$run-0/profile.hatchet ] || continue
   echo "== $run, round 0" | tee -a "$out/compare.txt"
   python3 bench/profile/inspect_profile.py /tmp/res/$run-0/profile.hatchet 2>&1 |

@@ -41,7 +41,7 @@ void set_env(const char* name, const std::string& value) {
 int run_profile(wavekit::cli::Arguments args) {
   std::string output, mode = "full", duty = "50/1000", graphs = "kernel", phase_ms, include,
                       exclude, trace, library;
-  bool preload = false, nvtx = false, start_disabled = false, hsa = false, detach = false;
+  bool preload = false, nvtx = false, start_disabled = false, hsa = false;
   std::vector<std::string> command;
   OptionParser parser(
       "wavekit profile",
@@ -54,8 +54,6 @@ int run_profile(wavekit::cli::Arguments args) {
                 "full: every kernel; sampled: collect only in duty-cycle windows");
   parser.option("--duty", &duty, "ON/PERIOD",
                 "sampled-mode window and period in ms (default 50/1000)");
-  parser.flag("--detach", &detach,
-              "sampled mode: detach CUPTI between windows (experimental; see docs/profile.md)");
   parser.option("--graphs", &graphs, "LEVEL",
                 "CUDA graph launches: kernel (one record per kernel node, the default) or graph "
                 "(one per launch; CUPTI's per-node cost goes)");
@@ -84,7 +82,6 @@ int run_profile(wavekit::cli::Arguments args) {
     throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
   if (graphs != "kernel" && graphs != "graph")
     throw UsageError("--graphs: '" + graphs + "' is neither 'kernel' nor 'graph'");
-  if (detach && mode != "sampled") throw UsageError("--detach needs --mode sampled");
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
   if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
   if (hsa && preload) throw UsageError("--hsa and --preload exclude each other");
@@ -99,7 +96,6 @@ int run_profile(wavekit::cli::Arguments args) {
 
   set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
   if (mode == "sampled") set_env("WAVEKIT_PROFILE_DUTY", duty);
-  if (detach) set_env("WAVEKIT_PROFILE_DUTY_DETACH", "1");
   set_env("WAVEKIT_PROFILE_GRAPHS", graphs);
   if (!phase_ms.empty()) set_env("WAVEKIT_PROFILE_PHASE_MS", phase_ms);
   if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);

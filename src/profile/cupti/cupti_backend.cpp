@@ -1,11 +1,9 @@
 // The NVIDIA backend: CUPTI callbacks on the launching threads (API enter only; one slot
 // write), CONCURRENT_KERNEL activity records (plus GRAPH_TRACE records in graph-level mode)
 // decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
-// attribution. In sampled mode it detaches from the process between windows (cuptiFinalize)
-// and subscribes again for the next window. Loads three ways: as a CUDA
-// injection library (CUDA_INJECTION64_PATH calls InitializeInjection), by LD_PRELOAD (a
-// constructor starts it when WAVEKIT_PROFILE_OUTPUT is set), or through
-// wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and no exception
+// attribution. Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH calls
+// InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
+// set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and no exception
 // crosses into CUDA.
 #include <cuda.h>
 #include <cupti.h>
@@ -118,12 +116,9 @@ class CuptiBackend final : public Backend {
     free_.push_back(buffer.data);
   }
 
-  // Subscribes, registers the buffers and the lifecycle callbacks, and, when collecting,
-  // enables kernel tracing. false when CUPTI refuses the subscription.
+  // Subscribes, registers the buffers and the lifecycle callbacks. false when CUPTI refuses
+  // the subscription.
   bool attach() {
-    std::lock_guard lock(cupti_mutex_);
-    detach_pending_.store(false, std::memory_order_relaxed);
-    if (attached_) return true;
     CUpti_SubscriberParams params{};
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "wavekit-profile";
@@ -136,17 +131,13 @@ class CuptiBackend final : public Backend {
           r);
       return false;
     }
-    attached_ = true;
     cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     std::size_t one = 1;
     std::size_t attr_size = sizeof one;
     cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &one);
     cuptiActivityFlushPeriod(200);
-    if (!device_records_) {  // once: a device is described once per process
-      device_records_ = true;
-      if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE)) != CUPTI_SUCCESS)
-        warn("enabling device records", r);
-    }
+    if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE)) != CUPTI_SUCCESS)
+      warn("enabling device records", r);
     for (auto cbid :
          {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
           CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
@@ -156,54 +147,29 @@ class CuptiBackend final : public Backend {
     for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
                       CUPTI_CBID_NVTX_nvtxRangePop})
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid);
-    if (collecting_) enable_tracing(true);
     return true;
   }
 
-  void set_attached(bool on) override {
-    if (on) {
-      attach();
-      return;
-    }
-    std::lock_guard lock(cupti_mutex_);
-    if (!attached_) return;
-    // cuptiFinalize is safe at the exit of a driver API call (cupti_activity.h), so the next
-    // launch's exit callback finalizes; until then only the launch ids stay enabled, and their
-    // enter callbacks record nothing because the session is not collecting.
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
-    set_launch_callbacks(true);
-    detach_pending_.store(true, std::memory_order_release);
-  }
-
-  // From a driver API exit callback. try_lock: when the consumer thread holds the lock it is
-  // attaching (which cancels the detach) or flushing, and a later exit callback detaches.
-  void detach_at_api_exit() {
-    if (!cupti_mutex_.try_lock()) return;
-    if (detach_pending_.exchange(false, std::memory_order_acquire)) {
-      cuptiFinalize();
-      attached_ = false;
-      subscriber_ = nullptr;
-    }
-    cupti_mutex_.unlock();
-  }
-  bool detach_pending() const { return detach_pending_.load(std::memory_order_relaxed); }
-
+  // Sampled mode: outside a window neither callbacks nor kernel records cost anything.
   void set_collecting(bool on) override {
-    std::lock_guard lock(cupti_mutex_);
-    collecting_ = on;
-    if (attached_) enable_tracing(on);
+    // Callbacks before records when turning on, records before callbacks when turning off, so
+    // that no record arrives for a launch whose callback was skipped.
+    if (on) set_launch_callbacks(true);
+    for (CUpti_ActivityKind kind : kinds()) {
+      CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+      if (r != CUPTI_SUCCESS && on) warn("enabling kernel or graph records", r);
+    }
+    if (!on) set_launch_callbacks(false);
   }
 
   void request_flush(bool forced) override {
-    std::lock_guard lock(cupti_mutex_);
-    // A call into a finalized CUPTI would initialise it again: nothing is buffered anyway.
-    if (attached_) cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   }
 
   std::uint64_t now_ns() override {
-    std::lock_guard lock(cupti_mutex_);
-    if (attached_) cuptiGetTimestamp(&last_now_ns_);
-    return last_now_ns_;
+    std::uint64_t t = 0;
+    cuptiGetTimestamp(&t);
+    return t;
   }
 
   void add_dropped(std::uint64_t n) { dropped_.fetch_add(n, std::memory_order_relaxed); }
@@ -220,16 +186,6 @@ class CuptiBackend final : public Backend {
   }
 
  private:
-  // Callbacks before records when turning on, records before callbacks when turning off, so
-  // that no record arrives for a launch whose callback was skipped.
-  void enable_tracing(bool on) {
-    if (on) set_launch_callbacks(true);
-    for (CUpti_ActivityKind kind : kinds()) {
-      CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
-      if (r != CUPTI_SUCCESS && on) warn("enabling kernel or graph records", r);
-    }
-    if (!on) set_launch_callbacks(false);
-  }
   // Per callback id, not cuptiEnableDomain: enabling the whole driver domain would call us
   // for every driver API (the first version did, and sampled mode cost 10 % on the H200).
   void set_launch_callbacks(bool on) {
@@ -258,15 +214,7 @@ class CuptiBackend final : public Backend {
   std::size_t allocated_ = 0;
   std::atomic<std::uint64_t> dropped_{0};
   const bool graph_level_;
-  // Held by every CUPTI call made outside the application's callbacks, so that none races
-  // with the detach in an API exit callback.
-  std::mutex cupti_mutex_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
-  bool attached_ = false;
-  bool collecting_ = false;
-  bool device_records_ = false;
-  std::atomic<bool> detach_pending_{false};
-  std::uint64_t last_now_ns_ = 0;
 };
 
 CuptiBackend* backend = nullptr;
@@ -371,8 +319,6 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
           if (cuptiGetGraphExecId(params->hGraphExec, &exec_id) == CUPTI_SUCCESS)
             session->on_graph_launch(info->correlationId, exec_id);
         }
-      } else if (backend->detach_pending()) [[unlikely]] {
-        backend->detach_at_api_exit();
       }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       on_resource(cbid, data);
@@ -404,16 +350,13 @@ int start() {
       SessionConfig config = SessionConfig::from_environment();
       config.display_name = demangle;
       backend = new CuptiBackend(config.graph_level);
-      session = new Session(config, backend);
-      set_global_session(session);
-      if (config.start_enabled && config.duty_period.count() == 0) backend->set_collecting(true);
       if (!backend->attach()) {
-        set_global_session(nullptr);
-        delete session;
-        session = nullptr;
         status = 1;
         return;
       }
+      session = new Session(config, backend);
+      set_global_session(session);
+      if (config.start_enabled && config.duty_period.count() == 0) backend->set_collecting(true);
       session->start();
       std::atexit(stop_at_exit);
     } catch (const std::exception& e) {

@@ -41,7 +41,6 @@ SessionConfig SessionConfig::from_environment() {
   c.exclude_kernels = env_text("WAVEKIT_PROFILE_EXCLUDE");
   c.trace_events = env_number("WAVEKIT_PROFILE_TRACE", 0);
   c.start_enabled = env_text("WAVEKIT_PROFILE_START_DISABLED").empty();
-  c.duty_detach = !env_text("WAVEKIT_PROFILE_DUTY_DETACH").empty();
   if (std::string graphs = env_text("WAVEKIT_PROFILE_GRAPHS"); graphs == "graph") {
     c.graph_level = true;
   } else if (!graphs.empty() && graphs != "kernel") {
@@ -70,34 +69,14 @@ std::uint64_t Backend::now_ns() {
 }
 
 SampleWindows::SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period,
-                             bool detach, std::chrono::steady_clock::time_point epoch)
-    : on_(on),
-      period_(period),
-      // Long enough for the kernels queued in a window to finish, short enough that little of
-      // the gap is spent attached: 100 ms, or half the gap when the gap is shorter.
-      detach_delay_(
-          std::min<std::chrono::nanoseconds>(std::chrono::milliseconds(100), (period - on) / 2)),
-      detach_(detach),
-      epoch_(epoch),
-      closed_at_(epoch) {}
+                             std::chrono::steady_clock::time_point epoch)
+    : on_(on), period_(period), epoch_(epoch) {}
 
-SampleWindows::Actions SampleWindows::step(std::chrono::steady_clock::time_point now,
-                                           bool enabled) {
-  Actions a;
+SampleWindows::Action SampleWindows::step(std::chrono::steady_clock::time_point now, bool enabled) {
   bool in_window = enabled && now >= epoch_ && (now - epoch_) % period_ < on_;
-  if (in_window && !collecting_) {
-    a.attach = !attached_;
-    a.collect_on = true;
-    attached_ = collecting_ = true;
-  } else if (!in_window && collecting_) {
-    a.collect_off = true;
-    collecting_ = false;
-    closed_at_ = now;
-  } else if (!in_window && attached_ && detach_ && enabled && now - closed_at_ >= detach_delay_) {
-    a.detach = true;
-    attached_ = false;
-  }
-  return a;
+  if (in_window == collecting_) return Action::none;
+  collecting_ = in_window;
+  return in_window ? Action::collect_on : Action::collect_off;
 }
 
 Session::Session(SessionConfig config, Backend* backend)
@@ -131,8 +110,8 @@ void Session::start() {
   started_ = true;
   last_phase_advance_ = std::chrono::steady_clock::now();
   if (config_.duty_period.count())
-    windows_ = std::make_unique<SampleWindows>(config_.duty_on, config_.duty_period,
-                                               config_.duty_detach, last_phase_advance_);
+    windows_ =
+        std::make_unique<SampleWindows>(config_.duty_on, config_.duty_period, last_phase_advance_);
   consumer_ = std::thread([this] { consumer_loop(); });
 }
 
@@ -214,16 +193,11 @@ void Session::drain() {
 
 void Session::duty_cycle(std::chrono::steady_clock::time_point now) {
   if (!windows_) return;
-  SampleWindows::Actions a = windows_->step(now, enabled_.load(std::memory_order_relaxed));
-  if (a.attach && backend_) backend_->set_attached(true);
-  if (a.collect_on || a.collect_off) {
-    collecting_.store(a.collect_on, std::memory_order_relaxed);
-    if (backend_) backend_->set_collecting(a.collect_on);
-  }
-  if (a.detach && backend_) {
-    backend_->request_flush(true);  // the window's records, before the backend goes
-    backend_->set_attached(false);
-  }
+  SampleWindows::Action action = windows_->step(now, enabled_.load(std::memory_order_relaxed));
+  if (action == SampleWindows::Action::none) return;
+  bool on = action == SampleWindows::Action::collect_on;
+  collecting_.store(on, std::memory_order_relaxed);
+  if (backend_) backend_->set_collecting(on);
 }
 
 void Session::consumer_loop() {

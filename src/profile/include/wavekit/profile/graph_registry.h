@@ -21,7 +21,7 @@ namespace wavekit::profile {
 
 class GraphRegistry {
  public:
-  using NodeMap = std::unordered_map<std::uint64_t, NodeId>;  // graph node id -> capture ctx
+  using NodeMap = std::unordered_map<std::uint64_t, NodeId>;   // graph node id -> capture ctx
   using GraphMap = std::unordered_map<std::uint32_t, NodeId>;  // graph or exec id -> ctx
   struct Snapshot {
     NodeMap nodes;

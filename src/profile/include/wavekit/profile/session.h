@@ -37,15 +37,10 @@ struct SessionConfig {
   bool start_enabled = true;
   // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
   bool graph_level = false;
-  // Sampled mode detaches the backend (CUPTI: cuptiFinalize) between windows. Off by default:
-  // on the H200 it removed most of the attached cost but once crashed a graph-replay workload
-  // (docs/benchmarks/profile.md, run D), and a detached profiler misses NVTX ranges and graph
-  // captures made between windows. Attached, collection is merely off between windows.
-  bool duty_detach = false;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _DUTY_DETACH, _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
   // "graph"). Bad values throw wavekit::Error.
   static SessionConfig from_environment();
 };
@@ -74,42 +69,29 @@ class Backend {
   virtual void release(const RawBuffer& buffer) = 0;
   // Sampled mode turns collection off between windows (CUPTI: activity and callbacks).
   virtual void set_collecting(bool) {}
-  // Sampled mode detaches between windows once a window's records are in, and attaches again
-  // before the next window; a detached backend costs the application nothing.
-  virtual void set_attached(bool) {}
   // Asks for completed buffers without waiting for the GPU (never a synchronisation).
   virtual void request_flush(bool /*forced*/) {}
   // Now, in the timebase of KernelActivity timestamps (for consumer-lag accounting).
   virtual std::uint64_t now_ns();
 };
 
-// The duty cycle of sampled mode as a state machine, apart from the session so it can be
-// tested without threads or clocks. A window opens every `period` and lasts `on`; when it
-// closes, collection stops at once (launches after that are not counted), and `detach_delay`
-// later the backend is flushed and detached, so that kernels launched in the window but still
-// running when it closed have completed and their records are in. The next window attaches
-// again before collecting. A disabled session closes its window and stays attached.
+// The duty cycle of sampled mode, apart from the session so it can be tested without threads
+// or clocks. A window opens at every multiple of `period` after the epoch and lasts `on`:
+// launches made while it is open are profiled, each with all its kernels (their records
+// arrive later, whenever the GPU runs them), and launches made outside it are not. A disabled
+// session closes the window at once and opens none until enabled again.
 class SampleWindows {
  public:
-  struct Actions {
-    bool attach = false;       // attach the backend, then
-    bool collect_on = false;   // start collecting
-    bool collect_off = false;  // stop collecting
-    bool detach = false;       // flush (forced), then detach
-  };
-  SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period, bool detach,
+  enum class Action { none, collect_on, collect_off };
+  SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period,
                 std::chrono::steady_clock::time_point epoch);
-  Actions step(std::chrono::steady_clock::time_point now, bool enabled);
+  Action step(std::chrono::steady_clock::time_point now, bool enabled);
   bool collecting() const { return collecting_; }
-  bool attached() const { return attached_; }
-  std::chrono::nanoseconds detach_delay() const { return detach_delay_; }
 
  private:
-  std::chrono::nanoseconds on_, period_, detach_delay_;
-  bool detach_;
-  std::chrono::steady_clock::time_point epoch_, closed_at_;
+  std::chrono::nanoseconds on_, period_;
+  std::chrono::steady_clock::time_point epoch_;
   bool collecting_ = false;
-  bool attached_ = true;
 };
 
 class Session final : private RecordSink {

@@ -40,8 +40,8 @@ struct SessionConfig {
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or
-  // "graph"). Bad values throw wavekit::Error.
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or "graph"). Bad
+  // values throw wavekit::Error.
   static SessionConfig from_environment();
 };
 

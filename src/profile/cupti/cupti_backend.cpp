@@ -3,8 +3,8 @@
 // decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
 // attribution. Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH calls
 // InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
-// set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and no exception
-// crosses into CUDA.
+// set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and
+// no exception crosses into CUDA.
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>

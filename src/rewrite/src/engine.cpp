@@ -533,7 +533,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
     if (offset > kMaxSmemOffset)
       fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
-    const unsigned t = reserved.counter();
+    const unsigned t = reserved.temporary();
     const Argument& value = *snippet.value;
     std::string text;
     auto immediate = [&](std::uint64_t number) {

@@ -98,7 +98,7 @@ std::string entry_prologue(const PrologueInput& in) {
   // zero- or sign-extended only below 2^31.
   if (in.stride >= 0x80000000u)
     throw Error("per-wave slots of " + std::to_string(in.stride) + " bytes are too large");
-  const unsigned ticket = in.reserved.base + 6;  // a temporary pair
+  const unsigned ticket = in.reserved.temporary();
   const unsigned workitem = after_wg ? wg + 3 : in.reserved.base + 8;
   const std::string slot = spair(in.reserved.slot());
 

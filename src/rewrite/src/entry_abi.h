@@ -45,6 +45,9 @@ struct ReservedSgprs {
   unsigned slot() const { return base; }          // s[base:base+1]: the wave's arena slot
   unsigned one() const { return base + 2; }       // s[base+2:base+3]: 1, what increments add
   unsigned scc_save() const { return base + 4; }  // SCC across s_getpc fixes
+  // s[base+6:base+7]: a pair the prologue uses for the slot ticket and, after it, store
+  // snippets for the value they store.
+  unsigned temporary() const { return base + 6; }
   static constexpr unsigned kCount = 12;          // including the prologue's temporaries
 };
 

@@ -49,7 +49,7 @@ int run_profile(wavekit::cli::Arguments args) {
       "CUDA_INJECTION64_PATH or LD_PRELOAD). Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
       "OUT/phase-NNNNNN.wkp (compact binary per phase) and, with --trace, OUT/trace.json\n"
       "(Chrome/Perfetto). Read them with 'wavekit profile-view OUT'.");
-  parser.option("--output", &output, "OUT", "output directory (created); also -o OUT");
+  parser.option("--output", &output, "OUT", "output directory (created)");
   parser.option("--mode", &mode, "MODE",
                 "full: every kernel; sampled: collect only in duty-cycle windows");
   parser.option("--duty", &duty, "ON/PERIOD",
@@ -68,14 +68,8 @@ int run_profile(wavekit::cli::Arguments args) {
               "attach, but collect only after the program calls enable");
   parser.option("--library", &library, "PATH", "the injection library (default: the built one)");
   parser.rest("CMD", &command, "the program and its arguments");
-  // The option framework takes long options only; `-o OUT` is this command's documented form,
-  // so it is spelled out before parsing (only before `--`: the program's own -o is its own).
-  std::vector<std::string_view> spelled(args.begin(), args.end());
-  for (auto& arg : spelled) {
-    if (arg == "--") break;
-    if (arg == "-o") arg = "--output";
-  }
-  if (auto code = parser.parse(spelled)) return *code;
+  parser.short_name('o', "--output");
+  if (auto code = parser.parse(args)) return *code;
 
   if (output.empty()) throw UsageError("-o OUT is required");
   if (mode != "full" && mode != "sampled")

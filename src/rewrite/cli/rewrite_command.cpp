@@ -23,19 +23,15 @@ int run_rewrite(wavekit::cli::Arguments args) {
       "must provide (docs/rewrite.md). Tools: bbcount (per-wave basic-block counts), callret\n"
       "(per-wave return values of each call site).");
   parser.positional("IN", &input, "code object, offload bundle or HIP host object");
-  parser.option("--output", &output, "OUT", "where to write the rewritten code object (also -o)");
+  parser.option("--output", &output, "OUT", "where to write the rewritten code object");
   parser.option("--tool", &tool, "NAME", "a ready-made tool: bbcount, callret");
   parser.option("--plan", &plan_path, "PLAN.json", "a custom instrumentation plan");
   parser.option("--probe-lib", &probe_lib, "LIB", "the probe library the plan's calls use");
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel (repeatable)");
   parser.option("--processor", &processor, "GFX", "which code object of a fat binary");
   parser.flag("--json", &json, "print the WAVEKIT note as JSON instead of a summary");
-  // The shared parser knows long options only; `-o OUT` is the spelling compilers taught
-  // everyone, so accept it here.
-  std::vector<std::string_view> spelled(args.begin(), args.end());
-  for (std::string_view& arg : spelled)
-    if (arg == "-o") arg = "--output";
-  if (auto code = parser.parse(spelled)) return *code;
+  parser.short_name('o', "--output");
+  if (auto code = parser.parse(args)) return *code;
   if (output.empty()) throw wavekit::cli::UsageError("missing -o OUT");
   if (tool.empty() == plan_path.empty())
     throw wavekit::cli::UsageError("give exactly one of --tool and --plan");

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite::detail {
 namespace {
@@ -17,12 +18,6 @@ std::string v(unsigned n) { return "v" + std::to_string(n); }
 std::string spair(unsigned n) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
 }
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
-
 }  // namespace
 
 unsigned envelope_vgprs(const std::vector<EnvelopeArgument>& args) {

@@ -4,17 +4,9 @@
 #include <sstream>
 
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite::detail {
-namespace {
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
-
-}  // namespace
 
 CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t kernel_entry,
                                  const std::string& kernel, const std::string& object_name) {

@@ -20,6 +20,7 @@
 #include "wavekit/rewrite/probe_library.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -41,12 +42,6 @@ constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
 constexpr std::uint8_t kSttNotype = 0;
 constexpr std::uint8_t kStbGlobal = 1;
 constexpr std::uint32_t kRelocationAbs64 = 3;  // R_AMDGPU_ABS64
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   switch (kind) {

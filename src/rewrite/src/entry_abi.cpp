@@ -5,6 +5,7 @@
 
 #include "wavekit/probe/capture.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite::detail {
 namespace {
@@ -13,12 +14,6 @@ std::string sreg(unsigned n) { return "s" + std::to_string(n); }
 std::string spair(unsigned n) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
 }
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
-
 // Stores SGPRs first .. first+count-1 at slot + offset with as few scalar stores as the
 // register alignment allows (a dwordx2 source starts at an even SGPR, a dwordx4 at a multiple
 // of four).

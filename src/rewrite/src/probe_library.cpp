@@ -14,6 +14,7 @@
 #include "wavekit/isa/isa.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -25,12 +26,6 @@ constexpr std::uint32_t kShtNote = 7;
 constexpr std::uint64_t kShfAlloc = 0x2;
 constexpr unsigned kNumberedSgprs = 102;
 constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 struct Function {
   std::string name;

@@ -21,9 +21,11 @@
 
 #include "../dispatch_report.h"
 #include "runtime.h"
+#include "wavekit/support/text.h"
 
 using namespace wavekit::hsa::runtime;
 namespace emu = wavekit::emu;
+using wavekit::hex;
 
 namespace {
 
@@ -69,12 +71,6 @@ hsa_status_t status_for(emu::ErrorKind kind) {
       return HSA_STATUS_ERROR_FATAL;
   }
   return HSA_STATUS_ERROR;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 std::string kernel_name_at(std::uint64_t descriptor) {

@@ -2,8 +2,10 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "wavekit/cli/options.h"
+#include "wavekit/preload/callret_view.h"
 #include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/run.h"
 #include "wavekit/preload/substitution.h"
@@ -75,6 +77,17 @@ void draw_heatmaps(const nlohmann::json& summary) {
   }
 }
 
+// callret: the first dispatch of each kernel as a table (every dispatch's JSON is on disk).
+void print_call_returns(const nlohmann::json& summary) {
+  std::set<std::string> shown;
+  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
+    if (!dispatch.contains("file") || !shown.insert(dispatch.value("kernel", "")).second) continue;
+    std::cerr << "\n"
+              << preload::callret_table(nlohmann::json::parse(
+                     wavekit::read_file(dispatch["file"].get<std::string>())));
+  }
+}
+
 int run_run(wavekit::cli::Arguments args) {
   preload::RunOptions options;
   std::string device, kernels_text;
@@ -135,6 +148,8 @@ int run_run(wavekit::cli::Arguments args) {
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
   if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);
+  if (options.shim.tool == "callret" && !result.summary.is_null())
+    print_call_returns(result.summary);
   return result.exit_status;
 }
 

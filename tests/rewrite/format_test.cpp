@@ -103,7 +103,15 @@ std::vector<std::uint8_t> edited(const std::function<void(llvm::msgpack::MapDocN
 
 TEST(Note, RejectionsNameTheProblem) {
   const std::vector<std::uint8_t> garbage = {0xc1, 0x00, 0x13};
-  EXPECT_NE(error_of([&] { decode_note(garbage, "x.co"); }).find("x.co: WAVEKIT note: "),
+  EXPECT_NE(error_of([&] {
+              decode_note(garbage, "x.co");
+            }).find("x.co: the WAVEKIT note is not valid MessagePack"),
+            std::string::npos);
+  // A map as a map key crashed LLVM's msgpack::Document reader (found by rewrite_fuzz).
+  const std::vector<std::uint8_t> map_key = {0x81, 0x81, 0xa1, 'k', 0x01, 0x01};
+  EXPECT_NE(error_of([&] {
+              decode_note(map_key, "x.co");
+            }).find("x.co: the WAVEKIT note has a map key that is not a string"),
             std::string::npos);
   auto kernel = [](llvm::msgpack::MapDocNode root) {
     return root["wavekit.kernels"].getArray()[0].getMap();

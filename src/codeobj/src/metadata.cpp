@@ -4,6 +4,7 @@
 #include <llvm/BinaryFormat/MsgPackReader.h>
 #include <llvm/Support/ConvertUTF.h>
 
+#include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::codeobj {
@@ -167,70 +168,13 @@ Metadata::Metadata(Metadata&&) noexcept = default;
 Metadata& Metadata::operator=(Metadata&&) noexcept = default;
 Metadata::~Metadata() = default;
 
-namespace {
-
-// The shape every AMDGPU note has: one MessagePack object, maps keyed by strings, UTF-8
-// strings, no extension types, shallow nesting. Checked with LLVM's streaming reader before the
-// bytes reach msgpack::Document, whose reader is not written for hostile input (a note with, e.g.,
-// a map as a map key crashes it, and llvm-readelf-22 with it).
-void check_note_shape(llvm::StringRef blob, const std::string& context) {
-  constexpr std::size_t kMaxDepth = 32;
-  struct Open {
-    std::uint64_t remaining;  // objects still to come in this array/map (keys and values)
-    bool is_map;
-  };
-  std::vector<Open> open;
-  llvm::msgpack::Reader reader(blob);
-  bool done = false;
-  while (!done) {
-    llvm::msgpack::Object object;
-    llvm::Expected<bool> read = reader.read(object);
-    if (!read)
-      fail(context, "the AMDGPU metadata note is not valid MessagePack: " +
-                        llvm::toString(read.takeError()));
-    if (!*read) fail(context, "the AMDGPU metadata note ends inside an array or map");
-    if (!open.empty()) {
-      bool is_key = open.back().is_map && open.back().remaining % 2 == 0;
-      if (is_key && object.Kind != llvm::msgpack::Type::String) {
-        fail(context, "the AMDGPU metadata note has a map key that is not a string");
-      }
-      --open.back().remaining;
-    }
-    if (object.Kind == llvm::msgpack::Type::String) {
-      // JSON output (inspect --json) needs text; the note's strings are names and identifiers.
-      const auto* begin = reinterpret_cast<const llvm::UTF8*>(object.Raw.data());
-      if (!llvm::isLegalUTF8String(&begin, begin + object.Raw.size())) {
-        fail(context, "the AMDGPU metadata note has a string that is not UTF-8");
-      }
-    }
-    if (object.Kind == llvm::msgpack::Type::Extension) {
-      fail(context, "the AMDGPU metadata note holds a MessagePack extension type");
-    }
-    if (object.Kind == llvm::msgpack::Type::Array || object.Kind == llvm::msgpack::Type::Map) {
-      if (open.size() == kMaxDepth) fail(context, "the AMDGPU metadata note is nested too deeply");
-      bool is_map = object.Kind == llvm::msgpack::Type::Map;
-      // Each element is at least one byte: a longer claim cannot be real.
-      if (object.Length > blob.size()) fail(context, "the AMDGPU metadata note is truncated");
-      open.push_back(Open{static_cast<std::uint64_t>(object.Length) * (is_map ? 2 : 1), is_map});
-    }
-    while (!open.empty() && open.back().remaining == 0) open.pop_back();
-    done = open.empty();
-  }
-  llvm::msgpack::Object trailing;
-  llvm::Expected<bool> more = reader.read(trailing);
-  if (!more) llvm::consumeError(more.takeError());
-  if (!more || *more) fail(context, "the AMDGPU metadata note has bytes after its MessagePack map");
-}
-
-}  // namespace
-
 Metadata Metadata::decode(std::span<const std::uint8_t> bytes, const std::string& context) {
   Metadata result;
   // The document refers to strings inside the blob it was read from: keep the blob with it.
   result.original_.assign(bytes.begin(), bytes.end());
   llvm::StringRef blob(reinterpret_cast<const char*>(result.original_.data()),
                        result.original_.size());
-  check_note_shape(blob, context);
+  check_msgpack_shape(blob, context, "AMDGPU metadata note");
   if (!result.document_->readFromBlob(blob, /*Multi=*/false)) {
     fail(context, "the AMDGPU metadata note is not valid MessagePack");
   }

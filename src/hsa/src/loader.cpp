@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::hsa {
@@ -168,6 +169,12 @@ const LoadedObject& Executable::load(std::span<const std::uint8_t> bytes, const 
     for (const auto& note : file.notes(phdr, error)) {
       if (note.getName() != "AMDGPU" || note.getType() != llvm::ELF::NT_AMDGPU_METADATA) continue;
       auto desc = note.getDescAsStringRef(phdr.p_align);
+      try {
+        codeobj::check_msgpack_shape(std::string_view(desc.data(), desc.size()), name,
+                                     "AMDGPU metadata note");
+      } catch (const Error& error) {
+        invalid(name, error.what());
+      }
       if (!metadata.readFromBlob(desc, false))
         invalid(name, "the AMDGPU metadata note is not valid MessagePack");
       have_metadata = true;

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "wavekit/codeobj/code_object.h"
+#include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/support/error.h"
 
@@ -176,6 +177,9 @@ std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
 
 RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& context) {
   Reader reader(context);
+  codeobj::check_msgpack_shape(
+      std::string_view(reinterpret_cast<const char*>(desc.data()), desc.size()), context,
+      "WAVEKIT note");
   llvm::msgpack::Document document;
   if (!document.readFromBlob(
           llvm::StringRef(reinterpret_cast<const char*>(desc.data()), desc.size()),

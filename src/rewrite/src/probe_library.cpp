@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "wavekit/codeobj/code_object.h"
+#include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/isa/isa.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/support/error.h"
@@ -296,6 +297,9 @@ std::vector<std::uint8_t> encode_probe_note(const std::vector<ProbeFootprint>& p
 
 std::vector<ProbeFootprint> decode_probe_note(std::span<const std::uint8_t> desc,
                                               const std::string& context) {
+  codeobj::check_msgpack_shape(
+      std::string_view(reinterpret_cast<const char*>(desc.data()), desc.size()), context,
+      "WAVEKIT probe note");
   llvm::msgpack::Document document;
   auto bad = [&](const std::string& what) -> void { fail(context, "WAVEKIT probe note: " + what); };
   if (!document.readFromBlob(

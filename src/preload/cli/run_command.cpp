@@ -54,6 +54,13 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
       std::cerr << " -> " << line.first_file << (line.dispatches > 1 ? " ..." : "");
     std::cerr << "\n";
   }
+  if (summary.contains("hostcall")) {
+    const nlohmann::json& hostcall = summary["hostcall"];
+    std::cerr << "  hostcall: " << hostcall.value("calls", std::uint64_t{0}) << " calls ("
+              << hostcall.value("failed", std::uint64_t{0}) << " failed), "
+              << hostcall.value("bytes", std::uint64_t{0}) << " bytes, service p99 "
+              << hostcall["latency_ns"].value("p99", std::uint64_t{0}) << " ns\n";
+  }
   for (const auto& message : summary.value("messages", nlohmann::json::array()))
     std::cerr << "  note: " << message.get<std::string>() << "\n";
 }
@@ -87,11 +94,13 @@ int run_run(wavekit::cli::Arguments args) {
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
       "alone; wavekit's summary goes to stderr.");
   parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool (this build has bbcount)");
-  parser.option("--probe-lib", &options.shim.probe_library, "LIB", "custom tool: the probe library");
+  parser.option("--probe-lib", &options.shim.probe_library, "LIB",
+                "custom tool: the probe library");
   parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
   parser.option("--tool-out", &options.shim.tool_out, "PATH",
                 "where per-dispatch results go (default: ./wavekit-<tool>)");
-  parser.option("--device", &device, "emu|hsa", "run on the emulator or on ROCm (default: emu "
+  parser.option("--device", &device, "emu|hsa",
+                "run on the emulator or on ROCm (default: emu "
                 "unless this machine has an AMD GPU)");
   parser.option("--emu-target", &options.emulated_target, "GFX",
                 "the GPU the emulator reports (default: the emulator's)");

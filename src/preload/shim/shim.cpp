@@ -539,8 +539,12 @@ class Shim {
     KernelRecord& kernel = it->second;
     const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
     if (!kernel.unusable.empty()) {
-      // The reason was reported once at freeze; the original kernel (if any) runs.
-      if (kernel.original_kernel_object) packet.kernel_object = kernel.original_kernel_object;
+      // The reason was reported once at freeze; the original kernel runs.
+      if (kernel.original_kernel_object)
+        packet.kernel_object = kernel.original_kernel_object;
+      else
+        warn_once_locked(kernel.unusable + " for " + note_kernel.name +
+                         " and no original to fall back to");
       return;
     }
     const std::uint32_t grid[3] = {packet.grid_size_x, packet.grid_size_y, packet.grid_size_z};

@@ -5,6 +5,7 @@
 // spelled out here from the probes' definition (tests/rewrite/probes/hostcall_probes.hip).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -117,7 +118,34 @@ TEST_P(HostcallSdk, PrintFromDivergedWaves) {
   EXPECT_EQ(count, kWaves * 32);
 }
 
-INSTANTIATE_TEST_SUITE_P(rewrite, HostcallSdk, testing::Values("gfx908", "gfx90a", "gfx942"));
+// How launchers find the ring: an 8-byte STT_OBJECT named wavekit_hostcall_ring among the
+// library's dynamic symbols, as llvm-readelf-22 lists them.
+TEST_P(HostcallSdk, TheRingIsAVariableOfTheProbeLibrary) {
+  const std::string command =
+      std::string(WAVEKIT_LLVM_READELF) + " --dyn-syms --wide " + library(GetParam());
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string listing;
+  char buffer[4096];
+  while (std::size_t got = fread(buffer, 1, sizeof buffer, pipe)) listing.append(buffer, got);
+  ASSERT_EQ(pclose(pipe), 0) << command;
+  std::istringstream lines(listing);
+  std::string line, found;
+  while (std::getline(lines, line))
+    if (line.ends_with(" wavekit_hostcall_ring")) found = line;
+  ASSERT_FALSE(found.empty()) << listing;
+  std::istringstream fields(found);
+  std::string number, value, size, type, binding;
+  fields >> number >> value >> size >> type >> binding;
+  EXPECT_EQ(size, "8") << found;
+  EXPECT_EQ(type, "OBJECT") << found;
+  EXPECT_EQ(binding, "WEAK") << found;
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, HostcallSdk, testing::Values("gfx908", "gfx90a", "gfx942"),
+                         [](const testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param);
+                         });
 
 // A launch that must run the service (a rewritten object whose note says needs_hostcall) but
 // whose loaded objects neither define nor reference the ring is refused by name.

@@ -16,8 +16,7 @@ import subprocess
 import sys
 import time
 
-CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_sampled", "proton",
-           "proton_hook", "torchprof"]
+CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled", "proton", "proton_hook", "torchprof"]
 
 
 def rss_bytes():
@@ -273,6 +272,8 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
         if config == "ours_sampled":
             env["WAVEKIT_PROFILE_DUTY"] = "50/1000"
+        if config == "ours_graph":  # graph launches as one GRAPH_TRACE record each
+            env["WAVEKIT_PROFILE_GRAPHS"] = "graph"
         if config == "ours_idle":  # attached, never collecting: the cost of being there
             env["WAVEKIT_PROFILE_START_DISABLED"] = "1"
         if tag.startswith("soak"):
@@ -285,7 +286,7 @@ def orchestrate(args):
     rng = random.Random(7)
     me = os.path.abspath(__file__)
     for rnd in range(args.rounds):
-        order = CONFIGS[:]
+        order = list(args.configs)
         rng.shuffle(order)
         for config in order:
             t = time.time()
@@ -299,7 +300,7 @@ def orchestrate(args):
                       f"{(e.stderr or b'')[-2000:]}", flush=True)
                 continue
             status = "ok" if proc.returncode == 0 else f"FAILED rc={proc.returncode}"
-            print(f"round {rnd} {config:13s} {time.time() - t:6.1f} s {status}", flush=True)
+            print(f"round {rnd} {config:21s} {time.time() - t:6.1f} s {status}", flush=True)
             if proc.returncode != 0 or "wavekit profile:" in proc.stderr:
                 print(proc.stderr[-3000:], flush=True)
     for config in args.soak:
@@ -334,12 +335,17 @@ def summarise(out):
             entry["cpu"] += w["cpu"]
     names = sorted({k[1] for k in by})
     summary = {}
-    print("\nworkload        config          wall median [95% CI]        ratio   cpu ratio  host ns/launch")
+    # Host cost per launch, two ways: over the unprofiled run (everything the profiler costs)
+    # and over floor_activity (what it costs beyond CUPTI's own kernel tracing).
+    print("\nworkload        config          wall median [95% CI]        ratio   cpu ratio"
+          "  ns/launch  over floor")
     for name in names:
         base = by.get(("none", name))
         if not base:
             continue
         bw, bc = statistics.median(base["wall"]), statistics.median(base["cpu"])
+        floor = by.get(("floor_activity", name))
+        fw = statistics.median(floor["wall"]) if floor else None
         for config in CONFIGS:
             e = by.get((config, name))
             if not e:
@@ -347,18 +353,20 @@ def summarise(out):
             m, lo, hi = median_ci(e["wall"], rng)
             c = statistics.median(e["cpu"])
             per_launch = (m - bw) / e["n"] * 1e9
+            over_floor = (m - fw) / e["n"] * 1e9 if fw is not None else float("nan")
             summary[f"{name}/{config}"] = {"wall_s": m, "ci": [lo, hi], "ratio": m / bw,
                                            "cpu_ratio": c / bc, "ns_per_launch": per_launch,
+                                           "ns_per_launch_over_floor": over_floor,
                                            "samples": len(e["wall"])}
-            print(f"{name:15s} {config:13s} {m*1e3:9.2f} ms [{lo*1e3:8.2f}, {hi*1e3:8.2f}]"
-                  f"  {m/bw:7.4f}  {c/bc:8.3f}  {per_launch:10.0f}")
+            print(f"{name:15s} {config:21s} {m*1e3:9.2f} ms [{lo*1e3:8.2f}, {hi*1e3:8.2f}]"
+                  f"  {m/bw:7.4f}  {c/bc:8.3f}  {per_launch:9.0f}  {over_floor:10.0f}")
     graph = {}
     for r in runs:
         graph.setdefault(r["config"], []).extend(r.get("graph_gpu_ms_per_replay", []))
     print("\ngraph replay GPU ms/replay (CUDA events), median:")
     for config, values in graph.items():
         if values:
-            print(f"  {config:13s} {statistics.median(values):.4f}")
+            print(f"  {config:21s} {statistics.median(values):.4f}")
             summary[f"graph_gpu/{config}"] = statistics.median(values)
     for r in rows:
         if "soak" in r:
@@ -380,6 +388,7 @@ def main():
     o.add_argument("--out", required=True)
     o.add_argument("--rounds", type=int, default=2)
     o.add_argument("--reps", type=int, default=3)
+    o.add_argument("--configs", nargs="+", choices=CONFIGS, default=CONFIGS)
     o.add_argument("--soak", nargs="*", default=["ours", "floor"])
     o.add_argument("--soak-replays", type=int, default=10000)
     o.add_argument("--timeout", type=int, default=150, help="seconds per process")

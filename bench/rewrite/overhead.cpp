@@ -1,7 +1,8 @@
-// For every corpus kernel bbcount can instrument: executed wave-instructions of the rewritten
-// kernel over the original's (both from the emulator, in the same process, same inputs), and
-// the rewriter's throughput in relocated instructions per second. Ratios, not times, are the
-// result; the throughput is indicative only (shared 2-core machine).
+// For every corpus kernel a tool (bbcount by default; `rewrite_bench DIR callret`) can
+// instrument and has points in: executed wave-instructions of the rewritten kernel over the
+// original's (both from the emulator, in the same process, same inputs), and the rewriter's
+// throughput in relocated instructions per second. Ratios, not times, are the result; the
+// throughput is indicative only (shared 2-core machine).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -47,17 +48,20 @@ int main(int argc, char** argv) {
       argc > 1 ? std::filesystem::path(argv[1])
                : std::filesystem::temp_directory_path() / "wavekit_rewrite_bench";
   std::filesystem::create_directories(dir);
+  const std::string tool = argc > 2 ? argv[2] : "bbcount";
   std::vector<double> ratios;
   std::uint64_t relocated = 0;
   double rewrite_seconds = 0;
-  std::printf("%-28s %-24s %12s %12s %7s\n", "object", "kernel", "original", "bbcount", "ratio");
+  std::printf("%-28s %-24s %12s %12s %7s\n", "object", "kernel", "original", tool.c_str(),
+              "ratio");
   for (const wavekit::corpus::CorpusObject& object : wavekit::corpus::objects()) {
     if (object.fat_binary || object.stripped) continue;
     const auto input =
         wavekit::codeobj::CodeObject::parse(wavekit::read_file(object.path), object.path);
     for (const std::string& name : object.kernels) {
-      wavekit::rewrite::Plan plan = wavekit::rewrite::tool_plan("bbcount");
+      wavekit::rewrite::Plan plan = wavekit::rewrite::tool_plan(tool);
       plan.kernels = {name};
+      plan.probe_library = wavekit::rewrite::tool_probe_library(tool, input.target().processor);
       wavekit::rewrite::RewriteResult result;
       const auto start = std::chrono::steady_clock::now();
       try {
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
         std::printf("%-28s %-24s refused: %s\n", object.name.c_str(), name.c_str(), error.what());
         continue;
       }
+      if (result.points_instrumented == 0) continue;  // callret: a kernel without calls
       rewrite_seconds +=
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       relocated += result.instructions_relocated;
@@ -91,8 +96,8 @@ int main(int argc, char** argv) {
   if (ratios.empty()) return 1;
   std::sort(ratios.begin(), ratios.end());
   std::printf(
-      "bbcount executed-instruction ratio: median %.3f, min %.3f, max %.3f over %zu kernels\n",
-      ratios[ratios.size() / 2], ratios.front(), ratios.back(), ratios.size());
+      "%s executed-instruction ratio: median %.3f, min %.3f, max %.3f over %zu kernels\n",
+      tool.c_str(), ratios[ratios.size() / 2], ratios.front(), ratios.back(), ratios.size());
   std::printf("rewrite throughput: %.0f relocated instructions/s (%llu in %.3f s)\n",
               double(relocated) / rewrite_seconds, static_cast<unsigned long long>(relocated),
               rewrite_seconds);

@@ -14,21 +14,8 @@ int main(int argc, char** argv) {
   const unsigned n = 4096;
   unsigned* input = example_allocate(&context, n * sizeof(unsigned));
   unsigned* output = example_allocate(&context, n * sizeof(unsigned));
-  unsigned state = 12345;
-  for (unsigned i = 0; i < n; ++i) {
-    state = state * 1103515245u + 12345u; /* a fixed pseudo-random input */
-    input[i] = state >> 8;
-  }
-  struct {
-    const unsigned* input;
-    unsigned* output;
-    unsigned n;
-  } args = {input, output, n};
-  void* kernarg = example_kernarg(&context, &kernel, &args, sizeof args, n, 128);
-  hsa_signal_t done;
-  CHECK(hsa_signal_create(1, 0, NULL, &done));
-  example_dispatch(&context, &kernel, kernarg, n, 128, done);
-  example_wait(done, 1);
+  example_fill_pseudo_random(input, n);
+  example_run_unary(&context, &kernel, input, output, n, 128);
 
   unsigned wrong = 0;
   unsigned long long checksum = 0;
@@ -41,8 +28,6 @@ int main(int argc, char** argv) {
   printf("divergent on %s: %u elements, checksum %llu, %u wrong\n", context.gpu_name, n, checksum,
          wrong);
 
-  CHECK(hsa_signal_destroy(done));
-  CHECK(hsa_memory_free(kernarg));
   CHECK(hsa_amd_memory_pool_free(input));
   CHECK(hsa_amd_memory_pool_free(output));
   CHECK(hsa_executable_destroy(executable));

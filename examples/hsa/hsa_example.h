@@ -222,6 +222,34 @@ static void example_wait(hsa_signal_t signal, hsa_signal_value_t until_below) {
   }
 }
 
+/* A fixed pseudo-random input (an LCG), the same on every run. */
+static inline void example_fill_pseudo_random(unsigned* values, unsigned n) {
+  unsigned state = 12345;
+  for (unsigned i = 0; i < n; ++i) {
+    state = state * 1103515245u + 12345u;
+    values[i] = state >> 8;
+  }
+}
+
+/* One dispatch of a kernel(const unsigned* input, unsigned* output, unsigned n) over n
+ * work-items in workgroups of `block`, waited for. */
+static inline void example_run_unary(example_context* context, const example_kernel* kernel,
+                                     const unsigned* input, unsigned* output, unsigned n,
+                                     unsigned block) {
+  struct {
+    const unsigned* input;
+    unsigned* output;
+    unsigned n;
+  } args = {input, output, n};
+  void* kernarg = example_kernarg(context, kernel, &args, sizeof args, n, block);
+  hsa_signal_t done;
+  CHECK(hsa_signal_create(1, 0, NULL, &done));
+  example_dispatch(context, kernel, kernarg, n, block, done);
+  example_wait(done, 1);
+  CHECK(hsa_signal_destroy(done));
+  CHECK(hsa_memory_free(kernarg));
+}
+
 /* The code object named `file` next to the examples (their build directory), or argv's. */
 static const char* example_code_object(int argc, char** argv, int index, const char* file) {
   static char paths[4][4096];

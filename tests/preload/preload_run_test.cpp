@@ -6,15 +6,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <set>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
+#include "calls_reference.h"
 #include "wavekit/support/file.h"
 
 namespace {
@@ -28,7 +30,8 @@ struct Outcome {
 };
 
 fs::path scratch(const std::string& name) {
-  fs::path path = fs::temp_directory_path() / ("wavekit-run-" + name + "-" + std::to_string(getpid()));
+  fs::path path =
+      fs::temp_directory_path() / ("wavekit-run-" + name + "-" + std::to_string(getpid()));
   fs::remove_all(path);
   fs::create_directories(path);
   return path;
@@ -56,7 +59,9 @@ Outcome shell(const std::string& command) {
   return outcome;
 }
 
-std::string example(const std::string& name) { return std::string(WAVEKIT_HSA_EXAMPLES) + "/" + name; }
+std::string example(const std::string& name) {
+  return std::string(WAVEKIT_HSA_EXAMPLES) + "/" + name;
+}
 std::string runtime_dir() { return fs::path(WAVEKIT_EMULATOR_RUNTIME_DIR_FOR_TESTS).string(); }
 
 Outcome plain(const std::string& program_and_args) {
@@ -93,7 +98,8 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   fs::path dir = scratch("bbcount");
   Outcome reference = plain(example("divergent"));
   ASSERT_EQ(reference.status, 0) << reference.err;
-  Outcome run = instrumented("--tool bbcount --tool-out " + (dir / "out").string(), example("divergent"));
+  Outcome run =
+      instrumented("--tool bbcount --tool-out " + (dir / "out").string(), example("divergent"));
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, reference.out);
   EXPECT_NE(run.err.find("distinct per-wave profiles"), std::string::npos) << run.err;
@@ -101,10 +107,10 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   EXPECT_TRUE(fs::exists(dir / "out" / "divergent.0.svg"));
 
   write_divergent_input(dir / "input.bin", 4096);
-  Outcome truth = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
-                        " --kernel divergent --grid 4096 --block 128 --arg file:" +
-                        (dir / "input.bin").string() + " --arg zeros:16384 --arg u32:4096" +
-                        " --trace-blocks " + (dir / "truth.json").string());
+  Outcome truth = shell(
+      std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
+      " --kernel divergent --grid 4096 --block 128 --arg file:" + (dir / "input.bin").string() +
+      " --arg zeros:16384 --arg u32:4096" + " --trace-blocks " + (dir / "truth.json").string());
   ASSERT_EQ(truth.status, 0) << truth.err;
   auto expected = nlohmann::json::parse(slurp(dir / "truth.json"));
   auto actual = nlohmann::json::parse(slurp(dir / "out" / "divergent.0.json"));
@@ -122,11 +128,12 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
 TEST(Run, OfflineRewriteAndLaunchGiveTheSameCountsAndOutputs) {
   fs::path dir = scratch("offline");
   write_divergent_input(dir / "input.bin", 4096);
-  std::string args = " --kernel divergent --grid 4096 --block 128 --arg file:" +
-                     (dir / "input.bin").string() + " --arg zeros:16384 --arg u32:4096";
-  Outcome truth = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") + args +
-                        " --out " + (dir / "original").string() + " --trace-blocks " +
-                        (dir / "truth.json").string());
+  std::string args =
+      " --kernel divergent --grid 4096 --block 128 --arg file:" + (dir / "input.bin").string() +
+      " --arg zeros:16384 --arg u32:4096";
+  Outcome truth =
+      shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") + args + " --out " +
+            (dir / "original").string() + " --trace-blocks " + (dir / "truth.json").string());
   ASSERT_EQ(truth.status, 0) << truth.err;
   Outcome rewrite = shell(std::string(WAVEKIT_CLI) + " rewrite " + example("divergent.co") +
                           " -o " + (dir / "rewritten.co").string() + " --tool bbcount");
@@ -169,7 +176,8 @@ TEST(Run, TwoObjectsManyDispatchesAndStrippedObjects) {
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_EQ(run.out, reference.out);
     std::size_t reports = 0;
-    for (const auto& entry : fs::directory_iterator(out)) reports += entry.path().extension() == ".json";
+    for (const auto& entry : fs::directory_iterator(out))
+      reports += entry.path().extension() == ".json";
     if (c.dispatch_reports)
       EXPECT_EQ(reports, c.dispatch_reports) << run.err;
     else
@@ -208,11 +216,12 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
   // A corrupt cache entry, with load-time rewriting off: the original object runs.
   fs::path cache = dir / "cache";
   fs::create_directories(cache);
-  Outcome fill = instrumented("--tool bbcount --cache " + cache.string() + " --tool-out " +
-                                  (dir / "fill").string(),
-                              example("divergent"));
+  Outcome fill = instrumented(
+      "--tool bbcount --cache " + cache.string() + " --tool-out " + (dir / "fill").string(),
+      example("divergent"));
   ASSERT_EQ(fill.status, 0) << fill.err;
-  for (const auto& entry : fs::directory_iterator(cache)) wavekit::write_file(entry.path().string(), std::string("garbage"));
+  for (const auto& entry : fs::directory_iterator(cache))
+    wavekit::write_file(entry.path().string(), std::string("garbage"));
   Outcome corrupt = instrumented("--tool bbcount --no-load-time-rewrite --cache " + cache.string() +
                                      " --tool-out " + (dir / "corrupt").string(),
                                  example("divergent"));
@@ -222,12 +231,13 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
 
   // A probe library built for another GPU: refused before anything is loaded.
   fs::path plan = dir / "plan.json";
-  wavekit::write_file(plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
+  wavekit::write_file(
+      plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
       "points": [{"where": "kernel_entry", "snippet": {"op": "increment", "variable": "hits"}}]})"));
-  Outcome wrong_target = instrumented(
-      "--plan " + plan.string() + " --probe-lib " + std::string(WAVEKIT_CORPUS_DIR) +
-          "/basic_gfx908_O2_cov5.co --tool-out " + (dir / "wrong").string(),
-      example("divergent"));
+  Outcome wrong_target =
+      instrumented("--plan " + plan.string() + " --probe-lib " + std::string(WAVEKIT_CORPUS_DIR) +
+                       "/basic_gfx908_O2_cov5.co --tool-out " + (dir / "wrong").string(),
+                   example("divergent"));
   ASSERT_EQ(wrong_target.status, 0) << wrong_target.err;
   EXPECT_EQ(wrong_target.out, plain(example("divergent")).out);
   EXPECT_EQ(shim_messages(wrong_target.err, "is for gfx908"), 1u) << wrong_target.err;
@@ -236,9 +246,8 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
 
 // A probe library that uses the hostcall ring (the probe SDK defines wavekit_hostcall_ring in
 // it): the shim loads it into the application's executable, starts the service, stores the
-// ring's address in the variable and reports the service at exit. The instrumented kernels make
-// no probe calls yet (the rewriter does not emit them), so the service answers none; the
-// application's output must not change.
+// ring's address in the variable and reports the service at exit. This plan makes no probe
+// calls, so the service answers none; the application's output must not change.
 TEST(Run, ProbeLibraryWithTheHostcallRingStartsTheService) {
   fs::path dir = scratch("hostcall");
   fs::path plan = dir / "plan.json";
@@ -251,6 +260,73 @@ TEST(Run, ProbeLibraryWithTheHostcallRingStartsTheService) {
   EXPECT_EQ(run.out, plain(example("divergent")).out);
   EXPECT_NE(run.err.find("hostcall: 0 calls (0 failed)"), std::string::npos) << run.err;
   EXPECT_EQ(shim_messages(run.err, "hostcall"), 0u) << run.err;
+  fs::remove_all(dir);
+}
+
+// One step of splitmix64 from state `z` (add the golden gamma, then mix), as docs/rewrite.md
+// specifies callret's per-lane hash.
+std::uint64_t splitmix64(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// callret on an unmodified program whose kernel calls two device functions: the program's
+// output is unchanged, and every wave's record of each call equals what the CPU computes the
+// call returns for that wave's lanes (examples/hsa/calls_reference.h).
+TEST(Run, CallretRecordsWhatTheCpuSaysTheCallsReturn) {
+  fs::path dir = scratch("callret");
+  Outcome reference = plain(example("calls"));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  Outcome run =
+      instrumented("--tool callret --tool-out " + (dir / "out").string(), example("calls"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, reference.out);
+  ASSERT_TRUE(fs::exists(dir / "out" / "calls.0.json")) << run.err;
+  const auto report = nlohmann::json::parse(slurp(dir / "out" / "calls.0.json"));
+
+  // calls.c: 1000 work-items of the LCG input in workgroups of 128 (two waves each).
+  constexpr unsigned n = 1000, block = 128;
+  std::vector<unsigned> input(n);
+  unsigned state = 12345;
+  for (unsigned& value : input) {
+    state = state * 1103515245u + 12345u;
+    value = state >> 8;
+  }
+  ASSERT_EQ(report["waves"].size(), (n + 63) / 64);
+  for (const auto& wave : report["waves"]) {
+    const unsigned first = wave["workgroup"][0].get<unsigned>() * block +
+                           wave["wave_in_workgroup"].get<unsigned>() * 64;
+    const unsigned lanes = std::min(64u, n - first);
+    ASSERT_EQ(wave["calls"].size(), 2u) << wave.dump();
+    // Call sites in address order: mix_round, then capped_max.
+    std::vector<std::vector<unsigned>> returned(2);
+    for (unsigned lane = 0; lane < lanes; ++lane) {
+      const unsigned i = first + lane;
+      returned[0].push_back(calls_mix_round(input[i], i & 3));
+      returned[1].push_back(calls_capped_max(returned[0].back(), input[i]));
+      ASSERT_EQ(returned[1].back(), calls_reference(input[i], i));
+    }
+    std::size_t site = 0;
+    for (const auto& [address, record] : wave["calls"].items()) {
+      SCOPED_TRACE("wave " + wave["id"].dump() + ", call at " + address);
+      const std::vector<unsigned>& values = returned.at(site++);
+      std::uint64_t hash = 0;
+      for (unsigned lane = 0; lane < lanes; ++lane)
+        hash += splitmix64(std::uint64_t{lane} << 32 | values[lane]);
+      auto as_signed = [](unsigned v) { return static_cast<std::int32_t>(v); };
+      EXPECT_EQ(record["returns"], 1);
+      EXPECT_EQ(record["lanes"], lanes);
+      EXPECT_EQ(record["first_lane"], 0);
+      EXPECT_EQ(record["first_value"].get<std::int64_t>() & 0xffffffff, values[0]);
+      std::vector<std::int32_t> signed_values;
+      for (unsigned v : values) signed_values.push_back(as_signed(v));
+      EXPECT_EQ(record["min"], *std::min_element(signed_values.begin(), signed_values.end()));
+      EXPECT_EQ(record["max"], *std::max_element(signed_values.begin(), signed_values.end()));
+      EXPECT_EQ(std::stoull(record["hash"].get<std::string>(), nullptr, 16), hash);
+    }
+  }
   fs::remove_all(dir);
 }
 

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "wavekit/preload/callret_view.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/substitution.h"
@@ -15,8 +16,8 @@ namespace {
 std::string corpus(const std::string& name) { return std::string(WAVEKIT_CORPUS_DIR) + "/" + name; }
 
 std::filesystem::path fresh_directory(const std::string& name) {
-  auto path = std::filesystem::temp_directory_path() / ("wavekit-preload-" + name + "-" +
-                                                        std::to_string(getpid()));
+  auto path = std::filesystem::temp_directory_path() /
+              ("wavekit-preload-" + name + "-" + std::to_string(getpid()));
   std::filesystem::remove_all(path);
   std::filesystem::create_directories(path);
   return path;
@@ -30,7 +31,8 @@ TEST(Config, EnvironmentRoundTrip) {
   config.kernels = {"a", "b"};
   config.load_time_rewrite = false;
   config.fault = InjectedFault::arena_allocation;
-  for (const auto& [name, value] : config_to_environment(config)) setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& [name, value] : config_to_environment(config))
+    setenv(name.c_str(), value.c_str(), 1);
   ShimConfig read = config_from_environment();
   EXPECT_EQ(read.tool, "bbcount");
   EXPECT_EQ(read.tool_out, "/tmp/out");
@@ -91,7 +93,8 @@ TEST(Substitution, CorruptCacheEntryIsDeclinedWithItsPath) {
   config.load_time_rewrite = false;
   std::vector<std::uint8_t> original = read_file(corpus("basic_gfx90a_O2_cov5.co"));
   std::string entry = cache_path(config.cache_dir, original, plan_for(config));
-  write_file(entry, std::string("\x7f" "ELF but not really"));
+  write_file(entry, std::string("\x7f"
+                                "ELF but not really"));
   auto outcome = Substituter(config).substitute(original);
   ASSERT_TRUE(std::holds_alternative<Declined>(outcome));
   EXPECT_NE(std::get<Declined>(outcome).reason.find(entry), std::string::npos)
@@ -130,10 +133,34 @@ TEST(Heatmap, CountsDistinctProfilesAndShadesByCount) {
   EXPECT_NE(text.picture.find("wave     1  ─·"), std::string::npos) << text.picture;
   EXPECT_NE(text.picture.find("wave     0  ─█"), std::string::npos) << text.picture;
   EXPECT_NE(text.picture.find("wave     3  ─░"), std::string::npos) << text.picture;
-  EXPECT_NE(text.picture.find("block 0x120: entered 3..9 times"), std::string::npos) << text.picture;
+  EXPECT_NE(text.picture.find("block 0x120: entered 3..9 times"), std::string::npos)
+      << text.picture;
   std::string svg = heatmap_svg(report);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("block 0x120: 9"), std::string::npos);
+}
+
+TEST(CallretView, OneRowPerSiteSummedOverWavesInAddressOrder) {
+  nlohmann::json report = nlohmann::json::parse(R"({"kernel": "k", "waves": [
+      {"id": 1, "calls": {"0x1ab0": {"returns": 2, "lanes": 100, "first_lane": 0,
+                                     "first_value": 7, "min": -5, "max": 40, "hash": "0x1"}}},
+      {"id": 0, "calls": {"0x1ab0": {"returns": 1, "lanes": 64, "first_lane": 3,
+                                     "first_value": 11, "min": 2, "max": 90, "hash": "0x2"},
+                          "0x900": {"returns": 1, "lanes": 1, "first_lane": 0,
+                                    "first_value": -1, "min": -1, "max": -1, "hash": "0x3"}}}]})");
+  const std::string table = callret_table(report);
+  EXPECT_NE(table.find("kernel k: 2 waves, 2 call sites"), std::string::npos) << table;
+  const std::size_t low = table.find("0x900"), high = table.find("0x1ab0");
+  ASSERT_NE(low, std::string::npos) << table;
+  ASSERT_NE(high, std::string::npos) << table;
+  EXPECT_LT(low, high) << "rows in address order:\n" << table;
+  // 0x1ab0: 2 waves, 3 returns, 164 lane-values, min -5, max 90, wave 0 got 11.
+  const std::string row = table.substr(high, table.find('\n', high) - high);
+  EXPECT_EQ(row,
+            "0x1ab0           2         3         164           -5           90             11")
+      << table;
+  EXPECT_THROW(callret_table(nlohmann::json::parse(R"({"kernel": "k"})")), Error);
+  EXPECT_THROW(callret_table(nlohmann::json::parse(R"({"waves": [{"id": 0}]})")), Error);
 }
 
 }  // namespace

@@ -90,7 +90,7 @@ TEST(Aggregator, GraphKernelsGoUnderTheirCaptureSite) {
   // Instantiate: the exec's node 200 is a clone of 100.
   graphs.exec_create_starting();
   graphs.node_cloned(100, 200);
-  graphs.exec_created(/*exec=*/7);
+  graphs.exec_created(/*exec=*/7, /*source_graph=*/1);
   Aggregator agg(tree, launches, &graphs, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
     phases.push_back(build_profile(t, tree, s));
   });
@@ -114,6 +114,74 @@ TEST(Aggregator, GraphKernelsGoUnderTheirCaptureSite) {
   EXPECT_EQ(graphs.tracked_nodes(), 1u);
   graphs.graph_destroyed(1);
   EXPECT_EQ(graphs.tracked_nodes(), 0u);
+}
+
+// Graph-level tracing: one record per graph launch, under launch context / <captured_at> /
+// the deepest context holding all the graph's captured kernels.
+TEST(Aggregator, GraphLaunchesGoUnderTheirGraphsCaptureSite) {
+  ContextTree tree;
+  LaunchTable launches(1024);
+  GraphRegistry graphs(&tree);
+  std::vector<Profile> phases;
+  tree.enter("capture");
+  tree.enter("attn");
+  graphs.node_created(/*graph=*/1, /*node=*/100, tree.current());
+  tree.exit();
+  tree.enter("mlp");
+  graphs.node_created(/*graph=*/1, /*node=*/101, tree.current());
+  tree.exit();
+  tree.exit();
+  // Instantiation without clone callbacks: the exec's context comes from its source graph.
+  graphs.exec_create_starting();
+  graphs.exec_created(/*exec=*/7, /*source_graph=*/1);
+  Aggregator agg(tree, launches, &graphs, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
+    phases.push_back(build_profile(t, tree, s));
+  });
+  tree.enter("decode");
+  launches.record(1, tree.current(), 0);  // cuGraphLaunch of exec 7
+  launches.record_graph_exec(1, 7);
+  launches.record(2, tree.current(), 0);  // a launch whose exec id the callback missed
+  launches.record(3, tree.current(), 0);  // a graph instantiated before profiling started
+  tree.exit();
+  agg.begin_batch();
+  agg.consume_graph({1, 0, 1000, 0, 0, /*graph_id=*/1}, 0);
+  agg.consume_graph({1, 2000, 2500, 0, 0, 1}, 0);
+  agg.consume_graph({2, 3000, 3400, 0, 0, 1}, 0);  // found through the record's graph id
+  agg.consume_graph({3, 4000, 4100, 0, 0, 9}, 0);
+  agg.finish();
+  ASSERT_EQ(phases.size(), 1u);
+  std::map<std::string, Metrics> got;
+  leaves(phases[0].root, "", got);
+  const Metrics& known = got["decode / <captured_at> / capture / " + graph_leaf_name(1)];
+  EXPECT_EQ(known.count, 3u);
+  EXPECT_EQ(known.time_ns, 1000u + 500u + 400u);
+  EXPECT_EQ(got["decode / " + graph_leaf_name(9)].count, 1u) << "unknown graphs stay at launch";
+  EXPECT_EQ(agg.totals().graph_unknown, 1u);
+  EXPECT_EQ(agg.totals().records, 4u);
+
+  graphs.exec_destroyed(7);
+  graphs.graph_destroyed(1);
+  EXPECT_EQ(graphs.tracked_nodes(), 0u);
+}
+
+TEST(Aggregator, AGraphCapturedInOneScopeIsAttributedToThatScope) {
+  ContextTree tree;
+  GraphRegistry graphs(&tree);
+  tree.enter("step");
+  NodeId step = tree.current();
+  graphs.node_created(2, 200, step);
+  graphs.node_created(2, 201, step);
+  tree.exit();
+  graphs.exec_create_starting();
+  graphs.node_cloned(200, 300);
+  graphs.node_cloned(201, 301);
+  graphs.exec_created(/*exec=*/5, /*source_graph=*/2);
+  auto snapshot = graphs.snapshot();
+  ASSERT_EQ(snapshot->execs.count(5), 1u);
+  EXPECT_EQ(snapshot->execs.at(5), step);
+  EXPECT_EQ(snapshot->graphs.at(2), step);
+  graphs.exec_destroyed(5);
+  EXPECT_EQ(graphs.snapshot()->execs.count(5), 1u) << "the consumer's snapshot is immutable";
 }
 
 TEST(Aggregator, RecordsLandInTheirLaunchPhaseEvenWhenTheyArriveLate) {

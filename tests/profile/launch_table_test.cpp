@@ -25,6 +25,18 @@ TEST(LaunchTable, ASlotReusedByALaterLaunchNoLongerAnswersForTheOldOne) {
   EXPECT_EQ(table.lookup(5 + 1024)->context, 2u);
 }
 
+TEST(LaunchTable, GraphLaunchesCarryTheirExecutableGraph) {
+  LaunchTable table(1024);
+  table.record(9, 1, 0);
+  table.record_graph_exec(9, 77);
+  ASSERT_TRUE(table.lookup_graph_exec(9));
+  EXPECT_EQ(*table.lookup_graph_exec(9), 77u);
+  EXPECT_FALSE(table.lookup_graph_exec(10)) << "a kernel launch has no executable graph";
+  table.record_graph_exec(9 + 4096, 78);  // 4096 graph launches later the slot is reused
+  EXPECT_FALSE(table.lookup_graph_exec(9));
+  EXPECT_EQ(*table.lookup_graph_exec(9 + 4096), 78u);
+}
+
 TEST(LaunchTable, CarriesDeclaredWork) {
   LaunchTable table(1024, 16);
   LaunchWork work;

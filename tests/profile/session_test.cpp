@@ -108,6 +108,50 @@ TEST(Session, SampledModeCollectsOnlyInItsWindows) {
   EXPECT_TRUE(saw_off);
 }
 
+// The duty cycle without clocks: a 50 ms window every 1000 ms from the epoch.
+TEST(SampleWindows, OpensAndClosesOnceAPeriod) {
+  using namespace std::chrono_literals;
+  using Action = SampleWindows::Action;
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  SampleWindows w(50ms, 1000ms, t0);
+  EXPECT_FALSE(w.collecting()) << "a session starts between windows";
+  EXPECT_EQ(w.step(t0, true), Action::collect_on);
+  EXPECT_EQ(w.step(t0 + 49ms, true), Action::none);
+  EXPECT_TRUE(w.collecting());
+  EXPECT_EQ(w.step(t0 + 50ms, true), Action::collect_off);
+  EXPECT_EQ(w.step(t0 + 999ms, true), Action::none);
+  EXPECT_EQ(w.step(t0 + 1000ms, true), Action::collect_on);
+  EXPECT_EQ(w.step(t0 + 1060ms, true), Action::collect_off);
+  // A consumer that stalls over whole windows misses them: it never opens one late.
+  EXPECT_EQ(w.step(t0 + 3500ms, true), Action::none);
+  EXPECT_FALSE(w.collecting());
+}
+
+TEST(SampleWindows, DisablingClosesTheWindowAndOpensNone) {
+  using namespace std::chrono_literals;
+  using Action = SampleWindows::Action;
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  SampleWindows w(50ms, 1000ms, t0);
+  EXPECT_EQ(w.step(t0 + 10ms, true), Action::collect_on);
+  EXPECT_EQ(w.step(t0 + 20ms, false), Action::collect_off);
+  EXPECT_EQ(w.step(t0 + 1010ms, false), Action::none);
+  EXPECT_FALSE(w.collecting());
+  EXPECT_EQ(w.step(t0 + 1020ms, true), Action::collect_on) << "re-enabled inside a window";
+}
+
+TEST(Session, SampledModeStartsBetweenWindows) {
+  SyntheticBackend backend({"k"}, 100, 2);
+  SessionConfig config;
+  config.launch_slots = 1024;
+  config.duty_on = std::chrono::milliseconds(30);
+  config.duty_period = std::chrono::milliseconds(60);
+  Session session(config, &backend);
+  // Before the consumer's first step nothing is collected: the backend has not been switched
+  // on yet, so a launch recorded now would have no records.
+  EXPECT_FALSE(session.collecting());
+  EXPECT_FALSE(session.on_kernel_launch(1));
+}
+
 TEST(Session, EnvironmentConfigRejectsBadValues) {
   ::setenv("WAVEKIT_PROFILE_DUTY", "fifty", 1);
   EXPECT_THROW(SessionConfig::from_environment(), Error);
@@ -119,6 +163,14 @@ TEST(Session, EnvironmentConfigRejectsBadValues) {
   ::setenv("WAVEKIT_PROFILE_PHASE_MS", "-3", 1);
   EXPECT_THROW(SessionConfig::from_environment(), Error);
   ::unsetenv("WAVEKIT_PROFILE_PHASE_MS");
+  EXPECT_FALSE(SessionConfig::from_environment().graph_level) << "per-kernel by default";
+  ::setenv("WAVEKIT_PROFILE_GRAPHS", "graph", 1);
+  EXPECT_TRUE(SessionConfig::from_environment().graph_level);
+  ::setenv("WAVEKIT_PROFILE_GRAPHS", "kernel", 1);
+  EXPECT_FALSE(SessionConfig::from_environment().graph_level);
+  ::setenv("WAVEKIT_PROFILE_GRAPHS", "nodes", 1);
+  EXPECT_THROW(SessionConfig::from_environment(), Error);
+  ::unsetenv("WAVEKIT_PROFILE_GRAPHS");
 }
 
 // 10^7 synthetic kernels through the full path (launch slot, buffer, consumer, phases of 10^5

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 
+#include "corpus_runs.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/rewrite/launch.h"
@@ -44,53 +45,21 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
   return name;
 }
 
-struct Command {
-  int status = -1;
-  std::string output;
-};
-Command run(const std::string& command) {
-  Command result;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
-  char buffer[4096];
-  std::size_t n;
-  while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) result.output.append(buffer, n);
-  result.status = pclose(pipe.release());
-  return result;
-}
-
-hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
-                               const std::vector<corpus::Argument>& args, const std::string& path) {
-  hsa::LaunchRequest request;
-  request.code_object = path;
-  request.kernel = kernel.name;
-  const corpus::Dim3 grid = kernel.grid_size();
-  request.grid.size = {grid.x, grid.y, grid.z};
-  request.grid.count = 3;
-  request.block.size = {kernel.block.x, kernel.block.y, kernel.block.z};
-  request.block.count = 3;
-  for (const corpus::Argument& arg : args) {
-    hsa::ArgumentSpec spec;
-    spec.kind = arg.kind == corpus::Argument::Kind::buffer ? hsa::ArgumentSpec::Kind::file
-                : arg.bytes.size() == 8                    ? hsa::ArgumentSpec::Kind::u64
-                                                           : hsa::ArgumentSpec::Kind::u32;
-    spec.text = arg.name;
-    spec.bytes = arg.bytes;
-    request.arguments.push_back(spec);
-  }
-  request.host_threads = 1;
-  return request;
-}
-
 // The emulator's block counts of the REWRITTEN run, translated to original addresses through
 // the object's address map: a block that starts in inserted code stands for the original
 // instruction it precedes, and where two rewritten blocks stand for the same instruction (the
 // prologue, then the first block's counter), the later one is the block's own count.
-nlohmann::json translate_trace(const nlohmann::json& trace, const RewriteNote& note) {
+// Blocks outside `relocated` (the callees, which run uninstrumented at their original
+// addresses) are left out: the tool counts the kernel's own blocks.
+nlohmann::json translate_trace(const nlohmann::json& trace, const RewriteNote& note,
+                               const codeobj::Section& relocated) {
   nlohmann::json waves = nlohmann::json::array();
   for (const nlohmann::json& wave : trace["waves"]) {
     std::map<std::uint64_t, std::uint64_t> by_new_address;
-    for (const auto& [key, count] : wave["blocks"].items())
-      by_new_address[std::stoull(key, nullptr, 16)] = count.get<std::uint64_t>();
+    for (const auto& [key, count] : wave["blocks"].items()) {
+      const std::uint64_t address = std::stoull(key, nullptr, 16);
+      if (relocated.contains_address(address)) by_new_address[address] = count.get<std::uint64_t>();
+    }
     std::map<std::uint64_t, std::uint64_t> by_original;
     for (const auto& [address, count] : by_new_address)
       if (std::optional<std::uint64_t> original = note.original_instruction_at_or_after(address))
@@ -129,10 +98,13 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
   try {
     result = rewrite(input, plan);
   } catch (const Error& error) {
-    // Refusals must say why; the ones this build knows about are capabilities not done yet.
+    // Refusals must say why; the ones this build knows about are capabilities not done yet, and
+    // calls whose callee is not known statically (at -O0, fibonacci spills its own call target
+    // to a VGPR lane: what it clobbers is unknown, so the reserved SGPRs cannot be placed).
     const std::string message = error.what();
     if (message.find("not instrumented yet") != std::string::npos ||
-        message.find("not supported yet") != std::string::npos)
+        message.find("not supported yet") != std::string::npos ||
+        message.find("has a target computed at run time") != std::string::npos)
       GTEST_SKIP() << message;
     FAIL() << message;
   }
@@ -185,14 +157,20 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
         << "argument " << truth.buffers[i].first << " differs after the rewritten run";
   }
   EXPECT_GT(tool.report["waves"].size(), 0u);
-  const nlohmann::json same_run = translate_trace(tool.launch.block_trace, *note);
+  const nlohmann::json same_run = translate_trace(tool.launch.block_trace, *note, *text);
   EXPECT_EQ(tool.report, same_run) << "tool:\n"
                                    << tool.report.dump(1) << "\nground truth of the same run:\n"
                                    << same_run.dump(1);
+  const KernelView* view = nullptr;
+  const std::vector<KernelView> views = analyse_kernels(input);
+  for (const KernelView& candidate : views)
+    if (candidate.name == c.kernel) view = &candidate;
+  ASSERT_NE(view, nullptr);
+  const nlohmann::json kernel_truth = kernel_blocks_only(truth.block_trace, *view);
   if (!schedule_dependent(c.kernel))
-    EXPECT_EQ(tool.report, truth.block_trace) << "tool:\n"
-                                              << tool.report.dump(1) << "\nground truth:\n"
-                                              << truth.block_trace.dump(1);
+    EXPECT_EQ(tool.report, kernel_truth) << "tool:\n"
+                                         << tool.report.dump(1) << "\nground truth:\n"
+                                         << kernel_truth.dump(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name);

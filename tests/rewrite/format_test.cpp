@@ -2,11 +2,17 @@
 // rejection), the arena a launcher fills and a reporter reads, the plan JSON, and where the
 // hardware puts the entry SGPRs.
 #include <gtest/gtest.h>
+#include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
 
 #include <cstring>
+#include <map>
+#include <regex>
+#include <sstream>
 
 #include "entry_abi.h"  // the engine's internal view of the launch ABI
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/isa/isa.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/plan.h"
@@ -137,18 +143,22 @@ TEST(Arena, LauncherHeaderAndReporterAgree) {
   EXPECT_EQ(header.grid_workgroups[0], 2u);
   EXPECT_EQ(header.wave_count, 4u);
 
-  // What two waves' prologues and counters would leave: waves 1 and 3 ran.
-  for (std::uint64_t wave : {1u, 3u}) {
+  EXPECT_EQ(header.next_slot, 64u);
+
+  // What two waves' prologues and counters would leave: waves 3 and 1 ran and claimed slots in
+  // that order; each is its workgroup's second wave, whose lane 0 is work-item 64.
+  std::uint64_t claimed = 0;
+  for (std::uint64_t wave : {3u, 1u}) {
     probe::CaptureRegion capture{};
-    capture.wave_id = wave;
     capture.workgroup_id[0] = static_cast<std::uint32_t>(wave / 2);
-    capture.wave_in_workgroup = static_cast<std::uint32_t>(wave % 2);
-    capture.entered = 1;
-    std::uint8_t* slot = arena.data() + 64 + wave * kernel.layout.stride();
+    capture.first_workitem = 64;
+    std::uint8_t* slot = arena.data() + 64 + claimed++ * kernel.layout.stride();
     std::memcpy(slot, &capture, sizeof capture);
     const std::uint64_t count = 10 * wave;
     std::memcpy(slot + kernel.layout.find("block_counts")->offset + 8, &count, 8);
   }
+  header.next_slot = 64 + claimed * kernel.layout.stride();
+  std::memcpy(arena.data(), &header, sizeof header);
   const nlohmann::json report = tool_report("bbcount", kernel, arena);
   const nlohmann::json expected = {{"kernel", "k"},
                                    {"waves",
@@ -169,6 +179,18 @@ TEST(Arena, LauncherHeaderAndReporterAgree) {
   std::vector<std::uint8_t> wrong_stride = arena;
   wrong_stride[32] = 8;
   EXPECT_NE(error_of([&] { read_arena(wrong_stride, kernel); }).find("header stride 8"),
+            std::string::npos);
+  std::vector<std::uint8_t> torn = arena;
+  torn[probe::kArenaNextSlot] += 8;
+  EXPECT_NE(error_of([&] { read_arena(torn, kernel); }).find("is not the end of one of its"),
+            std::string::npos);
+  std::vector<std::uint8_t> twice = arena;  // the second slot claims wave 3 as well
+  twice[64 + kernel.layout.stride() + probe::kCaptureWorkgroupId] = 1;
+  EXPECT_NE(error_of([&] { read_arena(twice, kernel); }).find("two slots hold wave 3"),
+            std::string::npos);
+  std::vector<std::uint8_t> misaligned = arena;  // lane 0 of a wave is a multiple of 64
+  misaligned[64 + probe::kCaptureFirstWorkitem] = 63;
+  EXPECT_NE(error_of([&] { read_arena(misaligned, kernel); }).find("slot 0 holds no wave"),
             std::string::npos);
 }
 
@@ -234,6 +256,134 @@ TEST(EntryAbi, SgprsFollowTheLaunchOrder) {
   kd.set_user_sgpr_count(6);
   EXPECT_NE(error_of([&] { detail::entry_sgprs(kd, gfx908, "k"); }).find("USER_SGPR_COUNT (6)"),
             std::string::npos);
+}
+
+// The prologue's capture-region stores for launch layouts the corpus does not have yet (queue
+// pointer between the dispatch and kernarg pointers, workgroup ids at odd SGPRs, a system SGPR
+// or the reserved block right after workgroup_id_z): every capture dword is stored once, from
+// the register the hardware launched its value in (or the one v_readfirstlane filled), before
+// any move overwrites a launch register; and LLVM's assembler takes the text on every target.
+TEST(EntryAbi, PrologueStoresTheCaptureRegionForEveryLayout) {
+  using detail::EntrySgpr;
+  using V = detail::EntryValue;
+  struct Layout {
+    const char* what;
+    std::vector<EntrySgpr> launched;
+    unsigned reserved_base;
+    std::vector<EntrySgpr> original;  // before the rewrite added SGPRs: moves follow the stores
+  };
+  const std::vector<Layout> layouts = {
+      {"private buffer, workgroup ids at s8",
+       {{V::private_segment_buffer, 0, 4},
+        {V::dispatch_ptr, 4, 2},
+        {V::kernarg_ptr, 6, 2},
+        {V::workgroup_id_x, 8, 1},
+        {V::workgroup_id_y, 9, 1},
+        {V::workgroup_id_z, 10, 1}},
+       12,
+       {{V::private_segment_buffer, 0, 4}, {V::kernarg_ptr, 4, 2}, {V::workgroup_id_x, 6, 1}}},
+      {"queue pointer, workgroup info after the ids",
+       {{V::dispatch_ptr, 0, 2},
+        {V::queue_ptr, 2, 2},
+        {V::kernarg_ptr, 4, 2},
+        {V::workgroup_id_x, 6, 1},
+        {V::workgroup_id_y, 7, 1},
+        {V::workgroup_id_z, 8, 1},
+        {V::workgroup_info, 9, 1}},
+       12,
+       {{V::queue_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::workgroup_id_x, 4, 1},
+        {V::workgroup_info, 5, 1}}},
+      {"workgroup ids at s7, scratch wave offset after them",
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::dispatch_id, 4, 2},
+        {V::private_segment_size, 6, 1},
+        {V::workgroup_id_x, 7, 1},
+        {V::workgroup_id_y, 8, 1},
+        {V::workgroup_id_z, 9, 1},
+        {V::private_segment_wave_offset, 10, 1}},
+       12,
+       {{V::kernarg_ptr, 0, 2},
+        {V::dispatch_id, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1},
+        {V::private_segment_wave_offset, 6, 1}}},
+      {"reserved block right after the ids",
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1},
+        {V::workgroup_id_y, 6, 1},
+        {V::workgroup_id_z, 7, 1}},
+       8,
+       {{V::dispatch_ptr, 0, 2},
+        {V::kernarg_ptr, 2, 2},
+        {V::private_segment_size, 4, 1},
+        {V::workgroup_id_x, 5, 1}}},
+  };
+  for (const char* processor : {"gfx908", "gfx90a", "gfx942"}) {
+    const isa::Assembler assembler(processor);
+    for (const Layout& layout : layouts) {
+      SCOPED_TRACE(std::string(processor) + ": " + layout.what);
+      detail::PrologueInput in;
+      in.target = codeobj::decode_target(
+          std::string(processor) == "gfx908"   ? llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX908
+          : std::string(processor) == "gfx90a" ? llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A
+                                               : llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX942,
+          llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V5, "test");
+      in.launched = layout.launched;
+      in.original = layout.original;
+      in.reserved.base = layout.reserved_base;
+      in.arena_arg_offset = 0x120;
+      in.stride = 0x58;
+      const std::string text = detail::entry_prologue(in);
+      EXPECT_NO_THROW(assembler.assemble(text)) << text;
+
+      // What each launch register holds, by capture dword.
+      std::map<unsigned, std::string> holds;
+      for (const EntrySgpr& e : layout.launched)
+        for (unsigned i = 0; i < e.count; ++i)
+          holds[e.first + i] = std::to_string(int(e.value)) + "." + std::to_string(i);
+      const std::vector<std::string> expected = {
+          holds[find_entry(in.launched, V::dispatch_ptr)->first],
+          holds[find_entry(in.launched, V::dispatch_ptr)->first + 1],
+          holds[find_entry(in.launched, V::kernarg_ptr)->first],
+          holds[find_entry(in.launched, V::kernarg_ptr)->first + 1],
+          holds[find_entry(in.launched, V::workgroup_id_x)->first],
+          holds[find_entry(in.launched, V::workgroup_id_y)->first],
+          holds[find_entry(in.launched, V::workgroup_id_z)->first],
+          "first work-item"};
+      std::vector<std::string> stored(8);
+      std::vector<int> times(8, 0);
+      bool moved = false;
+      std::istringstream lines(text);
+      const std::regex readfirstlane(R"(v_readfirstlane_b32 s(\d+), v0)");
+      const std::regex store(
+          R"(s_store_dword(x2|x4)? s\[?(\d+)(:\d+)?\]?, s\[\d+:\d+\], 0x([0-9a-f]+))");
+      const std::regex move(R"(s_mov_b(32|64) s\[?(\d+))");
+      for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, readfirstlane)) holds[std::stoul(m[1])] = "first work-item";
+        if (std::regex_search(line, m, move) && std::stoul(m[2]) < layout.reserved_base)
+          moved = true;
+        if (!std::regex_search(line, m, store)) continue;
+        EXPECT_FALSE(moved) << "a store after a move: " << line;
+        const unsigned width = m[1] == "x4" ? 4 : m[1] == "x2" ? 2 : 1;
+        const unsigned first = std::stoul(m[2]);
+        const unsigned offset = std::stoul(m[4], nullptr, 16);
+        EXPECT_EQ(width == 1 ? 0 : first % width, 0u) << "misaligned source: " << line;
+        for (unsigned i = 0; i < width; ++i) {
+          ASSERT_LT(offset / 4 + i, 8u) << line;
+          stored[offset / 4 + i] = holds[first + i];
+          ++times[offset / 4 + i];
+        }
+      }
+      EXPECT_EQ(stored, expected) << text;
+      EXPECT_EQ(times, std::vector<int>(8, 1)) << text;
+    }
+  }
 }
 
 }  // namespace

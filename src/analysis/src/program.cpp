@@ -7,6 +7,7 @@
 #include "llvm/MC/MCExpr.h"
 #include "wavekit/analysis/analysis.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::analysis {
 
@@ -14,12 +15,6 @@ namespace {
 
 using isa::ControlFlow;
 using isa::Instruction;
-
-std::string hex(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 // Every code range decoded once, linearly (AMDGPU code is dword-aligned and the compiler puts
 // no data in .text), with an address index.

@@ -8,6 +8,7 @@
 #include "wavekit/codeobj/bundle.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::analysis {
 
@@ -15,12 +16,6 @@ namespace {
 
 constexpr std::uint8_t kSymbolTypeFunction = 2;  // STT_FUNC
 constexpr std::uint32_t kRelocationAbs64 = 3;    // R_AMDGPU_ABS64
-
-std::string hex(std::uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 // One code object with its analysis, and the functions a report covers.
 struct Analyzed {

@@ -159,6 +159,7 @@ int run_bind_machine(wavekit::cli::Arguments args) {
       "example (an MI250X node): wavekit bind-machine packages=1,numa=4,l3=2,cores=8,smt=2,gpus=2");
   parser.positional("DESCRIPTION", &description, "the node, e.g. packages=2,cores=8,smt=2");
   parser.option("--output", &output, "FILE", "write the XML here (default: standard output)");
+  parser.short_name('o', "--output");
   if (auto code = parser.parse(args)) return *code;
   std::string xml =
       wavekit::bind::machine_xml(wavekit::bind::parse_machine_description(description));

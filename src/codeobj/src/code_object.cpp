@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::codeobj {
 
@@ -59,12 +60,6 @@ Symbol to_symbol(const ElfFile::Elf_Sym& sym, llvm::StringRef strtab, const std:
   symbol.visibility = sym.getVisibility();
   symbol.section_index = sym.st_shndx;
   return symbol;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "wavekit/codeobj/code_object.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::codeobj {
 
@@ -31,16 +32,6 @@ nlohmann::json describe_json(const CodeObject& object) {
   result["kernels"] = std::move(kernels);
   return result;
 }
-
-namespace {
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream text;
-  text << "0x" << std::hex << value;
-  return text.str();
-}
-
-}  // namespace
 
 std::string describe_text(const CodeObject& object) {
   std::ostringstream out;

@@ -5,15 +5,10 @@
 
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::codeobj {
 namespace {
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 struct KnownProcessor {
   const char* name;

@@ -13,6 +13,7 @@
 #include "semantics.h"
 #include "wavekit/isa/isa.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::emu {
 
@@ -371,12 +372,6 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
   }
   inst.flags |= detail::kFlagVgprIndexable;
   return "";
-}
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
 }
 
 std::string_view strip_encoding_suffix(std::string_view mnemonic) {

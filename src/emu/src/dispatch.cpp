@@ -11,6 +11,7 @@
 #include "code_cache.h"
 #include "internal.h"
 #include "memory.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::emu {
 
@@ -49,12 +50,6 @@ void fault(Wave& wave, ErrorKind kind, std::uint64_t address, std::string messag
 namespace {
 
 using namespace detail;
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 // The fields of the 64-byte kernel descriptor (llvm/Support/AMDHSAKernelDescriptor.h).
 struct KernelDescriptor {

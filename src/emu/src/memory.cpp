@@ -2,17 +2,9 @@
 
 #include <sstream>
 
+#include "wavekit/support/text.h"
+
 namespace wavekit::emu::detail {
-
-namespace {
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
-
-}  // namespace
 
 std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, unsigned access) {
   std::uint64_t end = address + size;

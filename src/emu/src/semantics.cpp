@@ -1149,6 +1149,66 @@ T atomic_apply(u16 op, T* pointer, T value, T compare, bool& changed) {
   }
 }
 
+// ---- scalar atomics ----------------------------------------------------------------------
+
+// SMEM atomics (s_atomic_*, s_buffer_atomic_*; GFX9 ISA "Scalar Memory Operations"). SDATA
+// holds the operand (width dwords), followed for cmpswap by the compare value; with GLC the
+// value memory held before the operation returns into SDATA[0 .. width), counted on lgkmcnt
+// like a load. SCC is not touched. in.op: AtomicOp, plus kScalarBufferAtomic for the buffer
+// forms, whose address is the resource's base + offset and which, like the buffer loads, do
+// nothing out of range (an atomic that returns gets 0).
+constexpr u16 kScalarBufferAtomic = 0x100;
+
+void s_atomic(Wave& w, const Inst& in) {
+  const u16 atomic = u16(in.op & 0xff);
+  const bool buffer = (in.op & kScalarBufferAtomic) != 0;
+  const unsigned bytes = in.width * 4u;
+  u64 offset = u64(in.imm);
+  if (in.soffset.kind == OperandKind::sgpr) offset += w.s[in.soffset.index];
+  u64 address;
+  bool in_range = true;
+  if (buffer) {
+    address = (w.sreg64(in.saddr.index) & 0xffffffffffffull) + (offset & ~3ull);
+    in_range = (offset & ~3ull) + bytes <= w.s[in.saddr.index + 2];
+  } else {
+    address = (w.sreg64(in.saddr.index) + offset) & ~3ull;
+  }
+  const unsigned data = in.dst.index;
+  Pending* entry = nullptr;
+  if (in.flags & kFlagGlc) {
+    entry = &issue(w, w.lgkm);
+    entry->vector = false;
+    entry->dst = u16(data);
+    entry->width = in.width;
+    for (unsigned i = 0; i < in.width; ++i) entry->data[i] = 0;
+  } else {
+    issue(w, w.lgkm);
+  }
+  if (!in_range) return;
+  if (address % bytes) {
+    fault(w, ErrorKind::memory_fault, address, std::string("misaligned ") + in.name);
+    return;
+  }
+  std::uint8_t* pointer = global_pointer(w, address, bytes, MemoryMap::kReadWrite);
+  if (!pointer) return;
+  bool changed = false;
+  u64 old;
+  if (in.width == 2) {
+    u64 value = w.sreg64(data);
+    u64 compare = atomic == kCmpSwap ? w.sreg64(data + 2) : 0;
+    old = atomic_apply<u64>(atomic, reinterpret_cast<u64*>(pointer), value, compare, changed);
+  } else {
+    u32 value = w.s[data];
+    u32 compare = atomic == kCmpSwap ? w.s[data + 1] : 0;
+    old = atomic_apply<u32>(atomic, reinterpret_cast<u32*>(pointer), value, compare, changed);
+  }
+  if (entry) {
+    entry->data[0] = u32(old);
+    if (in.width == 2) entry->data[1] = u32(old >> 32);
+  }
+  if (changed) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+}
+
 // Where a lane's access goes, by FLAT segment: 0 flat (generic), 1 scratch, 2 global.
 struct LaneAddress {
   u64 address;  // generic / global address, or per-lane private address (scratch)
@@ -2409,6 +2469,16 @@ void add_memory(Table& t) {
       {"swap", kSwap}, {"cmpswap", kCmpSwap}, {"add", kAdd},   {"sub", kSub}, {"smin", kSMin},
       {"umin", kUMin}, {"smax", kSMax},       {"umax", kUMax}, {"and", kAnd}, {"or", kOr},
       {"xor", kXor},   {"inc", kInc},         {"dec", kDec}};
+  // SMEM atomics: the same thirteen operations, 32- and 64-bit, on an address or a buffer.
+  for (const char* prefix : {"s_atomic_", "s_buffer_atomic_"}) {
+    const u16 buffer = prefix[2] == 'b' ? kScalarBufferAtomic : 0;
+    for (const Atomic& a : atomics) {
+      names.push_back(std::string(prefix) + a.suffix);
+      add(t, names.back(), s_atomic, Family::smem, {B32, B32, B32}, 1, u16(buffer | a.op));
+      names.push_back(std::string(prefix) + a.suffix + "_x2");
+      add(t, names.back(), s_atomic, Family::smem, {B32, B32, B32}, 2, u16(buffer | a.op));
+    }
+  }
   for (const char* prefix : {"flat_atomic_", "global_atomic_"}) {
     for (const Atomic& a : atomics) {
       names.push_back(std::string(prefix) + a.suffix);

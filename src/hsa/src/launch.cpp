@@ -14,6 +14,7 @@
 #include "wavekit/hostcall/runtime.h"
 #include "wavekit/hostcall/services.h"
 #include "wavekit/support/file.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::hsa {
 
@@ -89,12 +90,6 @@ std::string describe_argument(std::size_t index, const KernelArgument& arg) {
 bool takes_pointer(const KernelArgument& arg) {
   if (arg.value_kind == "global_buffer") return true;
   return arg.size == 8 && (arg.address_space == "global" || arg.address_space == "generic");
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 // Memory the emulated kernel may touch, registered with the dispatch's MemoryMap for exactly

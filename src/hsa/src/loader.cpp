@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wavekit/support/text.h"
+
 namespace wavekit::hsa {
 
 namespace {
@@ -29,12 +31,6 @@ template <typename T>
 T take(llvm::Expected<T> value, const std::string& object, const char* what) {
   if (!value) invalid(object, std::string(what) + ": " + llvm::toString(value.takeError()));
   return std::move(*value);
-}
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 // Integer or unsigned msgpack scalar under `key` of `map`; `fallback` when absent.

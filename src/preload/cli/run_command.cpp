@@ -2,11 +2,14 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "wavekit/cli/options.h"
+#include "wavekit/preload/callret_view.h"
 #include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/run.h"
 #include "wavekit/preload/substitution.h"
+#include "wavekit/rewrite/tools.h"
 #include "wavekit/support/file.h"
 
 namespace {
@@ -81,6 +84,17 @@ void draw_heatmaps(const nlohmann::json& summary) {
   }
 }
 
+// callret: the first dispatch of each kernel as a table (every dispatch's JSON is on disk).
+void print_call_returns(const nlohmann::json& summary) {
+  std::set<std::string> shown;
+  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
+    if (!dispatch.contains("file") || !shown.insert(dispatch.value("kernel", "")).second) continue;
+    std::cerr << "\n"
+              << preload::callret_table(nlohmann::json::parse(
+                     wavekit::read_file(dispatch["file"].get<std::string>())));
+  }
+}
+
 int run_run(wavekit::cli::Arguments args) {
   preload::RunOptions options;
   std::string device, kernels_text;
@@ -93,7 +107,10 @@ int run_run(wavekit::cli::Arguments args) {
       "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
       "alone; wavekit's summary goes to stderr.");
-  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool (this build has bbcount)");
+  std::string tools;
+  for (const std::string& name : wavekit::rewrite::tool_names())
+    tools += (tools.empty() ? "" : ", ") + name;
+  parser.option("--tool", &options.shim.tool, "NAME", "a ready-made tool: " + tools);
   parser.option("--probe-lib", &options.shim.probe_library, "LIB",
                 "custom tool: the probe library");
   parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
@@ -138,6 +155,8 @@ int run_run(wavekit::cli::Arguments args) {
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
   if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);
+  if (options.shim.tool == "callret" && !result.summary.is_null())
+    print_call_returns(result.summary);
   return result.exit_status;
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 std::string plan_sha256(const rewrite::Plan& plan) {
   std::string canonical = rewrite::plan_to_json(plan).dump();
-  return rewrite::sha256_hex(std::span(reinterpret_cast<const std::uint8_t*>(canonical.data()),
-                              canonical.size()));
+  return rewrite::sha256_hex(
+      std::span(reinterpret_cast<const std::uint8_t*>(canonical.data()), canonical.size()));
 }
 
 std::string cache_file(const std::string& cache_dir, const std::string& object_digest,
@@ -32,7 +32,7 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
-rewrite::Plan plan_for(const ShimConfig& config) {
+rewrite::Plan plan_for(const ShimConfig& config, const std::string& processor) {
   rewrite::Plan plan;
   if (config.tool == "custom") {
     std::ifstream in(config.plan_path);
@@ -46,6 +46,8 @@ rewrite::Plan plan_for(const ShimConfig& config) {
     plan = rewrite::parse_plan(json, config.plan_path);
   } else {
     plan = rewrite::tool_plan(config.tool);
+    if (!processor.empty())
+      plan.probe_library = rewrite::tool_probe_library(config.tool, processor);
   }
   if (!config.probe_library.empty()) plan.probe_library = config.probe_library;
   if (!config.kernels.empty()) plan.kernels = config.kernels;
@@ -65,7 +67,7 @@ void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewri
 }
 
 Substituter::Substituter(ShimConfig config)
-    : config_(std::move(config)), plan_(plan_for(config_)), plan_digest_(plan_sha256(plan_)) {}
+    : config_(std::move(config)), plan_(plan_for(config_)) {}
 
 std::variant<Substitution, Declined> Substituter::substitute(
     std::span<const std::uint8_t> original) const {
@@ -80,19 +82,24 @@ std::variant<Substitution, Declined> Substituter::substitute(
     }
 
     // An object wavekit already rewrote (offline by the user, or by the HIP registration
-    // path before it reached HSA) is adopted as it is: rewriting it again would nest tools.
+    // path before it reached HSA) is adopted as it is, with the probe library its note names:
+    // rewriting it again would nest tools.
     if (std::optional<rewrite::RewriteNote> note = rewrite::find_note(object)) {
       Substitution adopted;
       adopted.bytes.assign(original.begin(), original.end());
+      if (!note->probe_library.empty()) adopted.probe_library = read_file(note->probe_library);
       adopted.note = std::move(*note);
       adopted.origin = "already instrumented";
       return adopted;
     }
 
+    const rewrite::Plan plan =
+        config_.tool == "custom" ? plan_ : plan_for(config_, object.target().processor);
     Substitution result;
     const std::string original_digest = rewrite::sha256_hex(original);
-    std::string cached =
-        config_.cache_dir.empty() ? "" : cache_file(config_.cache_dir, original_digest, plan_digest_);
+    std::string cached = config_.cache_dir.empty()
+                             ? ""
+                             : cache_file(config_.cache_dir, original_digest, plan_sha256(plan));
     if (!cached.empty() && file_exists(cached)) {
       result.bytes = read_file(cached);
       codeobj::CodeObject rewritten = codeobj::CodeObject::parse(result.bytes, cached);
@@ -103,7 +110,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       result.note = std::move(*note);
       result.origin = "cache";
     } else if (config_.load_time_rewrite) {
-      rewrite::RewriteResult rewritten = rewrite::rewrite(object, plan_);
+      rewrite::RewriteResult rewritten = rewrite::rewrite(object, plan);
       result.bytes = std::move(rewritten.bytes);
       result.note = std::move(rewritten.note);
       result.origin = "load-time rewrite";
@@ -112,12 +119,12 @@ std::variant<Substitution, Declined> Substituter::substitute(
       return Declined{"no cached rewrite and load-time rewriting is off"};
     }
 
-    if (!plan_.probe_library.empty()) {
-      result.probe_library = read_file(plan_.probe_library);
+    if (!plan.probe_library.empty()) {
+      result.probe_library = read_file(plan.probe_library);
       codeobj::CodeObject probes =
-          codeobj::CodeObject::parse(result.probe_library, plan_.probe_library);
+          codeobj::CodeObject::parse(result.probe_library, plan.probe_library);
       if (probes.target().processor != object.target().processor)
-        return Declined{"probe library " + plan_.probe_library + " is for " +
+        return Declined{"probe library " + plan.probe_library + " is for " +
                         probes.target().processor + ", the object for " +
                         object.target().processor};
     }

@@ -39,7 +39,8 @@ void set_env(const char* name, const std::string& value) {
 }
 
 int run_profile(wavekit::cli::Arguments args) {
-  std::string output, mode = "full", duty = "50/1000", phase_ms, include, exclude, trace, library;
+  std::string output, mode = "full", duty = "50/1000", graphs = "kernel", phase_ms, include,
+                      exclude, trace, library;
   bool preload = false, nvtx = false, start_disabled = false, hsa = false;
   std::vector<std::string> command;
   OptionParser parser(
@@ -48,11 +49,14 @@ int run_profile(wavekit::cli::Arguments args) {
       "CUDA_INJECTION64_PATH or LD_PRELOAD). Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
       "OUT/phase-NNNNNN.wkp (compact binary per phase) and, with --trace, OUT/trace.json\n"
       "(Chrome/Perfetto). Read them with 'wavekit profile-view OUT'.");
-  parser.option("--output", &output, "OUT", "output directory (created); also -o OUT");
+  parser.option("--output", &output, "OUT", "output directory (created)");
   parser.option("--mode", &mode, "MODE",
                 "full: every kernel; sampled: collect only in duty-cycle windows");
   parser.option("--duty", &duty, "ON/PERIOD",
                 "sampled-mode window and period in ms (default 50/1000)");
+  parser.option("--graphs", &graphs, "LEVEL",
+                "CUDA graph launches: kernel (one record per kernel node, the default) or graph "
+                "(one per launch; CUPTI's per-node cost goes)");
   parser.option("--phase-ms", &phase_ms, "MS", "advance the phase every MS milliseconds");
   parser.option("--include", &include, "REGEX", "profile only kernels whose name matches");
   parser.option("--exclude", &exclude, "REGEX", "skip kernels whose name matches");
@@ -64,18 +68,14 @@ int run_profile(wavekit::cli::Arguments args) {
               "attach, but collect only after the program calls enable");
   parser.option("--library", &library, "PATH", "the injection library (default: the built one)");
   parser.rest("CMD", &command, "the program and its arguments");
-  // The option framework takes long options only; `-o OUT` is this command's documented form,
-  // so it is spelled out before parsing (only before `--`: the program's own -o is its own).
-  std::vector<std::string_view> spelled(args.begin(), args.end());
-  for (auto& arg : spelled) {
-    if (arg == "--") break;
-    if (arg == "-o") arg = "--output";
-  }
-  if (auto code = parser.parse(spelled)) return *code;
+  parser.short_name('o', "--output");
+  if (auto code = parser.parse(args)) return *code;
 
   if (output.empty()) throw UsageError("-o OUT is required");
   if (mode != "full" && mode != "sampled")
     throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
+  if (graphs != "kernel" && graphs != "graph")
+    throw UsageError("--graphs: '" + graphs + "' is neither 'kernel' nor 'graph'");
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
   if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
   if (hsa && preload) throw UsageError("--hsa and --preload exclude each other");
@@ -90,6 +90,7 @@ int run_profile(wavekit::cli::Arguments args) {
 
   set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
   if (mode == "sampled") set_env("WAVEKIT_PROFILE_DUTY", duty);
+  set_env("WAVEKIT_PROFILE_GRAPHS", graphs);
   if (!phase_ms.empty()) set_env("WAVEKIT_PROFILE_PHASE_MS", phase_ms);
   if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);
   if (!exclude.empty()) set_env("WAVEKIT_PROFILE_EXCLUDE", exclude);

@@ -1,10 +1,10 @@
 // The NVIDIA backend: CUPTI callbacks on the launching threads (API enter only; one slot
-// write), CONCURRENT_KERNEL activity records decoded on the session's consumer thread, and
-// graph lifecycle callbacks for capture-site attribution. Loads three ways: as a CUDA
-// injection library (CUDA_INJECTION64_PATH calls InitializeInjection), by LD_PRELOAD (a
-// constructor starts it when WAVEKIT_PROFILE_OUTPUT is set), or through
-// wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and no exception
-// crosses into CUDA.
+// write), CONCURRENT_KERNEL activity records (plus GRAPH_TRACE records in graph-level mode)
+// decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
+// attribution. Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH calls
+// InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
+// set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and
+// no exception crosses into CUDA.
 #include <cuda.h>
 #include <cupti.h>
 #include <cxxabi.h>
@@ -42,6 +42,12 @@ std::string demangle(std::string_view name) {
   return result;
 }
 
+void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const void* data);
+void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records);
+void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
+                               std::size_t size, std::size_t valid);
+
 class CuptiBackend final : public Backend {
  public:
   // 4 MiB buffers, at most 64 (256 MiB): the configuration whose RSS stayed flat over a
@@ -50,7 +56,7 @@ class CuptiBackend final : public Backend {
   static constexpr std::size_t kBufferBytes = std::size_t{4} << 20;
   static constexpr std::size_t kMaxBuffers = 64;
 
-  CUpti_SubscriberHandle subscriber = nullptr;
+  explicit CuptiBackend(bool graph_level) : graph_level_(graph_level) {}
 
   std::uint8_t* acquire() {
     std::lock_guard lock(pool_mutex_);
@@ -81,6 +87,16 @@ class CuptiBackend final : public Backend {
         a.kernel_name = k->name ? std::string_view(k->name) : std::string_view("<unnamed>");
         a.graph_node_id = k->graphId != 0 ? k->graphNodeId : 0;
         sink.kernel(a);
+      } else if (record->kind == CUPTI_ACTIVITY_KIND_GRAPH_TRACE) {
+        auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+        GraphActivity a;
+        a.correlation = g->correlationId;
+        a.start_ns = g->start;
+        a.end_ns = g->end;
+        a.device = g->deviceId;
+        a.stream = g->streamId;
+        a.graph_id = g->graphId;
+        sink.graph(a);
       } else if (record->kind == CUPTI_ACTIVITY_KIND_DEVICE) {
         auto* d = reinterpret_cast<const CUpti_ActivityDevice5*>(record);
         DeviceInfo info;
@@ -100,16 +116,50 @@ class CuptiBackend final : public Backend {
     free_.push_back(buffer.data);
   }
 
-  void set_collecting(bool on) override {
-    // Sampled mode: outside a window neither callbacks nor kernel records cost anything.
-    if (on) {
-      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    } else {
-      cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  // Subscribes, registers the buffers and the lifecycle callbacks. false when CUPTI refuses
+  // the subscription.
+  bool attach() {
+    CUpti_SubscriberParams params{};
+    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    params.subscriberName = "wavekit-profile";
+    CUptiResult r = cuptiSubscribe_v2(
+        &subscriber_, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr, &params);
+    if (r != CUPTI_SUCCESS) {
+      warn(
+          "cuptiSubscribe_v2 (is another CUPTI profiler such as Proton, Kineto or nsys active "
+          "in this process?)",
+          r);
+      return false;
     }
-    // Per callback id, not cuptiEnableDomain: enabling the whole driver domain would call us
-    // for every driver API (the first version did, and sampled mode cost 10 % on the H200).
-    set_launch_callbacks(on);
+    cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    std::size_t one = 1;
+    std::size_t attr_size = sizeof one;
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &one);
+    cuptiActivityFlushPeriod(200);
+    if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE)) != CUPTI_SUCCESS)
+      warn("enabling device records", r);
+    for (auto cbid :
+         {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+          CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
+          CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING,
+          CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING})
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
+                      CUPTI_CBID_NVTX_nvtxRangePop})
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid);
+    return true;
+  }
+
+  // Sampled mode: outside a window neither callbacks nor kernel records cost anything.
+  void set_collecting(bool on) override {
+    // Callbacks before records when turning on, records before callbacks when turning off, so
+    // that no record arrives for a launch whose callback was skipped.
+    if (on) set_launch_callbacks(true);
+    for (CUpti_ActivityKind kind : kinds()) {
+      CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+      if (r != CUPTI_SUCCESS && on) warn("enabling kernel or graph records", r);
+    }
+    if (!on) set_launch_callbacks(false);
   }
 
   void request_flush(bool forced) override {
@@ -124,9 +174,9 @@ class CuptiBackend final : public Backend {
 
   void add_dropped(std::uint64_t n) { dropped_.fetch_add(n, std::memory_order_relaxed); }
 
-  void set_launch_callbacks(bool on) {
-    for (auto cbid : kLaunches)
-      cuptiEnableCallback(on ? 1 : 0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  static bool is_graph_launch(CUpti_CallbackId cbid) {
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+           cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
   }
 
   static bool is_launch(CUpti_CallbackId cbid) {
@@ -136,6 +186,19 @@ class CuptiBackend final : public Backend {
   }
 
  private:
+  // Per callback id, not cuptiEnableDomain: enabling the whole driver domain would call us
+  // for every driver API (the first version did, and sampled mode cost 10 % on the H200).
+  void set_launch_callbacks(bool on) {
+    for (auto cbid : kLaunches)
+      cuptiEnableCallback(on ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+  }
+  std::vector<CUpti_ActivityKind> kinds() const {
+    // With GRAPH_TRACE enabled CUPTI reports a graph launch as one record, not its nodes.
+    if (graph_level_)
+      return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_GRAPH_TRACE};
+    return {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL};
+  }
+
   static constexpr CUpti_driver_api_trace_cbid kLaunches[] = {
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
@@ -150,6 +213,8 @@ class CuptiBackend final : public Backend {
   std::vector<std::uint8_t*> free_;
   std::size_t allocated_ = 0;
   std::atomic<std::uint64_t> dropped_{0};
+  const bool graph_level_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
 };
 
 CuptiBackend* backend = nullptr;
@@ -199,9 +264,10 @@ void on_resource(CUpti_CallbackId cbid, const void* data) {
       graphs.exec_create_starting();
       return;
     case CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED: {
-      std::uint32_t exec_id = 0;
+      std::uint32_t exec_id = 0, source_id = 0;
       cuptiGetGraphExecId(graph->graphExec, &exec_id);
-      graphs.exec_created(exec_id);
+      cuptiGetGraphId(graph->graph, &source_id);
+      graphs.exec_created(exec_id, source_id);
       return;
     }
     case CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING: {
@@ -244,8 +310,16 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
       auto* info = static_cast<const CUpti_CallbackData*>(data);
       // Only launch ids are enabled; the check keeps a stray enabled id from taking a slot.
-      if (info->callbackSite == CUPTI_API_ENTER && CuptiBackend::is_launch(cbid))
-        session->on_kernel_launch(info->correlationId);
+      if (info->callbackSite == CUPTI_API_ENTER) {
+        if (CuptiBackend::is_launch(cbid) && session->on_kernel_launch(info->correlationId) &&
+            session->graph_level() && CuptiBackend::is_graph_launch(cbid)) {
+          // Both launch variants take the executable graph first.
+          auto* params = static_cast<const cuGraphLaunch_ptsz_params*>(info->functionParams);
+          std::uint32_t exec_id = 0;
+          if (cuptiGetGraphExecId(params->hGraphExec, &exec_id) == CUPTI_SUCCESS)
+            session->on_graph_launch(info->correlationId, exec_id);
+        }
+      }
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
       on_resource(cbid, data);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
@@ -275,44 +349,14 @@ int start() {
     try {
       SessionConfig config = SessionConfig::from_environment();
       config.display_name = demangle;
-      backend = new CuptiBackend();
-      CUpti_SubscriberParams params{};
-      params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-      params.subscriberName = "wavekit-profile";
-      CUptiResult r =
-          cuptiSubscribe_v2(&backend->subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_callback),
-                            nullptr, &params);
-      if (r != CUPTI_SUCCESS) {
-        warn(
-            "cuptiSubscribe_v2 (is another CUPTI profiler such as Proton, Kineto or nsys active "
-            "in this process?)",
-            r);
+      backend = new CuptiBackend(config.graph_level);
+      if (!backend->attach()) {
         status = 1;
         return;
       }
       session = new Session(config, backend);
       set_global_session(session);
-      cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-      std::size_t one = 1;
-      std::size_t attr_size = sizeof one;
-      cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &attr_size, &one);
-      cuptiActivityFlushPeriod(200);
-      if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE)) != CUPTI_SUCCESS)
-        warn("enabling device records", r);
-      if (config.start_enabled && config.duty_period.count() == 0) {
-        if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
-          warn("enabling kernel records", r);
-        backend->set_launch_callbacks(true);
-      }
-      for (auto cbid :
-           {CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHEXEC_CREATED,
-            CUPTI_CBID_RESOURCE_GRAPHEXEC_DESTROY_STARTING,
-            CUPTI_CBID_RESOURCE_GRAPH_DESTROY_STARTING})
-        cuptiEnableCallback(1, backend->subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-      for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
-                        CUPTI_CBID_NVTX_nvtxRangePop})
-        cuptiEnableCallback(1, backend->subscriber, CUPTI_CB_DOMAIN_NVTX, cbid);
+      if (config.start_enabled && config.duty_period.count() == 0) backend->set_collecting(true);
       session->start();
       std::atexit(stop_at_exit);
     } catch (const std::exception& e) {

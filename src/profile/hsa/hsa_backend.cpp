@@ -76,14 +76,47 @@ hsa_status_t HsaBackend::queue_create(hsa_agent_t agent, uint32_t size, hsa_queu
   if (status != HSA_STATUS_SUCCESS) return status;
   self.original_amd_.hsa_amd_profiling_set_profiler_enabled_fn(*queue, 1);
   hsa_agent_t* queue_agent;
+  std::uint32_t device;
+  bool new_device;
   {
     std::lock_guard lock(self.mutex_);
-    self.device_by_agent_.emplace(agent.handle,
-                                  static_cast<std::uint32_t>(self.device_by_agent_.size()));
+    auto [it, inserted] = self.device_by_agent_.emplace(
+        agent.handle, static_cast<std::uint32_t>(self.device_by_agent_.size()));
+    device = it->second;
+    new_device = inserted;
     queue_agent = &self.queue_agents_.emplace_back(agent);
   }
+  if (new_device) self.describe_device(agent, device);
   return self.original_amd_.hsa_amd_queue_intercept_register_fn(*queue, &HsaBackend::on_submit,
                                                                 queue_agent);
+}
+
+void HsaBackend::describe_device(hsa_agent_t agent, std::uint32_t device) {
+  // Optional: a runtime without hsa_agent_get_info still profiles, without a device_info entry.
+  auto info = original_core_.hsa_agent_get_info_fn;
+  if (!info || !session_) return;
+  char name[64] = {};
+  if (info(agent, HSA_AGENT_INFO_NAME, name) != HSA_STATUS_SUCCESS) return;
+  DeviceInfo d;
+  d.arch = name;  // "gfx90a"
+  char product[64] = {};
+  if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_PRODUCT_NAME), product) ==
+      HSA_STATUS_SUCCESS)
+    d.model = product;
+  std::uint32_t value = 0;
+  if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT), &value) ==
+      HSA_STATUS_SUCCESS)
+    d.num_sms = value;
+  if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY), &value) ==
+      HSA_STATUS_SUCCESS)
+    d.clock_khz = value * 1000;  // MHz
+  if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MEMORY_MAX_FREQUENCY), &value) ==
+      HSA_STATUS_SUCCESS)
+    d.memory_clock_khz = value * 1000;
+  if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MEMORY_WIDTH), &value) ==
+      HSA_STATUS_SUCCESS)
+    d.bus_width_bits = value;
+  session_->set_device(device, d);
 }
 
 hsa_status_t HsaBackend::executable_freeze(hsa_executable_t executable, const char* options) {
@@ -182,14 +215,15 @@ bool HsaBackend::on_complete(hsa_signal_value_t, void* arg) {
   hsa_amd_profiling_dispatch_time_t time{};
   bool timed = self.original_amd_.hsa_amd_profiling_get_dispatch_time_fn(
                    slot->agent, slot->ours, &time) == HSA_STATUS_SUCCESS;
-  // The application's signal completes only after we have read the time, and always.
-  if (slot->original.handle)
-    self.original_core_.hsa_signal_subtract_screlease_fn(slot->original, 1);
+  // The record is in before the application's signal completes (always), so a program that
+  // waits for its last dispatch and then shuts down or exits does not outrun its profile.
   if (timed)
     self.append({slot->correlation, static_cast<std::uint64_t>(time.start * self.ns_per_tick_),
                  static_cast<std::uint64_t>(time.end * self.ns_per_tick_), slot->kernel,
                  slot->device});
+  const hsa_signal_t original = slot->original;  // the slot may be reused once given back
   self.give_slot(slot);
+  if (original.handle) self.original_core_.hsa_signal_subtract_screlease_fn(original, 1);
   return false;  // one-shot: the slot's next dispatch registers again
 }
 

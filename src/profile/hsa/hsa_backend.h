@@ -67,6 +67,8 @@ class HsaBackend final : public Backend {
   // A pooled slot filled with the dispatch's kernel and device (one lock), or nullptr.
   Slot* take_slot(std::uint64_t kernel_object, hsa_agent_t agent);
   void give_slot(Slot* slot);
+  // The agent's name, product, CUs, clocks and bus width as the session's device `device`.
+  void describe_device(hsa_agent_t agent, std::uint32_t device);
   void append(const Record& record);
   void submit_open_buffer();  // with mutex_ held
 

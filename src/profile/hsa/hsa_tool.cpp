@@ -9,6 +9,7 @@
 namespace {
 wavekit::profile::Session* session = nullptr;
 
+// Runs once: at the last hsa_shut_down (OnUnload) or at exit, whichever comes first.
 void stop_at_exit() {
   if (!session) return;
   session->stop();
@@ -16,6 +17,7 @@ void stop_at_exit() {
     std::fprintf(stderr, "wavekit profile: %llu kernels, %llu unattributed (HSA)\n",
                  static_cast<unsigned long long>(session->totals().records),
                  static_cast<unsigned long long>(session->totals().unattributed));
+  session = nullptr;  // stopped; the global session still points at it, and it stays allocated
 }
 }  // namespace
 

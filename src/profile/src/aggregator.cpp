@@ -32,6 +32,10 @@ std::regex compile_filter(const std::string& pattern, const char* what) {
 
 }  // namespace
 
+std::string graph_leaf_name(std::uint32_t graph_id) {
+  return "<cuda graph " + std::to_string(graph_id) + ">";
+}
+
 void SelfMetrics::merge(const SelfMetrics& other) {
   records += other.records;
   unattributed += other.unattributed;
@@ -135,9 +139,9 @@ void Aggregator::consume(const KernelActivity& record, std::uint64_t now_ns) {
     ++self_.unattributed;
   }
   if (record.graph_node_id != 0) {
-    auto it = graph_snapshot_ ? graph_snapshot_->find(record.graph_node_id)
-                              : GraphRegistry::Snapshot::const_iterator{};
-    if (graph_snapshot_ && it != graph_snapshot_->end()) {
+    auto it = graph_snapshot_ ? graph_snapshot_->nodes.find(record.graph_node_id)
+                              : GraphRegistry::NodeMap::const_iterator{};
+    if (graph_snapshot_ && it != graph_snapshot_->nodes.end()) {
       key.capture_context = it->second;
       key.captured = 1;
     } else {
@@ -145,22 +149,63 @@ void Aggregator::consume(const KernelActivity& record, std::uint64_t now_ns) {
     }
   }
 
+  add(key, phase, record.start_ns, record.end_ns, work, now_ns);
+}
+
+void Aggregator::consume_graph(const GraphActivity& record, std::uint64_t now_ns) {
+  std::optional<NameId> leaf = kernel_id(graph_leaf_name(record.graph_id));
+  if (!leaf) {
+    ++self_.filtered;
+    return;
+  }
+  EntryKey key;
+  key.kernel = *leaf;
+  key.device = static_cast<std::uint16_t>(record.device);
+  std::uint32_t phase = current_->phase;
+  std::optional<NodeId> capture;
+  if (auto launch = launches_.lookup(record.correlation)) {
+    key.context = launch->context;
+    phase = launch->phase;
+    if (auto exec = launches_.lookup_graph_exec(record.correlation); exec && graph_snapshot_) {
+      auto it = graph_snapshot_->execs.find(*exec);
+      if (it != graph_snapshot_->execs.end()) capture = it->second;
+    }
+  } else {
+    ++self_.unattributed;
+  }
+  // Without the launch's exec id, the record's own graph id, read as the source graph's.
+  if (!capture && graph_snapshot_) {
+    auto it = graph_snapshot_->graphs.find(record.graph_id);
+    if (it != graph_snapshot_->graphs.end()) capture = it->second;
+  }
+  if (capture) {
+    key.capture_context = *capture;
+    key.captured = 1;
+  } else {
+    ++self_.graph_unknown;
+  }
+  add(key, phase, record.start_ns, record.end_ns, std::nullopt, now_ns);
+}
+
+void Aggregator::add(const EntryKey& key, std::uint32_t phase, std::uint64_t start_ns,
+                     std::uint64_t end_ns, const std::optional<LaunchWork>& work,
+                     std::uint64_t now_ns) {
   PhaseTable* table = table_for(phase);
   Entry* entry = table->find_or_insert(key);
   if (!entry) {
     ++self_.table_full;
     return;
   }
-  std::uint64_t duration = record.end_ns > record.start_ns ? record.end_ns - record.start_ns : 0;
+  std::uint64_t duration = end_ns > start_ns ? end_ns - start_ns : 0;
   entry->metrics.add_duration(duration);
   if (work) {
     for (std::size_t p = 0; p < kPrecisionCount; ++p) entry->metrics.flops[p] += work->flops[p];
     entry->metrics.bytes += work->bytes;
   }
-  table->first_start_ns = std::min(table->first_start_ns, record.start_ns);
-  table->last_end_ns = std::max(table->last_end_ns, record.end_ns);
+  table->first_start_ns = std::min(table->first_start_ns, start_ns);
+  table->last_end_ns = std::max(table->last_end_ns, end_ns);
   ++self_.records;
-  if (now_ns > record.end_ns) self_.max_lag_ns = std::max(self_.max_lag_ns, now_ns - record.end_ns);
+  if (now_ns > end_ns) self_.max_lag_ns = std::max(self_.max_lag_ns, now_ns - end_ns);
 }
 
 void Aggregator::rotate_to(std::uint32_t phase, std::chrono::steady_clock::time_point now) {

@@ -58,4 +58,14 @@ std::optional<LaunchWork> LaunchTable::lookup_work(std::uint64_t correlation) co
   return work;
 }
 
+std::optional<std::uint32_t> LaunchTable::lookup_graph_exec(std::uint64_t correlation) const {
+  const GraphSlot& slot = graph_slots_[correlation & kGraphMask];
+  if (slot.correlation.load(std::memory_order_acquire) != correlation) return std::nullopt;
+  std::uint32_t exec_id = slot.exec_id.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // A later graph launch may have taken the slot while we read it.
+  if (slot.correlation.load(std::memory_order_relaxed) != correlation) return std::nullopt;
+  return exec_id;
+}
+
 }  // namespace wavekit::profile

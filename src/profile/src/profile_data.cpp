@@ -124,7 +124,13 @@ std::string flops_metric_name(Precision p) {
   }
 }
 
-json node_to_json(const ProfileNode& node) {
+// Proton's device types: "HIP" for AMD GPUs (gfx* architectures), "CUDA" otherwise.
+const char* device_type(const std::map<std::uint32_t, DeviceInfo>& devices, std::uint32_t id) {
+  auto it = devices.find(id);
+  return it != devices.end() && it->second.arch.rfind("gfx", 0) == 0 ? "HIP" : "CUDA";
+}
+
+json node_to_json(const ProfileNode& node, const std::map<std::uint32_t, DeviceInfo>& devices) {
   json metrics = json::object();
   metrics["count"] = node.metrics.count;
   metrics["time (ns)"] = node.metrics.time_ns;
@@ -142,10 +148,10 @@ json node_to_json(const ProfileNode& node) {
       if (node.metrics.histogram[b]) histogram[std::to_string(b)] = node.metrics.histogram[b];
     metrics["time_log2_histogram"] = std::move(histogram);
     metrics["device_id"] = std::to_string(node.device);
-    metrics["device_type"] = "CUDA";
+    metrics["device_type"] = device_type(devices, node.device);
   }
   json children = json::array();
-  for (const auto& c : node.children) children.push_back(node_to_json(*c));
+  for (const auto& c : node.children) children.push_back(node_to_json(*c, devices));
   return json{{"frame", {{"name", node.name}, {"type", "function"}}},
               {"metrics", std::move(metrics)},
               {"children", std::move(children)}};
@@ -221,16 +227,15 @@ void node_from_json(const json& j, ProfileNode& node, const std::string& origin,
 }  // namespace
 
 std::string to_hatchet_json(const Profile& profile) {
-  json devices = json::object();
-  json cuda = json::object();
+  json devices = {{"CUDA", json::object()}};
   for (const auto& [id, d] : profile.devices)
-    cuda[std::to_string(id)] = {{"arch", d.arch},
-                                {"model", d.model},
-                                {"num_sms", d.num_sms},
-                                {"clock_rate", d.clock_khz},
-                                {"memory_clock_rate", d.memory_clock_khz},
-                                {"bus_width", d.bus_width_bits}};
-  devices["CUDA"] = cuda;
+    devices[device_type(profile.devices, id)][std::to_string(id)] = {
+        {"arch", d.arch},
+        {"model", d.model},
+        {"num_sms", d.num_sms},
+        {"clock_rate", d.clock_khz},
+        {"memory_clock_rate", d.memory_clock_khz},
+        {"bus_width", d.bus_width_bits}};
   const SelfMetrics& s = profile.self;
   json wavekit = {{"first_phase", profile.first_phase},
                   {"last_phase", profile.last_phase},
@@ -246,7 +251,8 @@ std::string to_hatchet_json(const Profile& profile) {
                     {"graph_unknown", s.graph_unknown},
                     {"max_lag_ns", s.max_lag_ns},
                     {"rss_bytes", s.rss_bytes}}}};
-  json document = json::array({node_to_json(profile.root), devices, {{"wavekit", wavekit}}});
+  json document =
+      json::array({node_to_json(profile.root, profile.devices), devices, {{"wavekit", wavekit}}});
   return json_text(document, 1);
 }
 

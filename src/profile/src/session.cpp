@@ -41,6 +41,11 @@ SessionConfig SessionConfig::from_environment() {
   c.exclude_kernels = env_text("WAVEKIT_PROFILE_EXCLUDE");
   c.trace_events = env_number("WAVEKIT_PROFILE_TRACE", 0);
   c.start_enabled = env_text("WAVEKIT_PROFILE_START_DISABLED").empty();
+  if (std::string graphs = env_text("WAVEKIT_PROFILE_GRAPHS"); graphs == "graph") {
+    c.graph_level = true;
+  } else if (!graphs.empty() && graphs != "kernel") {
+    fail("WAVEKIT_PROFILE_GRAPHS", "'" + graphs + "' is neither 'kernel' nor 'graph'");
+  }
   if (std::string duty = env_text("WAVEKIT_PROFILE_DUTY"); !duty.empty()) {
     unsigned long on = 0, period = 0;
     char tail = 0;
@@ -63,12 +68,25 @@ std::uint64_t Backend::now_ns() {
                                         .count());
 }
 
+SampleWindows::SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period,
+                             std::chrono::steady_clock::time_point epoch)
+    : on_(on), period_(period), epoch_(epoch) {}
+
+SampleWindows::Action SampleWindows::step(std::chrono::steady_clock::time_point now, bool enabled) {
+  bool in_window = enabled && now >= epoch_ && (now - epoch_) % period_ < on_;
+  if (in_window == collecting_) return Action::none;
+  collecting_ = in_window;
+  return in_window ? Action::collect_on : Action::collect_off;
+}
+
 Session::Session(SessionConfig config, Backend* backend)
     : config_(std::move(config)),
       backend_(backend),
       launches_(config_.launch_slots),
+      graphs_(&tree_),
       enabled_(config_.start_enabled),
-      collecting_(config_.start_enabled) {
+      // Sampled mode starts between windows: its first window turns collection on.
+      collecting_(config_.start_enabled && config_.duty_period.count() == 0) {
   AggregatorConfig ac;
   ac.table_capacity = config_.table_capacity;
   ac.include_kernels = config_.include_kernels;
@@ -90,7 +108,10 @@ Session::~Session() { stop(); }
 void Session::start() {
   if (started_) return;
   started_ = true;
-  last_phase_advance_ = duty_epoch_ = std::chrono::steady_clock::now();
+  last_phase_advance_ = std::chrono::steady_clock::now();
+  if (config_.duty_period.count())
+    windows_ =
+        std::make_unique<SampleWindows>(config_.duty_on, config_.duty_period, last_phase_advance_);
   consumer_ = std::thread([this] { consumer_loop(); });
 }
 
@@ -102,9 +123,10 @@ void Session::advance_phase() {
 
 void Session::set_enabled(bool enabled) {
   enabled_.store(enabled, std::memory_order_relaxed);
-  bool collect = enabled && (config_.duty_period.count() == 0 || collecting_.load());
-  collecting_.store(collect, std::memory_order_relaxed);
-  if (backend_) backend_->set_collecting(collect);
+  // In sampled mode the consumer's next duty-cycle step (within 10 ms) applies the switch.
+  if (config_.duty_period.count()) return;
+  collecting_.store(enabled, std::memory_order_relaxed);
+  if (backend_) backend_->set_collecting(enabled);
 }
 
 void Session::submit(const RawBuffer& buffer) {
@@ -122,23 +144,30 @@ void Session::set_device(std::uint32_t id, const DeviceInfo& info) {
 
 void Session::kernel(const KernelActivity& record) {
   aggregator_->consume(record, batch_now_ns_);
-  if (config_.trace_events) {
-    TraceEvent event{std::string(record.kernel_name),
-                     "",
-                     record.start_ns,
-                     record.end_ns,
-                     record.device,
-                     record.stream};
-    if (auto launch = launches_.lookup(record.correlation)) {
-      auto path = tree_.path(launch->context);
-      for (const auto& p : path) event.context += (event.context.empty() ? "" : " / ") + p;
-    }
-    if (trace_.size() < config_.trace_events) {
-      trace_.push_back(std::move(event));
-    } else {
-      trace_[trace_next_] = std::move(event);
-      trace_next_ = (trace_next_ + 1) % config_.trace_events;
-    }
+  if (config_.trace_events)
+    add_trace_event({std::string(record.kernel_name), "", record.start_ns, record.end_ns,
+                     record.device, record.stream},
+                    record.correlation);
+}
+
+void Session::graph(const GraphActivity& record) {
+  aggregator_->consume_graph(record, batch_now_ns_);
+  if (config_.trace_events)
+    add_trace_event({graph_leaf_name(record.graph_id), "", record.start_ns, record.end_ns,
+                     record.device, record.stream},
+                    record.correlation);
+}
+
+void Session::add_trace_event(TraceEvent event, std::uint64_t correlation) {
+  if (auto launch = launches_.lookup(correlation)) {
+    auto path = tree_.path(launch->context);
+    for (const auto& p : path) event.context += (event.context.empty() ? "" : " / ") + p;
+  }
+  if (trace_.size() < config_.trace_events) {
+    trace_.push_back(std::move(event));
+  } else {
+    trace_[trace_next_] = std::move(event);
+    trace_next_ = (trace_next_ + 1) % config_.trace_events;
   }
 }
 
@@ -163,13 +192,12 @@ void Session::drain() {
 }
 
 void Session::duty_cycle(std::chrono::steady_clock::time_point now) {
-  if (config_.duty_period.count() == 0 || !enabled_.load(std::memory_order_relaxed)) return;
-  auto into_period = (now - duty_epoch_) % config_.duty_period;
-  bool on = into_period < config_.duty_on;
-  if (on != collecting_.load(std::memory_order_relaxed)) {
-    collecting_.store(on, std::memory_order_relaxed);
-    if (backend_) backend_->set_collecting(on);
-  }
+  if (!windows_) return;
+  SampleWindows::Action action = windows_->step(now, enabled_.load(std::memory_order_relaxed));
+  if (action == SampleWindows::Action::none) return;
+  bool on = action == SampleWindows::Action::collect_on;
+  collecting_.store(on, std::memory_order_relaxed);
+  if (backend_) backend_->set_collecting(on);
 }
 
 void Session::consumer_loop() {

@@ -22,12 +22,10 @@ int run_probe_lib(wavekit::cli::Arguments args) {
       "each probe's transitive register and scratch footprint computed from its disassembly.\n"
       "Without --output it only prints the footprints.");
   parser.positional("LIB", &input, "the linked probe library");
-  parser.option("--output", &output, "OUT", "where to write the post-processed library (also -o)");
+  parser.option("--output", &output, "OUT", "where to write the post-processed library");
   parser.flag("--json", &json, "print the footprints as JSON");
-  std::vector<std::string_view> spelled(args.begin(), args.end());
-  for (std::string_view& arg : spelled)
-    if (arg == "-o") arg = "--output";
-  if (auto code = parser.parse(spelled)) return *code;
+  parser.short_name('o', "--output");
+  if (auto code = parser.parse(args)) return *code;
 
   const auto library = wavekit::codeobj::CodeObject::parse(wavekit::read_file(input), input);
   std::vector<wavekit::rewrite::ProbeFootprint> probes;

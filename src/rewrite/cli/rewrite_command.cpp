@@ -1,8 +1,10 @@
 // `wavekit rewrite`: instrument a code object with a ready-made tool or a plan.
+#include <filesystem>
 #include <iostream>
 
 #include "wavekit/cli/options.h"
 #include "wavekit/cli/subcommand.h"
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/rewrite/mutator.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
@@ -18,21 +20,18 @@ int run_rewrite(wavekit::cli::Arguments args) {
       "Instruments an AMDGPU code object (or the code object for --processor in a fat binary):\n"
       "each instrumented kernel runs a relocated copy of its code with the tool's points\n"
       "inserted, and the object gains a WAVEKIT note describing the per-wave arena a launcher\n"
-      "must provide (docs/rewrite.md). Tools: bbcount (per-wave basic-block counts).");
+      "must provide (docs/rewrite.md). Tools: bbcount (per-wave basic-block counts), callret\n"
+      "(per-wave return values of each call site).");
   parser.positional("IN", &input, "code object, offload bundle or HIP host object");
-  parser.option("--output", &output, "OUT", "where to write the rewritten code object (also -o)");
-  parser.option("--tool", &tool, "NAME", "a ready-made tool: bbcount");
+  parser.option("--output", &output, "OUT", "where to write the rewritten code object");
+  parser.option("--tool", &tool, "NAME", "a ready-made tool: bbcount, callret");
   parser.option("--plan", &plan_path, "PLAN.json", "a custom instrumentation plan");
   parser.option("--probe-lib", &probe_lib, "LIB", "the probe library the plan's calls use");
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel (repeatable)");
   parser.option("--processor", &processor, "GFX", "which code object of a fat binary");
   parser.flag("--json", &json, "print the WAVEKIT note as JSON instead of a summary");
-  // The shared parser knows long options only; `-o OUT` is the spelling compilers taught
-  // everyone, so accept it here.
-  std::vector<std::string_view> spelled(args.begin(), args.end());
-  for (std::string_view& arg : spelled)
-    if (arg == "-o") arg = "--output";
-  if (auto code = parser.parse(spelled)) return *code;
+  parser.short_name('o', "--output");
+  if (auto code = parser.parse(args)) return *code;
   if (output.empty()) throw wavekit::cli::UsageError("missing -o OUT");
   if (tool.empty() == plan_path.empty())
     throw wavekit::cli::UsageError("give exactly one of --tool and --plan");
@@ -52,6 +51,14 @@ int run_rewrite(wavekit::cli::Arguments args) {
   if (!kernels.empty()) plan.kernels = kernels;
 
   auto mutator = wavekit::rewrite::Mutator::open(wavekit::read_file(input), input, processor);
+  // A tool with probes uses its library for the object's processor.
+  if (!tool.empty())
+    plan.probe_library =
+        wavekit::rewrite::tool_probe_library(tool, mutator.object().target().processor);
+  // The note records the library's absolute path, so that a launcher started elsewhere finds
+  // it (or, failing that, the same file name next to the rewritten object).
+  if (!plan.probe_library.empty())
+    plan.probe_library = std::filesystem::absolute(plan.probe_library).string();
   const wavekit::rewrite::RewriteResult result = wavekit::rewrite::rewrite(mutator.object(), plan);
   wavekit::write_file(output, result.bytes);
   if (json) {

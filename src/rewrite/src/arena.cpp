@@ -296,6 +296,7 @@ void fill_arena_header(std::span<std::uint8_t> arena, const InstrumentedKernel& 
   header.waves_per_workgroup = static_cast<std::uint16_t>((items + 63) / 64);
   header.wave_count = dispatch_wave_count(grid_size, workgroup_size);
   header.stride = kernel.layout.stride();
+  header.next_slot = probe::kArenaHeaderSize;
   std::memcpy(arena.data(), &header, sizeof header);
 }
 
@@ -305,29 +306,58 @@ std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
   if (arena.size() < sizeof header)
     throw Error("arena for kernel '" + kernel.name + "': shorter than its header");
   std::memcpy(&header, arena.data(), sizeof header);
+  const std::string where = "arena for kernel '" + kernel.name + "': ";
   if (header.stride != kernel.layout.stride())
-    throw Error("arena for kernel '" + kernel.name + "': header stride " +
-                std::to_string(header.stride) + " disagrees with the note's " +
-                std::to_string(kernel.layout.stride()));
+    throw Error(where + "header stride " + std::to_string(header.stride) +
+                " disagrees with the note's " + std::to_string(kernel.layout.stride()));
   if (arena.size() < probe::kArenaHeaderSize + header.wave_count * header.stride)
-    throw Error("arena for kernel '" + kernel.name + "': " + std::to_string(arena.size()) +
-                " bytes cannot hold the " + std::to_string(header.wave_count) +
-                " waves its header announces");
+    throw Error(where + std::to_string(arena.size()) + " bytes cannot hold the " +
+                std::to_string(header.wave_count) + " waves its header announces");
+  // The waves claimed slots in the order they started: next_slot says how many did.
+  const std::uint64_t claimed_bytes = header.next_slot - probe::kArenaHeaderSize;
+  if (header.next_slot < probe::kArenaHeaderSize || claimed_bytes % header.stride != 0 ||
+      claimed_bytes / header.stride > header.wave_count)
+    throw Error(where + "next_slot " + std::to_string(header.next_slot) +
+                " is not the end of one of its " + std::to_string(header.wave_count) + " slots");
+  const std::uint32_t size_x = header.workgroup_size[0], size_y = header.workgroup_size[1];
   std::vector<WaveSlot> slots;
-  for (std::uint64_t wave = 0; wave < header.wave_count; ++wave) {
+  for (std::uint64_t index = 0; index < claimed_bytes / header.stride; ++index) {
     WaveSlot slot;
-    slot.bytes = arena.subspan(probe::kArenaHeaderSize + wave * header.stride, header.stride);
+    slot.bytes = arena.subspan(probe::kArenaHeaderSize + index * header.stride, header.stride);
     probe::CaptureRegion capture;
     std::memcpy(&capture, slot.bytes.data(), sizeof capture);
-    if (capture.entered != 1) continue;
-    if (capture.wave_id != wave)
-      throw Error("arena for kernel '" + kernel.name + "': slot " + std::to_string(wave) +
-                  " holds wave " + std::to_string(capture.wave_id));
-    slot.wave_id = capture.wave_id;
-    for (int dim = 0; dim < 3; ++dim) slot.workgroup_id[dim] = capture.workgroup_id[dim];
-    slot.wave_in_workgroup = capture.wave_in_workgroup;
+    // The wave's numbering, the emulator's and the hardware's: lanes hold consecutive flat
+    // work-item ids from 64 * wave_in_workgroup, and workgroups count x fastest.
+    std::uint32_t id[3];
+    for (unsigned dim = 0; dim < 3; ++dim)
+      id[dim] = probe::workitem_component(capture.first_workitem, dim);
+    const std::uint64_t flat =
+        id[0] + std::uint64_t{size_x} * (id[1] + std::uint64_t{size_y} * id[2]);
+    bool valid = flat % 64 == 0 && flat / 64 < header.waves_per_workgroup;
+    for (unsigned dim = 0; dim < 3; ++dim)
+      valid = valid && id[dim] < header.workgroup_size[dim] &&
+              capture.workgroup_id[dim] < header.grid_workgroups[dim];
+    if (!valid)
+      throw Error(
+          where + "slot " + std::to_string(index) + " holds no wave of the dispatch (workgroup " +
+          std::to_string(capture.workgroup_id[0]) + "," + std::to_string(capture.workgroup_id[1]) +
+          "," + std::to_string(capture.workgroup_id[2]) + ", first work-item " +
+          std::to_string(id[0]) + "," + std::to_string(id[1]) + "," + std::to_string(id[2]) + ")");
+    for (unsigned dim = 0; dim < 3; ++dim) slot.workgroup_id[dim] = capture.workgroup_id[dim];
+    slot.wave_in_workgroup = static_cast<std::uint32_t>(flat / 64);
+    const std::uint64_t workgroup =
+        capture.workgroup_id[0] +
+        std::uint64_t{header.grid_workgroups[0]} *
+            (capture.workgroup_id[1] +
+             std::uint64_t{header.grid_workgroups[1]} * capture.workgroup_id[2]);
+    slot.wave_id = workgroup * header.waves_per_workgroup + slot.wave_in_workgroup;
     slots.push_back(slot);
   }
+  std::sort(slots.begin(), slots.end(),
+            [](const WaveSlot& a, const WaveSlot& b) { return a.wave_id < b.wave_id; });
+  for (std::size_t i = 1; i < slots.size(); ++i)
+    if (slots[i].wave_id == slots[i - 1].wave_id)
+      throw Error(where + "two slots hold wave " + std::to_string(slots[i].wave_id));
   return slots;
 }
 

@@ -9,12 +9,18 @@
 #include <set>
 #include <sstream>
 
+#include "call_envelope.h"
+#include "callees.h"
 #include "entry_abi.h"
+#include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/isa/isa.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/rewrite/mutator.h"
+#include "wavekit/rewrite/probe_library.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -30,14 +36,12 @@ constexpr std::uint64_t kShfExecInstr = 0x4;
 // §3).
 constexpr unsigned kNumberedSgprs = 102;
 constexpr unsigned kSpecialSgprs = 6;
+constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
 // SMEM immediate offsets are 20 bits on gfx9.
 constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
+constexpr std::uint8_t kSttNotype = 0;
+constexpr std::uint8_t kStbGlobal = 1;
+constexpr std::uint32_t kRelocationAbs64 = 3;  // R_AMDGPU_ABS64
 
 std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   switch (kind) {
@@ -110,11 +114,6 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
       if (inst.flow == isa::ControlFlow::indirect)
         fail(object.name(), "kernel '" + kernel.name + "': computed jump or return (" + inst.text +
                                 " at " + hex(address) + ") is not supported yet");
-      if (inst.flow == isa::ControlFlow::call)
-        fail(object.name(), "kernel '" + kernel.name + "': calls (" + inst.text + " at " +
-                                hex(address) +
-                                ") are not instrumented yet: the callee could clobber the "
-                                "instrumentation's reserved SGPRs");
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
       if (inst.flow != isa::ControlFlow::none) leaders.insert(address + inst.size);
@@ -158,12 +157,44 @@ bool scc_live_before(const KernelCode& code, std::size_t index) {
   return true;
 }
 
+// A probe call's GOT-relative address computation: an s_getpc_b64 at `at` in a chunk's bytes,
+// followed by s_add_u32 / s_addc_u32 whose literals become (slot - pc) once both have addresses.
+struct GotFixup {
+  std::size_t at = 0;
+  std::size_t slot = 0;
+};
+
+// Inserted code being put together: snippets (assembly text) and probe calls.
+struct Code {
+  std::vector<std::uint8_t> bytes;
+  std::vector<GotFixup> got;
+  bool empty() const { return bytes.empty(); }
+};
+
 struct Chunk {
   enum class Kind { prologue, code, instruction } kind = Kind::code;
   std::vector<std::uint8_t> bytes;
   const isa::Instruction* original = nullptr;  // Kind::instruction
   bool getpc = false;                          // s_getpc_b64: correction follows in `bytes`
   std::uint64_t offset = 0;                    // in the new section
+  std::vector<GotFixup> got;                   // probe calls in `bytes`
+};
+
+// A probe of the plan's probe library: its footprint and the GOT slot the calls go through.
+struct LoadedProbe {
+  ProbeFootprint footprint;
+  isa::RegisterSet clobbers;
+  std::size_t slot = 0;
+};
+
+// What the probe calls of one kernel share: the envelope's SGPRs, where the spill area and the
+// probes' stack lie in the (grown) private segment, and the analysis's view of the kernel.
+struct KernelCalls {
+  detail::CallSgprs sgprs;
+  std::uint64_t spill_base = 0;           // per lane
+  std::uint64_t stack_base = 0;           // per lane
+  std::size_t function = 0;               // in the analysis Program
+  std::vector<std::uint64_t> call_sites;  // original addresses of the kernel's s_swappc_b64
 };
 
 class Engine {
@@ -183,13 +214,36 @@ class Engine {
   ArenaLayout layout_for(const KernelCode& code) const;
   std::vector<Chunk> build_chunks(const KernelCode& code, const InstrumentedKernel& instrumented,
                                   const detail::ReservedSgprs& reserved,
-                                  const detail::PrologueInput& prologue, std::uint64_t* points);
+                                  const detail::PrologueInput& prologue,
+                                  const std::optional<KernelCalls>& calls, std::uint64_t* points);
+  void load_probe_library();
+  const LoadedProbe& probe(const std::string& name) const;
+  std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
+                                                           const InstrumentedKernel& instrumented,
+                                                           const KernelCalls& calls,
+                                                           const isa::Instruction& inst,
+                                                           PointKind where, std::uint64_t point_id,
+                                                           const std::string& context) const;
   std::vector<std::uint8_t> assemble(const std::string& text) const {
     return assembler_.assemble(text);
   }
 
+  // The whole input's functions and call graph, built on the first kernel that makes calls.
+  const analysis::Program& program() {
+    if (!program_) program_ = analysis::analyze(analysis::make_input(input_));
+    return *program_;
+  }
+  const analysis::Liveness& liveness() {
+    if (!liveness_) liveness_.emplace(program());
+    return *liveness_;
+  }
+
   const codeobj::CodeObject& input_;
   const Plan& plan_;
+  std::optional<analysis::Program> program_;
+  std::optional<analysis::Liveness> liveness_;
+  std::map<std::string, LoadedProbe> probes_;  // the plan's probes, by name
+  std::vector<std::string> slots_;             // GOT slot i holds the address of slots_[i]
   const RewriteOptions& options_;
   isa::Decoder decoder_;
   isa::Assembler assembler_;
@@ -221,25 +275,182 @@ std::vector<std::size_t> Engine::selected_kernels() const {
 }
 
 void Engine::check_plan() const {
-  if (plan_.has_calls())
-    fail(input_.name(),
-         "probe calls are not implemented yet (this build supports inline "
-         "snippets: increment)");
+  if (plan_.has_calls() && plan_.probe_library.empty())
+    fail(input_.name(), "the plan calls probes but names no probe library (--probe-lib)");
   for (const PointSpec& point : plan_.points) {
-    if (point.snippet->op != SnippetOp::increment)
-      fail(input_.name(), "snippet op 'store' is not implemented yet");
+    const bool call_point =
+        point.where == PointKind::call_site || point.where == PointKind::call_return;
+    if (call_point && point.snippet)
+      fail(input_.name(),
+           "points of kind '" + to_string(point.where) + "' take probe calls, not snippets");
     switch (point.where) {
       case PointKind::block_entry:
       case PointKind::kernel_entry:
       case PointKind::kernel_exit:
       case PointKind::before_instruction:
       case PointKind::memory:
+      case PointKind::call_site:
+      case PointKind::call_return:
         break;
       default:
         fail(input_.name(),
              "points of kind '" + to_string(point.where) + "' are not implemented yet");
     }
   }
+}
+
+void Engine::load_probe_library() {
+  const std::string& path = plan_.probe_library;
+  const codeobj::CodeObject library = codeobj::CodeObject::parse(read_file(path), path);
+  // One executable holds both objects: processor, features and code-object version must agree
+  // (rewriting.md §8).
+  if (library.target().target_id() != input_.target().target_id())
+    fail(input_.name(), "the probe library " + path + " is for " + library.target().target_id() +
+                            ", the object for " + input_.target().target_id());
+  const std::optional<std::vector<ProbeFootprint>> footprints = find_probe_note(library);
+  if (!footprints)
+    fail(path,
+         "has no probe note: build it with wavekit_add_probe_library (or run `wavekit "
+         "probe-lib` on it)");
+  for (const PointSpec& point : plan_.points) {
+    if (!point.call || probes_.count(point.call->probe)) continue;
+    auto found = std::find_if(footprints->begin(), footprints->end(),
+                              [&](const ProbeFootprint& f) { return f.name == point.call->probe; });
+    if (found == footprints->end()) fail(path, "has no probe '" + point.call->probe + "'");
+    if (found->scratch_unbounded)
+      fail(path, "probe '" + found->name +
+                     "' addresses its stack through computed pointers: its scratch has no bound");
+    probes_[found->name] = {*found, clobber_set(*found), slots_.size()};
+    slots_.push_back(found->name);
+  }
+}
+
+const LoadedProbe& Engine::probe(const std::string& name) const { return probes_.at(name); }
+
+// The per-lane address of a FLAT or GLOBAL instruction, from its operands as LLVM prints them:
+// loads "dst, vaddr, saddr|off", stores "vaddr, data, saddr|off", atomics "[dst,] vaddr, data,
+// saddr|off" (a destination when they return, glc / sc0), then modifiers (offset:N ...); FLAT
+// has no saddr. vaddr is a VGPR pair, or a 32-bit offset from an SGPR pair base.
+detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
+                                           const std::string& context) {
+  const auto refuse = [&](const std::string& why) -> void {
+    fail(context, "effective_address of '" + inst.text + "': " + why);
+  };
+  if (inst.memory != isa::MemoryKind::global && inst.memory != isa::MemoryKind::flat)
+    refuse("only FLAT and GLOBAL instructions are supported");
+  std::vector<std::string> operands, modifiers;
+  {
+    std::istringstream words(inst.text.substr(inst.mnemonic.size()));
+    bool listing = true;
+    for (std::string word; words >> word;) {
+      const bool continues = !word.empty() && word.back() == ',';
+      if (continues) word.pop_back();
+      (listing ? operands : modifiers).push_back(word);
+      listing = listing && continues;
+    }
+  }
+  const bool store = inst.mnemonic.find("_store") != std::string::npos;
+  const bool atomic = inst.mnemonic.find("_atomic") != std::string::npos;
+  const bool returns =
+      atomic && std::any_of(modifiers.begin(), modifiers.end(),
+                            [](const std::string& m) { return m == "glc" || m == "sc0"; });
+  const std::size_t vaddr = store || (atomic && !returns) ? 0 : 1;
+  const std::size_t saddr = vaddr + (store || atomic ? 2 : 1);
+  if (vaddr >= operands.size()) refuse("unexpected operands");
+  detail::EnvelopeArgument arg;
+  arg.kind = detail::EnvelopeArgument::Kind::address;
+  unsigned first = 0, last = 0;
+  if (std::sscanf(operands[vaddr].c_str(), "v[%u:%u]", &first, &last) == 2)
+    arg.count = last - first + 1;
+  else if (std::sscanf(operands[vaddr].c_str(), "v%u", &first) == 1)
+    arg.count = 1;
+  else
+    refuse("its address operand '" + operands[vaddr] + "' is not a VGPR");
+  arg.first = first;
+  if (saddr < operands.size() && operands[saddr] != "off") {
+    if (std::sscanf(operands[saddr].c_str(), "s[%u:%u]", &first, &last) != 2 || last != first + 1)
+      refuse("its base '" + operands[saddr] + "' is not an SGPR pair");
+    arg.has_base = true;
+    arg.base = first;
+  }
+  if (arg.count != (arg.has_base ? 1u : 2u)) refuse("unexpected address width");
+  for (const std::string& modifier : modifiers)
+    if (modifier.rfind("offset:", 0) == 0) arg.offset = std::stoll(modifier.substr(7), nullptr, 0);
+  return arg;
+}
+
+std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
+    const ProbeCall& call, const InstrumentedKernel& instrumented, const KernelCalls& calls,
+    const isa::Instruction& inst, PointKind where, std::uint64_t point_id,
+    const std::string& context) const {
+  using Kind = detail::EnvelopeArgument::Kind;
+  std::vector<detail::EnvelopeArgument> args;
+  for (const Argument& argument : call.args) {
+    detail::EnvelopeArgument arg;
+    switch (argument.kind) {
+      case ArgumentKind::constant:
+        if (argument.value > 0xffffffffu)
+          fail(context, "constant arguments are 32 bits (" + hex(argument.value) + ")");
+        arg.value = argument.value;
+        break;
+      case ArgumentKind::point_id:
+        arg.value = point_id;
+        break;
+      case ArgumentKind::original_address:
+        arg.kind = Kind::immediate64;
+        arg.value = inst.address;
+        break;
+      case ArgumentKind::register_value: {
+        // sN, s[a:a+1], vN, v[a:a+1], exec.
+        const std::string& name = argument.name;
+        if (name == "exec") {
+          arg.kind = Kind::exec;
+          break;
+        }
+        unsigned first = 0, last = 0;
+        char bank = 0;
+        if (std::sscanf(name.c_str(), "%c[%u:%u]", &bank, &first, &last) == 3 ||
+            std::sscanf(name.c_str(), "%c%u", &bank, &first) == 2) {
+          if (last < first) last = first;
+        }
+        const unsigned limit = bank == 's' ? kNumberedSgprs : 256;
+        if ((bank != 's' && bank != 'v') || last - first > 1 || last >= limit)
+          fail(context,
+               "register argument '" + name + "': expected sN, s[a:a+1], vN, v[a:a+1] or exec");
+        arg.kind = bank == 's' ? Kind::sgpr : Kind::vgpr;
+        arg.first = first;
+        arg.count = last - first + 1;
+        break;
+      }
+      case ArgumentKind::exec:
+        arg.kind = Kind::exec;
+        break;
+      case ArgumentKind::return_value:
+        // The callee's 32-bit result (v0); the plan allows it at call_return points only.
+        arg.kind = Kind::vgpr;
+        arg.first = 0;
+        break;
+      case ArgumentKind::variable: {
+        const PlacedVariable* placed = instrumented.layout.find(argument.name);
+        arg.kind = Kind::slot_offset;
+        arg.value = placed->offset;
+        if (argument.indexed_by_call_site) {
+          if (where != PointKind::call_site && where != PointKind::call_return)
+            fail(context, "a variable indexed by call site needs a call_site or call_return point");
+          const auto site =
+              std::find(calls.call_sites.begin(), calls.call_sites.end(), inst.address);
+          arg.value += static_cast<std::uint64_t>(site - calls.call_sites.begin()) *
+                       placed->variable.element_size;
+        }
+        break;
+      }
+      case ArgumentKind::effective_address:
+        arg = effective_address(inst, context);
+        break;
+    }
+    args.push_back(arg);
+  }
+  return args;
 }
 
 ArenaLayout Engine::layout_for(const KernelCode& code) const {
@@ -255,6 +466,25 @@ ArenaLayout Engine::layout_for(const KernelCode& code) const {
       variable.count = static_cast<std::uint32_t>(code.leaders.size());
       variable.keys = code.leaders;
     }
+    // One element per call site of this kernel, keyed by the calls' original addresses.
+    const bool per_call_site =
+        std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
+          return p.call &&
+                 std::any_of(p.call->args.begin(), p.call->args.end(), [&](const Argument& a) {
+                   return a.indexed_by_call_site && a.name == variable.name;
+                 });
+        });
+    if (per_call_site) {
+      std::vector<std::uint64_t> sites;
+      for (const isa::Instruction& inst : code.instructions)
+        if (inst.flow == isa::ControlFlow::call && code.reachable.count(inst.address))
+          sites.push_back(inst.address);
+      // A kernel without calls keeps one unkeyed element: nothing indexes it.
+      if (!sites.empty()) {
+        variable.count = static_cast<std::uint32_t>(sites.size());
+        variable.keys = sites;
+      }
+    }
     layout.add(std::move(variable));
   }
   return layout;
@@ -264,12 +494,13 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
                                         const InstrumentedKernel& instrumented,
                                         const detail::ReservedSgprs& reserved,
                                         const detail::PrologueInput& prologue,
+                                        const std::optional<KernelCalls>& calls,
                                         std::uint64_t* points) {
-  // Increments an 8-byte per-wave counter. s_atomic_add_x2 would do it in one instruction on
-  // every target, but the emulator does not implement scalar atomics yet, so: load, add,
-  // store. Only this wave writes its slot, so the sequence needs no atomicity. The wait also
-  // covers the kernel's own LGKM operations in flight, which is stricter, never looser.
-  auto increment = [&](const std::string& variable, std::uint64_t element, bool scc_live) {
+  // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue
+  // left in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point
+  // (the last argument) does not matter, and without glc it returns nothing: no wait, and
+  // the kernel's own LGKM operations in flight are not waited for either.
+  auto increment = [&](const std::string& variable, std::uint64_t element, bool) {
     const PlacedVariable* placed = instrumented.layout.find(variable);
     const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
     if (placed->variable.element_size != 8)
@@ -278,36 +509,157 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (offset > kMaxSmemOffset)
       fail(input_.name(), "kernel '" + instrumented.name + "': per-wave variable '" + variable +
                               "' lies beyond the 1 MiB a scalar offset reaches");
+    auto pair = [](unsigned first) {
+      return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
+    };
+    return "s_atomic_add_x2 " + pair(reserved.one()) + ", " + pair(reserved.slot()) + ", " +
+           hex(offset) + "\n";
+  };
+  // Stores a uniform value into a per-wave variable's element with a scalar store (written back
+  // by the s_dcache_wb before s_endpgm); s_mov leaves SCC alone. Per-lane values have no single
+  // value to store: a probe call takes those.
+  auto store = [&](const Snippet& snippet, std::uint64_t element, const isa::Instruction& inst) {
+    const PlacedVariable* placed = instrumented.layout.find(snippet.variable);
+    const std::uint32_t size = placed->variable.element_size;
+    const std::uint64_t offset = placed->offset + element * size;
+    const std::string where = "kernel '" + instrumented.name + "', store into '" +
+                              snippet.variable + "' at " + hex(inst.address) + ": ";
+    if (size != 4 && size != 8)
+      fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
+    if (offset > kMaxSmemOffset)
+      fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
+    const unsigned t = reserved.temporary();
+    const Argument& value = *snippet.value;
+    std::string text;
+    auto immediate = [&](std::uint64_t number) {
+      text += "s_mov_b32 s" + std::to_string(t) + ", " + hex(number & 0xffffffff) + "\n";
+      text += "s_mov_b32 s" + std::to_string(t + 1) + ", " + hex(number >> 32) + "\n";
+    };
+    unsigned first = 0, last = 0;
+    switch (value.kind) {
+      case ArgumentKind::constant:
+        immediate(value.value);
+        break;
+      case ArgumentKind::point_id:
+        immediate(*points);
+        break;
+      case ArgumentKind::original_address:
+        immediate(inst.address);
+        break;
+      case ArgumentKind::exec:
+        text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+        break;
+      case ArgumentKind::register_value:
+        if (value.name == "exec") {
+          text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
+          break;
+        }
+        if (std::sscanf(value.name.c_str(), "s[%u:%u]", &first, &last) != 2) {
+          if (std::sscanf(value.name.c_str(), "s%u", &first) != 1)
+            fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                    "original_address, exec or an SGPR ('" + value.name + "')");
+          last = first;
+        }
+        if (last >= kNumberedSgprs || last - first > 1)
+          fail(input_.name(), where + "register '" + value.name + "' is not s0..s101 or a pair");
+        text += "s_mov_b32 s" + std::to_string(t) + ", s" + std::to_string(first) + "\n";
+        text += "s_mov_b32 s" + std::to_string(t + 1) + ", " +
+                (last > first ? "s" + std::to_string(last) : std::string("0")) + "\n";
+        break;
+      default:
+        fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                "original_address, exec or an SGPR");
+    }
     const std::string slot =
         "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
-    const unsigned t = reserved.counter();
-    const std::string pair = "s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]";
-    const std::string scc = "s" + std::to_string(reserved.scc_save());
-    std::string text;
-    if (scc_live) text += "s_cselect_b32 " + scc + ", 1, 0\n";
-    text += "s_load_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
+    text += size == 8
+                ? "s_store_dwordx2 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], " +
+                      slot + ", " + hex(offset) + "\n"
+                : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
+    // The next snippet may overwrite the data registers: let the store take them first.
     text += "s_waitcnt lgkmcnt(0)\n";
-    text += "s_add_u32 s" + std::to_string(t) + ", s" + std::to_string(t) + ", 1\n";
-    text += "s_addc_u32 s" + std::to_string(t + 1) + ", s" + std::to_string(t + 1) + ", 0\n";
-    text += "s_store_dwordx2 " + pair + ", " + slot + ", " + hex(offset) + "\n";
-    if (scc_live) text += "s_cmp_lg_u32 " + scc + ", 0\n";
     return text;
+  };
+
+  // Probe calls: the envelope around each (call_envelope.h), with the registers live at the
+  // point from the analysis library's liveness.
+  auto append = [](Code& code, const std::vector<std::uint8_t>& bytes) {
+    code.bytes.insert(code.bytes.end(), bytes.begin(), bytes.end());
+  };
+  auto flush = [&](Code& code, std::string& text) {
+    if (text.empty()) return;
+    append(code, assemble(text));
+    text.clear();
+  };
+  auto instruction_index = [&](const isa::Instruction& inst) {
+    const analysis::Function& function = program().functions[calls->function];
+    const std::optional<std::size_t> index = function.instruction_index(inst.address);
+    if (!index)
+      fail(input_.name(),
+           "kernel '" + instrumented.name + "': the analysis does not reach " + hex(inst.address));
+    return *index;
+  };
+  auto call_probe = [&](Code& code, std::string& text, const PointSpec& point,
+                        const isa::RegisterSet& live, const isa::Instruction& inst) {
+    flush(code, text);
+    const LoadedProbe& target = probe(point.call->probe);
+    const std::string context = input_.name() + ": kernel '" + instrumented.name + "', " +
+                                to_string(point.where) + " point" + " at " + hex(inst.address) +
+                                ", probe '" + target.footprint.name + "'";
+    detail::EnvelopeInput in;
+    in.target = input_.target();
+    in.reserved = reserved;
+    in.call = calls->sgprs;
+    in.clobbers = target.clobbers;
+    in.live = live;
+    in.args =
+        envelope_arguments(*point.call, instrumented, *calls, inst, point.where, *points, context);
+    in.uniform = point.call->uniform;
+    in.spill_base = calls->spill_base;
+    in.stack_base = calls->stack_base;
+    in.skip_one_restore = options_.test_skip_envelope_restore;
+    const detail::Envelope envelope = detail::call_envelope(in, context);
+    if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
+      fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
+                        " bytes per lane) outgrew the room reserved for it");
+    append(code, assemble(envelope.before));
+    code.got.push_back({code.bytes.size(), target.slot});
+    const std::string lo = "s" + std::to_string(envelope.target_pair);
+    const std::string hi = "s" + std::to_string(envelope.target_pair + 1);
+    append(code, assemble("s_getpc_b64 s[" + std::to_string(envelope.target_pair) + ":" +
+                          std::to_string(envelope.target_pair + 1) + "]\ns_add_u32 " + lo + ", " +
+                          lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"));
+    append(code, assemble(envelope.after));
+    ++*points;
   };
 
   std::map<std::uint64_t, std::size_t> block_index;
   for (std::size_t i = 0; i < code.leaders.size(); ++i) block_index[code.leaders[i]] = i;
 
   std::vector<Chunk> chunks;
+  Code entry;
   std::string entry_text = detail::entry_prologue(prologue);
-  for (const PointSpec& point : plan_.points)
-    if (point.where == PointKind::kernel_entry) {
-      entry_text += increment(point.snippet->variable, 0, /*scc_live=*/false);
+  for (const PointSpec& point : plan_.points) {
+    if (point.where != PointKind::kernel_entry) continue;
+    if (point.snippet) {
+      entry_text += point.snippet->op == SnippetOp::store
+                        ? store(*point.snippet, 0, code.instructions.front())
+                        : increment(point.snippet->variable, 0, /*scc_live=*/false);
       ++*points;
+    } else {
+      // The point stands for the kernel's first instruction (its original_address).
+      const isa::Instruction& first = code.instructions.front();
+      call_probe(entry, entry_text, point,
+                 liveness().live_before(calls->function, instruction_index(first)), first);
     }
-  chunks.push_back({Chunk::Kind::prologue, assemble(entry_text), nullptr, false, 0});
+  }
+  flush(entry, entry_text);
+  chunks.push_back(
+      {Chunk::Kind::prologue, std::move(entry.bytes), nullptr, false, 0, std::move(entry.got)});
 
   for (std::size_t index = 0; index < code.instructions.size(); ++index) {
     const isa::Instruction& inst = code.instructions[index];
+    Code before_code;
     std::string before;
     const bool reachable = code.reachable.count(inst.address) != 0;
     for (const PointSpec& point : plan_.points) {
@@ -318,7 +670,8 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
         case PointKind::block_entry:
           if (block_index.count(inst.address)) {
             here = true;
-            if (point.snippet->indexed_by_block) element = block_index[inst.address];
+            if (point.snippet && point.snippet->indexed_by_block)
+              element = block_index[inst.address];
           }
           break;
         case PointKind::kernel_exit:
@@ -335,20 +688,33 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
                               point.memory_kinds.end());
           break;
         }
+        case PointKind::call_site:
+          here = inst.flow == isa::ControlFlow::call;
+          break;
         default:
           break;
       }
       if (!here) continue;
-      before += increment(point.snippet->variable, element, scc_live_before(code, index));
-      ++*points;
+      if (point.snippet) {
+        before += point.snippet->op == SnippetOp::store
+                      ? store(*point.snippet, element, inst)
+                      : increment(point.snippet->variable, element, scc_live_before(code, index));
+        ++*points;
+      } else {
+        call_probe(before_code, before, point,
+                   liveness().live_before(calls->function, instruction_index(inst)), inst);
+      }
     }
     // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
     // written back; do that before the wave ends (rewriting.md §8).
     if (inst.flow == isa::ControlFlow::end_program) before += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
-    if (!before.empty()) chunks.push_back({Chunk::Kind::code, assemble(before), nullptr, false, 0});
+    flush(before_code, before);
+    if (!before_code.empty())
+      chunks.push_back({Chunk::Kind::code, std::move(before_code.bytes), nullptr, false, 0,
+                        std::move(before_code.got)});
 
     Chunk copy{
-        Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0};
+        Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0, {}};
     if (inst.mnemonic == "s_getpc_b64") {
       // The code after it must still see the original PC: add (original - new) to the pair,
       // keeping SCC. The literals are patched once the new address is known.
@@ -363,6 +729,21 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       copy.bytes.insert(copy.bytes.end(), fix.begin(), fix.end());
       copy.getpc = true;
     }
+    if (reachable && inst.flow == isa::ControlFlow::call) {
+      // call_return probes run where the callee returns to: right after the s_swappc_b64, in
+      // its own chunk, so that a branch to the next block does not run them.
+      Code after_call;
+      std::string text;
+      for (const PointSpec& point : plan_.points)
+        if (point.where == PointKind::call_return)
+          call_probe(after_call, text, point,
+                     liveness().live_after(calls->function, instruction_index(inst)), inst);
+      for (GotFixup fix : after_call.got) {
+        fix.at += copy.bytes.size();
+        copy.got.push_back(fix);
+      }
+      copy.bytes.insert(copy.bytes.end(), after_call.bytes.begin(), after_call.bytes.end());
+    }
     chunks.push_back(std::move(copy));
   }
   return chunks;
@@ -370,6 +751,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
 
 RewriteResult Engine::run() {
   check_plan();
+  if (plan_.has_calls()) load_probe_library();
   const codeobj::Target& target = input_.target();
   // The model is move-only: the output starts as a fresh parse of the input's bytes.
   const std::vector<std::uint8_t> original_bytes = input_.write();
@@ -415,14 +797,24 @@ RewriteResult Engine::run() {
     new_kd.set_enable_sgpr_workgroup_id_y(true);
     new_kd.set_enable_sgpr_workgroup_id_z(true);
     new_kd.set_enable_vgpr_workitem_id(2);
+    // Probe calls spill to scratch and give the probes a stack there: the private segment is
+    // enabled, with (gfx908/gfx90a) the scratch buffer resource the probes address it through.
+    const bool probe_calls = plan_.has_calls();
+    const bool buffer_scratch = !target.has_architected_flat_scratch();
+    const bool adds_scratch_resource =
+        probe_calls && buffer_scratch && !kd.enable_sgpr_private_segment_buffer();
+    if (probe_calls) {
+      new_kd.set_enable_private_segment(true);
+      if (buffer_scratch) new_kd.set_enable_sgpr_private_segment_buffer(true);
+    }
     unsigned user = 0;
     for (const EntrySgpr& e : prologue.original)
       if (e.value < EntryValue::workgroup_id_x) user += e.count;
-    user +=
-        (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) + (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2);
+    user += (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) +
+            (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2) + (adds_scratch_resource ? 4 : 0);
     if (user > 16)
-      fail(input_.name(), "kernel '" + kernel.name + "': no room for two more user SGPRs (" +
-                              std::to_string(user) + " > 16)");
+      fail(input_.name(), "kernel '" + kernel.name + "': no room for the user SGPRs the " +
+                              "instrumentation adds (" + std::to_string(user) + " > 16)");
     new_kd.set_user_sgpr_count(user);
     prologue.launched = detail::entry_sgprs(new_kd, target, kernel.name);
 
@@ -435,25 +827,121 @@ RewriteResult Engine::run() {
         if (used.sgpr[s]) highest = std::max(highest, s + 1);
     }
     for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
+    // The callees run at their original addresses, uninstrumented: the block must also lie
+    // above every SGPR they (and what they call) touch.
+    const bool makes_calls = std::any_of(
+        p.code.instructions.begin(), p.code.instructions.end(), [&](const isa::Instruction& i) {
+          return i.flow == isa::ControlFlow::call && p.code.reachable.count(i.address);
+        });
+    if (makes_calls) {
+      const detail::CalleeFootprint callees =
+          detail::callee_footprint(program(), kernel.entry_address, kernel.name, input_.name());
+      for (unsigned s = 0; s < kNumberedSgprs; ++s)
+        if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
+    }
+    // Likewise the probes (their transitive footprint, from the library's note)
+    // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
+    for (const auto& [name, loaded] : probes_)
+      highest = std::max(highest, loaded.footprint.sgpr_count);
+    if (probe_calls) highest = std::max(highest, kStackPointer + 1);
     detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
-    if (reserved.base + detail::ReservedSgprs::kCount > kNumberedSgprs)
+    const unsigned reserved_end = reserved.base + detail::ReservedSgprs::kCount +
+                                  (probe_calls ? detail::CallSgprs::kCount : 0);
+    if (reserved_end > kNumberedSgprs)
       fail(input_.name(),
-           "kernel '" + kernel.name + "' uses SGPRs up to s" + std::to_string(highest - 1) +
-               ": no room for the " + std::to_string(detail::ReservedSgprs::kCount) +
+           "kernel '" + kernel.name + "' " +
+               (makes_calls || probe_calls ? "with its callees and probes uses" : "uses") +
+               " SGPRs up to s" + std::to_string(highest - 1) + ": no room for the " +
+               std::to_string(reserved_end - reserved.base) +
                " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
     prologue.reserved = reserved;
     prologue.arena_arg_offset = instrumented.arena_arg_offset;
     prologue.stride = instrumented.layout.stride();
     prologue.skip_sgpr_moves = options_.test_skip_prologue_sgpr_moves;
 
-    // Grants: SGPRs up to the reserved block plus the special registers; VGPRs for v0..v2.
-    const unsigned sgprs = reserved.base + detail::ReservedSgprs::kCount + kSpecialSgprs;
+    std::optional<KernelCalls> calls;
+    if (probe_calls) {
+      calls.emplace();
+      calls->sgprs.base = reserved.base + detail::ReservedSgprs::kCount;
+      const analysis::Program& analysed = program();
+      const auto function = std::find_if(
+          analysed.functions.begin(), analysed.functions.end(),
+          [&](const analysis::Function& f) { return f.start == kernel.entry_address; });
+      if (function == analysed.functions.end())
+        fail(input_.name(), "kernel '" + kernel.name + "': the analysis found no function at " +
+                                hex(kernel.entry_address));
+      calls->function = static_cast<std::size_t>(function - analysed.functions.begin());
+      for (const isa::Instruction& inst : p.code.instructions)
+        if (inst.flow == isa::ControlFlow::call && p.code.reachable.count(inst.address))
+          calls->call_sites.push_back(inst.address);
+      if (buffer_scratch) {
+        // The wave's scratch resource, saved before the prologue's moves can overwrite it: the
+        // launch's V# with this wave's offset added to its base, as compiled kernels do.
+        const EntrySgpr* resource =
+            detail::find_entry(prologue.launched, EntryValue::private_segment_buffer);
+        const EntrySgpr* offset =
+            detail::find_entry(prologue.launched, EntryValue::private_segment_wave_offset);
+        const unsigned r = calls->sgprs.scratch_resource();
+        prologue.save_before_moves =
+            "s_mov_b64 s[" + std::to_string(r) + ":" + std::to_string(r + 1) + "], s[" +
+            std::to_string(resource->first) + ":" + std::to_string(resource->first + 1) +
+            "]\ns_mov_b64 s[" + std::to_string(r + 2) + ":" + std::to_string(r + 3) + "], s[" +
+            std::to_string(resource->first + 2) + ":" + std::to_string(resource->first + 3) +
+            "]\ns_add_u32 s" + std::to_string(r) + ", s" + std::to_string(r) + ", s" +
+            std::to_string(offset->first) + "\ns_addc_u32 s" + std::to_string(r + 1) + ", s" +
+            std::to_string(r + 1) + ", 0\n";
+      }
+      // The private segment: the kernel's own, then the spill area, then the probes' stack.
+      // The spill area holds at most every VGPR a probe or the envelope writes, plus the two
+      // VGPRs the SGPRs are spilled through.
+      unsigned vgprs_needed = 0;
+      std::uint64_t probe_stack = 0;
+      for (const PointSpec& point : plan_.points) {
+        if (!point.call) continue;
+        const LoadedProbe& loaded = probe(point.call->probe);
+        unsigned dwords = 2;
+        for (const Argument& argument : point.call->args)
+          dwords += argument.kind == ArgumentKind::constant ||
+                            argument.kind == ArgumentKind::point_id ||
+                            argument.kind == ArgumentKind::return_value
+                        ? 1
+                        : 2;
+        vgprs_needed = std::max({vgprs_needed, loaded.footprint.vgpr_count, dwords + 2});
+        probe_stack = std::max(probe_stack, loaded.footprint.scratch_bytes);
+      }
+      auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
+      calls->spill_base = align16(kd.private_segment_fixed_size);
+      calls->stack_base = align16(calls->spill_base + 4 * (vgprs_needed + 2));
+      new_kd.private_segment_fixed_size =
+          static_cast<std::uint32_t>(align16(calls->stack_base + probe_stack));
+      meta->set_private_segment_fixed_size(new_kd.private_segment_fixed_size);
+      // VGPRs: the probes' and the envelope's; on the unified file of gfx90a/gfx942 the
+      // accumulation registers start at ACCUM_OFFSET, which must stay above them.
+      if (new_kd.vgpr_grant(target) < vgprs_needed) {
+        codeobj::KernelDescriptor unit = new_kd;
+        unit.set_granulated_workitem_vgpr_count(0);
+        const unsigned granule = unit.vgpr_grant(target);
+        new_kd.set_granulated_workitem_vgpr_count((vgprs_needed + granule - 1) / granule - 1);
+      }
+      if (target.has_unified_vgpr_file() && new_kd.accum_offset() < vgprs_needed) {
+        if (meta->agpr_count() != 0)
+          fail(input_.name(), "kernel '" + kernel.name + "' keeps AGPRs from v" +
+                                  std::to_string(new_kd.accum_offset()) + " on: no room for the " +
+                                  std::to_string(vgprs_needed) + " VGPRs its probe calls need");
+        new_kd.set_accum_offset_field((vgprs_needed + 3) / 4 - 1);
+      }
+      meta->set_vgpr_count(std::max<std::uint64_t>(meta->vgpr_count(), vgprs_needed));
+    }
+
+    // Grants: SGPRs up to the reserved block(s) plus the special registers; VGPRs for v0..v2.
+    const unsigned sgprs = reserved_end + kSpecialSgprs;
     if (kd.sgpr_grant() < sgprs) new_kd.set_granulated_wavefront_sgpr_count((sgprs + 7) / 8 - 1);
     if (!target.has_packed_work_item_ids() && kd.vgpr_grant(target) < 3)
       fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
     new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
 
-    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, &result.points_instrumented);
+    p.chunks =
+        build_chunks(p.code, instrumented, reserved, prologue, calls, &result.points_instrumented);
 
     // Lay the kernel out: entries are 256-byte aligned.
     while (text.size() % 256) {
@@ -482,6 +970,12 @@ RewriteResult Engine::run() {
     // The descriptor is written once the section address is known.
     output.set_descriptor(kernel_index, new_kd);
   }
+
+  // The GOT: one 8-byte slot per probe, after the code, filled by the loader through an
+  // R_AMDGPU_ABS64 relocation against the probe's alias (rewriting.md §4).
+  while (text.size() % 8) text.push_back(0);
+  const std::uint64_t got_offset = text.size();
+  text.resize(text.size() + 8 * slots_.size(), 0);
 
   // Place the section, then fix everything that depends on its address.
   codeobj::NewSection section;
@@ -513,6 +1007,16 @@ RewriteResult Engine::run() {
   for (std::size_t k = 0; k < placed.size(); ++k) {
     Placed& p = placed[k];
     for (Chunk& chunk : p.chunks) {
+      for (const GotFixup& fix : chunk.got) {
+        // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
+        // literals follow their 4-byte opcodes.
+        const std::uint64_t pc = base + chunk.offset + fix.at + 4;
+        const std::uint64_t delta = base + got_offset + 8 * fix.slot - pc;
+        const std::uint32_t lo = static_cast<std::uint32_t>(delta);
+        const std::uint32_t hi = static_cast<std::uint32_t>(delta >> 32);
+        std::memcpy(&text[chunk.offset + fix.at + 4 + 4], &lo, 4);
+        std::memcpy(&text[chunk.offset + fix.at + 4 + 8 + 4], &hi, 4);
+      }
       if (chunk.kind != Chunk::Kind::instruction) continue;
       const isa::Instruction& inst = *chunk.original;
       const std::uint64_t new_pc = base + chunk.offset;
@@ -561,6 +1065,14 @@ RewriteResult Engine::run() {
   }
   result.note.address_map = std::move(merged);
   output.replace_section_data(section_index, text);
+  for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
+    codeobj::Symbol alias;
+    alias.name = kProbeAliasPrefix + slots_[slot];
+    alias.type = kSttNotype;
+    alias.binding = kStbGlobal;
+    const std::uint32_t index = output.add_dynamic_symbol(alias);
+    output.add_dynamic_relocation(base + got_offset + 8 * slot, kRelocationAbs64, index, 0);
+  }
 
   // The WAVEKIT note, in a section of its own.
   const std::vector<std::uint8_t> desc = encode_note(result.note);

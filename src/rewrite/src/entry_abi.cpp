@@ -5,6 +5,7 @@
 
 #include "wavekit/probe/capture.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite::detail {
 namespace {
@@ -13,13 +14,22 @@ std::string sreg(unsigned n) { return "s" + std::to_string(n); }
 std::string spair(unsigned n) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
 }
-std::string srange(unsigned n, unsigned count) {
-  return "s[" + std::to_string(n) + ":" + std::to_string(n + count - 1) + "]";
-}
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
+// Stores SGPRs first .. first+count-1 at slot + offset with as few scalar stores as the
+// register alignment allows (a dwordx2 source starts at an even SGPR, a dwordx4 at a multiple
+// of four).
+void store_run(std::ostringstream& s, const std::string& slot, unsigned first, unsigned count,
+               std::uint32_t offset) {
+  while (count != 0) {
+    const unsigned width = first % 4 == 0 && count >= 4 ? 4 : first % 2 == 0 && count >= 2 ? 2 : 1;
+    s << (width == 4
+              ? "s_store_dwordx4 s[" + std::to_string(first) + ":" + std::to_string(first + 3) + "]"
+          : width == 2 ? "s_store_dwordx2 " + spair(first)
+                       : "s_store_dword " + sreg(first))
+      << ", " << slot << ", " << hex(offset) << "\n";
+    first += width;
+    count -= width;
+    offset += 4 * width;
+  }
 }
 
 }  // namespace
@@ -62,43 +72,78 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
 }
 
 std::string entry_prologue(const PrologueInput& in) {
-  const unsigned r = in.reserved.base;
-  // Temporaries inside the reserved block (ReservedSgprs documents the persistent ones).
-  const unsigned dispatch = r + 4, kernarg = r + 6;
-  const unsigned wg_x = r + 8, wg_y = r + 9, wg_z = r + 10, wave_in_group = r + 11;
-  const unsigned header = r + 12;  // 8 dwords of probe::ArenaHeader
-  const unsigned tid_x = r + 20, tid_y = r + 21, tid_z = r + 22;
-  const unsigned a = r + 23, wave_id = r + 24, b = r + 26;
-
   auto launched = [&](EntryValue value) -> const EntrySgpr& {
     const EntrySgpr* entry = find_entry(in.launched, value);
     if (!entry) throw Error("internal: the rewritten descriptor does not launch a needed SGPR");
     return *entry;
   };
+  const unsigned dispatch = launched(EntryValue::dispatch_ptr).first;
+  const unsigned kernarg = launched(EntryValue::kernarg_ptr).first;
+  const unsigned wg = launched(EntryValue::workgroup_id_x).first;
+  if (launched(EntryValue::workgroup_id_y).first != wg + 1 ||
+      launched(EntryValue::workgroup_id_z).first != wg + 2)
+    throw Error("internal: the workgroup ids are not launched together");
+  // Lane 0's packed work-item id goes right after workgroup_id_z when nothing was launched
+  // there (no workgroup info, no scratch wave offset) and the reserved block does not start
+  // there, so that one run of stores covers both; otherwise into a reserved temporary.
+  const bool after_wg = wg + 3 < in.reserved.base &&
+                        std::none_of(in.launched.begin(), in.launched.end(),
+                                     [&](const EntrySgpr& e) { return e.first == wg + 3; });
+  // The stride goes into a 64-bit SGPR pair as a 32-bit literal, which reads the same
+  // zero- or sign-extended only below 2^31.
+  if (in.stride >= 0x80000000u)
+    throw Error("per-wave slots of " + std::to_string(in.stride) + " bytes are too large");
+  const unsigned ticket = in.reserved.temporary();
+  const unsigned workitem = after_wg ? wg + 3 : in.reserved.base + 8;
+  const std::string slot = spair(in.reserved.slot());
 
   std::ostringstream s;
-  // 1. Save the entry-only values before anything can overwrite them.
-  s << "s_mov_b64 " << spair(dispatch) << ", " << spair(launched(EntryValue::dispatch_ptr).first)
+  // 1. Claim this wave's slot: next_slot in the arena header holds the byte offset of the next
+  // free one; adding the stride returns ours. One atomic instead of the wave's linear id (the
+  // reporter derives that from the capture region).
+  s << "s_load_dwordx2 " << slot << ", " << spair(kernarg) << ", " << hex(in.arena_arg_offset)
     << "\n";
-  s << "s_mov_b64 " << spair(kernarg) << ", " << spair(launched(EntryValue::kernarg_ptr).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_x) << ", " << sreg(launched(EntryValue::workgroup_id_x).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_y) << ", " << sreg(launched(EntryValue::workgroup_id_y).first)
-    << "\n";
-  s << "s_mov_b32 " << sreg(wg_z) << ", " << sreg(launched(EntryValue::workgroup_id_z).first)
-    << "\n";
-  // The first active lane's work-item id; lanes of a wave hold consecutive flat ids, so it
-  // gives the wave's index in its workgroup.
-  s << "v_readfirstlane_b32 " << sreg(tid_x) << ", v0\n";
+  s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
+  s << "s_mov_b64 " << spair(ticket) << ", " << hex(in.stride) << "\n";
+  // Lane 0's work-item id (lane 0 is active at wave launch), packed as gfx90a packs v0. On
+  // gfx908, v0 packs y and z in for the read (x < 1024 leaves them room) and is masked back
+  // to x below.
   if (!in.target.has_packed_work_item_ids()) {
-    s << "v_readfirstlane_b32 " << sreg(tid_y) << ", v1\n";
-    s << "v_readfirstlane_b32 " << sreg(tid_z) << ", v2\n";
+    s << "v_lshl_or_b32 v0, v1, 10, v0\n";
+    s << "v_lshl_or_b32 v0, v2, 20, v0\n";
+  }
+  s << "v_readfirstlane_b32 " << sreg(workitem) << ", v0\n";
+  s << "s_waitcnt lgkmcnt(0)\n";
+  s << "s_atomic_add_x2 " << spair(ticket) << ", " << slot << ", " << hex(probe::kArenaNextSlot)
+    << " glc\n";
+  s << "s_waitcnt lgkmcnt(0)\n";
+  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
+    << sreg(ticket) << "\n";
+  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
+    << sreg(ticket + 1) << "\n";
+
+  // 2. The capture region (probe::CaptureRegion), stored straight from the registers the
+  // hardware launched the values in, before step 3 can overwrite those. The dispatch and
+  // kernarg pointers are adjacent unless the queue pointer sits between them.
+  if (kernarg == dispatch + 2) {
+    store_run(s, slot, dispatch, 4, probe::kCaptureDispatchPtr);
+  } else {
+    store_run(s, slot, dispatch, 2, probe::kCaptureDispatchPtr);
+    store_run(s, slot, kernarg, 2, probe::kCaptureKernargPtr);
+  }
+  if (after_wg) {
+    store_run(s, slot, wg, 4, probe::kCaptureWorkgroupId);
+  } else {
+    store_run(s, slot, wg, 3, probe::kCaptureWorkgroupId);
+    store_run(s, slot, workitem, 1, probe::kCaptureFirstWorkitem);
   }
 
-  // 2. Move the user/system SGPRs the new descriptor shifted back to where the original code
+  s << in.save_before_moves;
+
+  // 3. Move the user/system SGPRs the new descriptor shifted back to where the original code
   // expects them. Ascending destinations never overwrite a source still to be read, because
-  // every source lies at or above its destination.
+  // every source lies at or above its destination; pairs (pointers) sit at even SGPRs in both
+  // layouts and move whole.
   if (!in.skip_sgpr_moves) {
     std::vector<EntrySgpr> original = in.original;
     std::sort(original.begin(), original.end(),
@@ -106,77 +151,20 @@ std::string entry_prologue(const PrologueInput& in) {
     for (const EntrySgpr& entry : original) {
       const EntrySgpr& now = launched(entry.value);
       if (now.first < entry.first) throw Error("internal: an entry SGPR moved down");
-      for (unsigned i = 0; i < entry.count && now.first != entry.first; ++i)
-        s << "s_mov_b32 " << sreg(entry.first + i) << ", " << sreg(now.first + i) << "\n";
+      if (now.first == entry.first) continue;
+      const bool pairs = entry.count % 2 == 0 && entry.first % 2 == 0 && now.first % 2 == 0;
+      for (unsigned i = 0; i < entry.count; i += pairs ? 2 : 1)
+        s << (pairs ? "s_mov_b64 " + spair(entry.first + i) + ", " + spair(now.first + i)
+                    : "s_mov_b32 " + sreg(entry.first + i) + ", " + sreg(now.first + i))
+          << "\n";
     }
   }
-  // Packed work-item ids: v0 now holds y and z too; the original code saw only what it asked
-  // for.
-  if (in.target.has_packed_work_item_ids() && in.original_vgpr_workitem_id < 2)
+  // v0 back to what the original code expects: x alone on gfx908 (y and z are in v1 and v2);
+  // with packed ids, the ids the original asked for.
+  if (!in.target.has_packed_work_item_ids())
+    s << "v_and_b32 v0, 0x3ff, v0\n";
+  else if (in.original_vgpr_workitem_id < 2)
     s << "v_and_b32 v0, " << (in.original_vgpr_workitem_id == 0 ? "0x3ff" : "0xfffff") << ", v0\n";
-
-  // 3. This wave's slot: arena + header + wave_id * stride, with the geometry from the header.
-  s << "s_load_dwordx2 " << spair(in.reserved.slot()) << ", " << spair(kernarg) << ", "
-    << hex(in.arena_arg_offset) << "\n";
-  s << "s_waitcnt lgkmcnt(0)\n";
-  s << "s_load_dwordx8 " << srange(header, 8) << ", " << spair(in.reserved.slot()) << ", 0x0\n";
-  s << "s_waitcnt lgkmcnt(0)\n";
-  if (in.target.has_packed_work_item_ids()) {
-    s << "s_bfe_u32 " << sreg(tid_z) << ", " << sreg(tid_x) << ", 0xa0014\n";
-    s << "s_bfe_u32 " << sreg(tid_y) << ", " << sreg(tid_x) << ", 0xa000a\n";
-    s << "s_and_b32 " << sreg(tid_x) << ", " << sreg(tid_x) << ", 0x3ff\n";
-  }
-  // flat = x + size_x * (y + size_y * z); wave_in_group = flat / 64
-  s << "s_lshr_b32 " << sreg(wave_in_group) << ", " << sreg(header) << ", 16\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(tid_z) << ", " << sreg(wave_in_group) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(tid_y) << "\n";
-  s << "s_and_b32 " << sreg(wave_in_group) << ", " << sreg(header) << ", 0xffff\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wave_in_group) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(tid_x) << "\n";
-  s << "s_lshr_b32 " << sreg(wave_in_group) << ", " << sreg(a) << ", 6\n";
-  // linear workgroup = x + groups_x * (y + groups_y * z)
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(wg_z) << ", " << sreg(header + 3) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wg_y) << "\n";
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(header + 2) << "\n";
-  s << "s_add_u32 " << sreg(a) << ", " << sreg(a) << ", " << sreg(wg_x) << "\n";
-  // wave_id (64-bit) = linear workgroup * waves_per_workgroup + wave_in_group
-  s << "s_lshr_b32 " << sreg(b) << ", " << sreg(header + 1) << ", 16\n";
-  s << "s_mul_hi_u32 " << sreg(wave_id + 1) << ", " << sreg(a) << ", " << sreg(b) << "\n";
-  s << "s_mul_i32 " << sreg(wave_id) << ", " << sreg(a) << ", " << sreg(b) << "\n";
-  s << "s_add_u32 " << sreg(wave_id) << ", " << sreg(wave_id) << ", " << sreg(wave_in_group)
-    << "\n";
-  s << "s_addc_u32 " << sreg(wave_id + 1) << ", " << sreg(wave_id + 1) << ", 0\n";
-  // slot = arena + header size + wave_id * stride
-  const std::string stride = hex(in.stride);
-  s << "s_mul_i32 " << sreg(a) << ", " << sreg(wave_id) << ", " << stride << "\n";
-  s << "s_mul_hi_u32 " << sreg(b) << ", " << sreg(wave_id) << ", " << stride << "\n";
-  s << "s_mul_i32 " << sreg(tid_y) << ", " << sreg(wave_id + 1) << ", " << stride << "\n";
-  s << "s_add_u32 " << sreg(b) << ", " << sreg(b) << ", " << sreg(tid_y) << "\n";
-  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
-    << sreg(a) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
-    << sreg(b) << "\n";
-  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
-    << hex(probe::kArenaHeaderSize) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1)
-    << ", 0\n";
-
-  // 4. The capture region (probe::CaptureRegion); `entered` is stored from a register.
-  s << "s_mov_b32 " << sreg(in.reserved.one()) << ", 1\n";
-  s << "s_mov_b32 " << sreg(in.reserved.one() + 1) << ", 0\n";
-  const std::string slot = spair(in.reserved.slot());
-  s << "s_store_dwordx4 " << srange(dispatch, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureDispatchPtr) << "\n";
-  s << "s_store_dwordx4 " << srange(wg_x, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureWorkgroupId) << "\n";
-  s << "s_store_dwordx2 " << spair(wave_id) << ", " << slot << ", " << hex(probe::kCaptureWaveId)
-    << "\n";
-  s << "s_store_dwordx4 " << srange(header, 4) << ", " << slot << ", "
-    << hex(probe::kCaptureWorkgroupSize) << "\n";
-  s << "s_store_dword " << sreg(header + 4) << ", " << slot << ", "
-    << hex(probe::kCaptureGridWorkgroups + 8) << "\n";
-  s << "s_store_dword " << sreg(in.reserved.one()) << ", " << slot << ", "
-    << hex(probe::kCaptureEntered) << "\n";
   return s.str();
 }
 

@@ -42,11 +42,13 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
 // SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards.
 struct ReservedSgprs {
   unsigned base = 0;
-  unsigned slot() const { return base; }           // s[base:base+1]: the wave's arena slot
-  unsigned one() const { return base + 2; }        // holds 1 (the capture region's entered flag)
-  unsigned counter() const { return base + 24; }   // s[base+24:base+25]: snippet temporary
-  unsigned scc_save() const { return base + 27; }  // SCC across snippets and s_getpc fixes
-  static constexpr unsigned kCount = 28;           // including the prologue's temporaries
+  unsigned slot() const { return base; }          // s[base:base+1]: the wave's arena slot
+  unsigned one() const { return base + 2; }       // s[base+2:base+3]: 1, what increments add
+  unsigned scc_save() const { return base + 4; }  // SCC across s_getpc fixes
+  // s[base+6:base+7]: a pair the prologue uses for the slot ticket and, after it, store
+  // snippets for the value they store.
+  unsigned temporary() const { return base + 6; }
+  static constexpr unsigned kCount = 12;          // including the prologue's temporaries
 };
 
 struct PrologueInput {
@@ -58,11 +60,14 @@ struct PrologueInput {
   std::uint64_t arena_arg_offset = 0;  // kernarg offset of the arena pointer
   std::uint64_t stride = 0;            // bytes per wave slot
   bool skip_sgpr_moves = false;        // negative control only
+  // Assembly run once the entry values are saved and before the moves overwrite any launched
+  // SGPR (the probe calls' copy of the scratch resource).
+  std::string save_before_moves;
 };
 
-// Assembly text of the entry prologue: saves the entry values, moves the shifted SGPRs back to
-// where the original code expects them, computes this wave's arena slot and fills its capture
-// region. Runs with SCC dead (kernel entry) and leaves only the reserved SGPRs changed.
+// Assembly text of the entry prologue: claims this wave's arena slot, fills its capture region,
+// and moves the shifted SGPRs back to where the original code expects them. Runs with SCC dead
+// (kernel entry) and leaves only the reserved SGPRs changed.
 std::string entry_prologue(const PrologueInput& input);
 
 }  // namespace wavekit::rewrite::detail

@@ -1,11 +1,23 @@
 #include "wavekit/rewrite/launch.h"
 
+#include <filesystem>
+
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/rewrite/tools.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
 namespace wavekit::rewrite {
+
+std::string find_probe_library(const RewriteNote& note, const std::string& code_object) {
+  const std::filesystem::path recorded = note.probe_library;
+  if (std::filesystem::exists(recorded)) return recorded.string();
+  const std::filesystem::path beside =
+      std::filesystem::path(code_object).parent_path() / recorded.filename();
+  if (std::filesystem::exists(beside)) return beside.string();
+  fail(code_object, "needs the probe library " + recorded.string() +
+                        ", which is neither there nor next to the object");
+}
 
 ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   const codeobj::CodeObject object =
@@ -14,6 +26,10 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   if (!note) fail(request.code_object, "has no WAVEKIT note: it was not rewritten by wavekit");
   const InstrumentedKernel* kernel = note->find_kernel(request.kernel);
   if (!kernel) fail(request.code_object, "kernel '" + request.kernel + "' is not instrumented");
+  // The probe library goes into the same executable, before it is frozen, so that the loader
+  // resolves the probe calls' GOT slots against its aliases.
+  if (!note->probe_library.empty())
+    request.libraries.push_back(find_probe_library(*note, request.code_object));
 
   std::uint32_t grid[3];
   std::uint16_t block[3];

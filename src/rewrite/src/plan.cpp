@@ -101,7 +101,7 @@ class Walker {
 };
 
 Argument parse_argument(const Walker& walker, const nlohmann::json& json, const std::string& path) {
-  walker.only_keys(json, path, {"kind", "value", "name"});
+  walker.only_keys(json, path, {"kind", "value", "name", "indexed_by_call_site"});
   Argument argument;
   argument.kind = walker.kind(kArgumentNames, walker.string(json, path, "kind"), path + ".kind");
   if (argument.kind == ArgumentKind::constant) {
@@ -110,6 +110,13 @@ Argument parse_argument(const Walker& walker, const nlohmann::json& json, const 
   }
   if (argument.kind == ArgumentKind::register_value || argument.kind == ArgumentKind::variable)
     argument.name = walker.string(json, path, "name");
+  if (json.contains("indexed_by_call_site")) {
+    if (argument.kind != ArgumentKind::variable)
+      walker.bad(path + ".indexed_by_call_site", "only a variable argument can be indexed");
+    if (!json["indexed_by_call_site"].is_boolean())
+      walker.bad(path + ".indexed_by_call_site", "expected true or false");
+    argument.indexed_by_call_site = json["indexed_by_call_site"].get<bool>();
+  }
   return argument;
 }
 
@@ -247,6 +254,7 @@ nlohmann::json argument_to_json(const Argument& argument) {
   nlohmann::json json = {{"kind", to_string(argument.kind)}};
   if (argument.kind == ArgumentKind::constant) json["value"] = argument.value;
   if (!argument.name.empty()) json["name"] = argument.name;
+  if (argument.indexed_by_call_site) json["indexed_by_call_site"] = true;
   return json;
 }
 }  // namespace

@@ -4,6 +4,7 @@
 #include <llvm/MC/MCExpr.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <set>
@@ -13,6 +14,7 @@
 #include "wavekit/isa/isa.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -24,12 +26,6 @@ constexpr std::uint32_t kShtNote = 7;
 constexpr std::uint64_t kShfAlloc = 0x2;
 constexpr unsigned kNumberedSgprs = 102;
 constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
-
-std::string hex(std::uint64_t value) {
-  std::ostringstream out;
-  out << "0x" << std::hex << value;
-  return out.str();
-}
 
 struct Function {
   std::string name;
@@ -77,6 +73,21 @@ std::optional<std::uint64_t> call_target(const std::vector<isa::Instruction>& co
     }
   }
   return std::nullopt;
+}
+
+// Whether instruction `index` of `function` copies the caller's frame pointer aside
+// (`s_mov_b32 sX, s33`) for the function to put back at its end (`s_mov_b32 s33, sX`): a
+// non-leaf function's prologue, which computes no address.
+bool saves_frame_pointer(const Function& function, std::size_t index) {
+  const isa::Instruction& inst = function.instructions[index];
+  unsigned saved = 0, source = 0;
+  if (std::sscanf(inst.text.c_str(), "s_mov_b32 s%u, s%u", &saved, &source) != 2 ||
+      source != kStackPointer + 1 || inst.text != "s_mov_b32 s" + std::to_string(saved) + ", s33")
+    return false;
+  const std::string restore = "s_mov_b32 s33, s" + std::to_string(saved);
+  return std::any_of(function.instructions.begin() + static_cast<std::ptrdiff_t>(index) + 1,
+                     function.instructions.end(),
+                     [&](const isa::Instruction& later) { return later.text == restore; });
 }
 
 unsigned highest(const auto& bits, unsigned limit) {
@@ -136,7 +147,7 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
         const std::uint64_t offset =
             at == std::string::npos ? 0 : std::stoull(inst.text.substr(at + 7), nullptr, 0);
         function.frame_bytes = std::max<std::uint64_t>(function.frame_bytes, offset + 16);
-      } else if (reads_frame_pointer && !sets_up_frame) {
+      } else if (reads_frame_pointer && !sets_up_frame && !saves_frame_pointer(function, i)) {
         function.frame_unbounded = true;
       }
       if (inst.flow == isa::ControlFlow::call) {
@@ -368,6 +379,68 @@ nlohmann::json footprint_to_json(const ProbeFootprint& probe) {
           {"calls", probe.calls},
           {"callees", probe.callees},
           {"clobbers", probe.clobbers}};
+}
+
+isa::RegisterSet clobber_set(const ProbeFootprint& probe) {
+  isa::RegisterSet set;
+  std::istringstream words(probe.clobbers);
+  std::string word;
+  auto bad = [&] {
+    throw Error("probe '" + probe.name + "': unknown register '" + word + "' in its clobbers");
+  };
+  while (words >> word) {
+    // Special registers: a pair, or one half of it ("vcc_lo").
+    static const std::pair<const char*, unsigned> kPairs[] = {
+        {"flat_scratch", isa::sgpr_id::flat_scratch_lo},
+        {"xnack_mask", isa::sgpr_id::xnack_mask_lo},
+        {"vcc", isa::sgpr_id::vcc_lo},
+        {"exec", isa::sgpr_id::exec_lo}};
+    bool special = false;
+    for (const auto& [name, lo] : kPairs) {
+      const std::string base = name;
+      if (word == base)
+        set.sgpr[lo] = set.sgpr[lo + 1] = true;
+      else if (word == base + "_lo")
+        set.sgpr[lo] = true;
+      else if (word == base + "_hi")
+        set.sgpr[lo + 1] = true;
+      else
+        continue;
+      special = true;
+    }
+    if (special) continue;
+    if (word == "scc") {
+      set.scc = true;
+      continue;
+    }
+    if (word == "m0") {
+      set.sgpr[isa::sgpr_id::m0] = true;
+      continue;
+    }
+    // Runs: s5, s[0:3], v[0:9], a2, ttmp[0:1].
+    const std::size_t digits = word.find_first_of("0123456789[");
+    if (digits == std::string::npos || digits == 0) bad();
+    const std::string kind = word.substr(0, digits);
+    unsigned first = 0, last = 0;
+    if (word[digits] == '[') {
+      if (std::sscanf(word.c_str() + digits, "[%u:%u]", &first, &last) != 2) bad();
+    } else {
+      first = last = static_cast<unsigned>(std::stoul(word.substr(digits)));
+    }
+    for (unsigned r = first; r <= last; ++r) {
+      if (kind == "s" && r < kNumberedSgprs)
+        set.sgpr[r] = true;
+      else if (kind == "ttmp" && r < 16)
+        set.sgpr[isa::sgpr_id::ttmp0 + r] = true;
+      else if (kind == "v" && r < 256)
+        set.vgpr[r] = true;
+      else if (kind == "a" && r < 256)
+        set.agpr[r] = true;
+      else
+        bad();
+    }
+  }
+  return set;
 }
 
 }  // namespace wavekit::rewrite

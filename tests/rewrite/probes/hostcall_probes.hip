@@ -41,12 +41,17 @@ WAVEKIT_PROBE void trace_value(probe::Slot slot, uint32_t value) { trace_value_b
 WAVEKIT_PROBE void trace_close(probe::Slot slot) { trace_close_body(slot); }
 WAVEKIT_PROBE void say(probe::Slot slot, uint32_t value) { say_body(slot, value); }
 
-// What the rewriter's entry prologue does for these kernels: number the wave and fill the
-// wave id of its slot (arena: 64-byte header, then 128-byte slots).
+// What the rewriter's entry prologue does for these kernels: fill the capture region of the
+// wave's slot (arena: 64-byte header, then 128-byte slots), from which Wave derives the wave id.
 static __attribute__((device)) probe::Slot enter(uint8_t* arena) {
-  const uint64_t wave = (__builtin_amdgcn_workgroup_id_x() * 256 + __builtin_amdgcn_workitem_id_x()) / 64;
+  const uint32_t item = __builtin_amdgcn_workitem_id_x();
+  const uint64_t wave = (__builtin_amdgcn_workgroup_id_x() * 256 + item) / 64;
   probe::Slot slot = reinterpret_cast<probe::Slot>(arena + 64 + wave * 128);
-  slot->wave_id = wave;
+  slot->dispatch_ptr = reinterpret_cast<uint64_t>(__builtin_amdgcn_dispatch_ptr());
+  slot->workgroup_id[0] = __builtin_amdgcn_workgroup_id_x();
+  slot->workgroup_id[1] = 0;
+  slot->workgroup_id[2] = 0;
+  slot->first_workitem = item / 64 * 64;
   return slot;
 }
 

@@ -30,8 +30,7 @@ void OptionParser::repeated(std::string name, std::vector<std::string>* out, std
   specs_.push_back(std::move(spec));
 }
 
-void OptionParser::positional(std::string name, std::string* out, std::string help,
-                              bool required) {
+void OptionParser::positional(std::string name, std::string* out, std::string help, bool required) {
   Spec spec{Spec::Kind::positional, std::move(name), "", std::move(help), required};
   spec.value_out = out;
   specs_.push_back(std::move(spec));
@@ -42,6 +41,24 @@ void OptionParser::rest(std::string name, std::vector<std::string>* out, std::st
   Spec spec{Spec::Kind::rest, std::move(name), "", std::move(help), required};
   spec.values_out = out;
   specs_.push_back(std::move(spec));
+}
+
+void OptionParser::short_name(char letter, const std::string& name) {
+  if (find_short(std::string{'-', letter}))
+    throw std::logic_error("-" + std::string(1, letter) + " is given twice");
+  for (Spec& spec : specs_)
+    if (find_option(name) == &spec) {
+      spec.letter = letter;
+      return;
+    }
+  throw std::logic_error("short_name: no option " + name);
+}
+
+const OptionParser::Spec* OptionParser::find_short(std::string_view arg) const {
+  if (arg.size() != 2 || arg[0] != '-' || arg[1] == '-') return nullptr;
+  for (const Spec& spec : specs_)
+    if (spec.letter == arg[1]) return &spec;
+  return nullptr;
 }
 
 const OptionParser::Spec* OptionParser::find_option(std::string_view name) const {
@@ -74,14 +91,15 @@ std::optional<int> OptionParser::parse(Arguments args) {
       saw_rest = true;
       break;
     }
-    if (arg.size() > 2 && arg.starts_with("--")) {
-      std::string_view name = arg;
+    const Spec* short_spec = find_short(arg);
+    if (short_spec || (arg.size() > 2 && arg.starts_with("--"))) {
+      std::string_view name = short_spec ? std::string_view(short_spec->name) : arg;
       std::optional<std::string_view> inline_value;
-      if (auto eq = arg.find('='); eq != std::string_view::npos) {
+      if (auto eq = arg.find('='); !short_spec && eq != std::string_view::npos) {
         name = arg.substr(0, eq);
         inline_value = arg.substr(eq + 1);
       }
-      const Spec* spec = find_option(name);
+      const Spec* spec = short_spec ? short_spec : find_option(name);
       if (!spec) throw UsageError("unknown option '" + std::string(name) + "' (see --help)");
       if (spec->kind == Spec::Kind::flag) {
         if (inline_value) throw UsageError(std::string(name) + " takes no value");
@@ -101,6 +119,8 @@ std::optional<int> OptionParser::parse(Arguments args) {
         spec->values_out->push_back(std::move(value));
       continue;
     }
+    if (arg.size() > 1 && arg[0] == '-' && arg != "-")
+      throw UsageError("unknown option '" + std::string(arg) + "' (see --help)");
     if (next_positional >= positionals.size())
       throw UsageError("unexpected argument '" + std::string(arg) + "' (see --help)");
     *positionals[next_positional++]->value_out = std::string(arg);
@@ -130,19 +150,19 @@ std::string OptionParser::usage() const {
   out << " [options]\n\n" << description_ << "\n";
   bool any_option = false;
   for (const Spec& spec : specs_) {
-    std::string left;
+    std::string left = spec.letter ? std::string{'-', spec.letter, ',', ' '} : "";
     switch (spec.kind) {
       case Spec::Kind::flag:
-        left = spec.name;
+        left += spec.name;
         break;
       case Spec::Kind::option:
-        left = spec.name + " " + spec.metavar;
+        left += spec.name + " " + spec.metavar;
         break;
       case Spec::Kind::repeated:
-        left = spec.name + " " + spec.metavar + " (repeatable)";
+        left += spec.name + " " + spec.metavar + " (repeatable)";
         break;
       default:
-        left = spec.name;
+        left += spec.name;
         break;
     }
     if (!any_option) out << "\n";

@@ -227,7 +227,12 @@ hsa_status_t hsa_executable_global_variable_define(hsa_executable_t executable,
       address);
 }
 
-hsa_status_t hsa_executable_freeze(hsa_executable_t executable_handle, const char*) {
+}  // extern "C"
+
+// hsa_executable_freeze calls this through the tools API table (api_tools.cpp).
+namespace wavekit::hsa::runtime {
+
+hsa_status_t freeze_executable(hsa_executable_t executable_handle, const char*) {
   WAVEKIT_REQUIRE_INIT();
   Runtime& rt = runtime();
   std::lock_guard lock(rt.mutex);
@@ -242,6 +247,10 @@ hsa_status_t hsa_executable_freeze(hsa_executable_t executable_handle, const cha
   build_symbols(*executable);
   return HSA_STATUS_SUCCESS;
 }
+
+}  // namespace wavekit::hsa::runtime
+
+extern "C" {
 
 hsa_status_t hsa_executable_validate(hsa_executable_t executable, uint32_t* result) {
   WAVEKIT_REQUIRE_INIT();

@@ -21,15 +21,18 @@
 
 #include "../dispatch_report.h"
 #include "runtime.h"
+#include "wavekit/support/text.h"
 
 using namespace wavekit::hsa::runtime;
 namespace emu = wavekit::emu;
+using wavekit::hex;
 
 namespace {
 
 constexpr auto kIdlePoll = std::chrono::milliseconds(1);
 
 Queue* queue_of(const hsa_queue_t* queue) {
+  queue = running_queue(queue);  // an intercept queue's settings are its wrapped queue's
   Runtime& rt = runtime();
   std::lock_guard lock(rt.mutex);
   auto it = rt.queues.find(queue);
@@ -68,12 +71,6 @@ hsa_status_t status_for(emu::ErrorKind kind) {
       return HSA_STATUS_ERROR_FATAL;
   }
   return HSA_STATUS_ERROR;
-}
-
-std::string hex(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
 }
 
 std::string kernel_name_at(std::uint64_t descriptor) {
@@ -179,9 +176,15 @@ void packet_processor(Queue* queue) {
             stderr, "wavekit emulator: queue %llu is inactive after an error; dispatch discarded\n",
             static_cast<unsigned long long>(hsa_queue->id));
       } else {
+        const bool timed = queue->profiling.load(std::memory_order_relaxed) && completion.handle;
+        const std::uint64_t start = timed ? system_timestamp() : 0;
         std::atomic_thread_fence(std::memory_order_seq_cst);  // acquire fence of the packet
         run_dispatch(*queue, *slot, read);
         std::atomic_thread_fence(std::memory_order_seq_cst);  // release fence of the packet
+        if (timed) {  // before the completion signal changes, so its waiters see the times
+          signal_of(completion)->start_ts = start;
+          signal_of(completion)->end_ts = system_timestamp();
+        }
       }
     } else {
       completion = slot->completion_signal;
@@ -226,14 +229,9 @@ hsa_status_t destroy_queue(hsa_queue_t* hsa_queue) {
   return HSA_STATUS_SUCCESS;
 }
 
-}  // namespace wavekit::hsa::runtime
-
-extern "C" {
-
-hsa_status_t hsa_queue_create(hsa_agent_t agent_handle, uint32_t size, hsa_queue_type32_t type,
-                              void (*callback)(hsa_status_t status, hsa_queue_t* source,
-                                               void* data),
-                              void* data, uint32_t, uint32_t, hsa_queue_t** queue_out) {
+hsa_status_t create_queue(hsa_agent_t agent_handle, uint32_t size, hsa_queue_type32_t type,
+                          void (*callback)(hsa_status_t status, hsa_queue_t* source, void* data),
+                          void* data, uint32_t, uint32_t, hsa_queue_t** queue_out) {
   if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
   Runtime& rt = runtime();
   if (agent_handle.handle == reinterpret_cast<std::uint64_t>(&rt.cpu))
@@ -288,8 +286,13 @@ hsa_status_t hsa_queue_create(hsa_agent_t agent_handle, uint32_t size, hsa_queue
   return HSA_STATUS_SUCCESS;
 }
 
+}  // namespace wavekit::hsa::runtime
+
+extern "C" {
+
 hsa_status_t hsa_queue_destroy(hsa_queue_t* hsa_queue) {
   if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (running_queue(hsa_queue) != hsa_queue) return destroy_intercept_queue(hsa_queue);
   return destroy_queue(hsa_queue);
 }
 
@@ -361,9 +364,12 @@ hsa_status_t hsa_amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priori
   return queue_of(queue) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
 }
 
-hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t* queue, int) {
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t* hsa_queue, int enable) {
   if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
-  return queue_of(queue) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_QUEUE;
+  Queue* queue = queue_of(hsa_queue);
+  if (!queue) return HSA_STATUS_ERROR_INVALID_QUEUE;
+  queue->profiling.store(enable != 0, std::memory_order_relaxed);
+  return HSA_STATUS_SUCCESS;
 }
 
 }  // extern "C"

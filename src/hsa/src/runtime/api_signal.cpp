@@ -17,20 +17,6 @@ std::int64_t* value_of(hsa_signal_t signal) {
   return const_cast<std::int64_t*>(&signal_of(signal)->value);
 }
 
-bool satisfied(std::int64_t value, hsa_signal_condition_t condition, std::int64_t compare) {
-  switch (condition) {
-    case HSA_SIGNAL_CONDITION_EQ:
-      return value == compare;
-    case HSA_SIGNAL_CONDITION_NE:
-      return value != compare;
-    case HSA_SIGNAL_CONDITION_LT:
-      return value < compare;
-    case HSA_SIGNAL_CONDITION_GTE:
-      return value >= compare;
-  }
-  return true;
-}
-
 hsa_signal_value_t wait(hsa_signal_t signal, hsa_signal_condition_t condition,
                         hsa_signal_value_t compare, uint64_t timeout_hint, int memory_order) {
   if (!signal.handle) return 0;
@@ -41,7 +27,7 @@ hsa_signal_value_t wait(hsa_signal_t signal, hsa_signal_condition_t condition,
   Runtime& rt = runtime();
   for (unsigned spins = 0;; ++spins) {
     std::int64_t value = __atomic_load_n(value_of(signal), memory_order);
-    if (satisfied(value, condition, compare)) return value;
+    if (condition_met(value, condition, compare)) return value;
     if (bounded && clock::now() >= deadline) return value;
     if (spins < 64) {
       std::this_thread::yield();
@@ -112,10 +98,12 @@ WAVEKIT_SIGNAL_LOAD(scacquire, __ATOMIC_ACQUIRE)
 WAVEKIT_SIGNAL_LOAD(acquire, __ATOMIC_ACQUIRE)
 WAVEKIT_SIGNAL_LOAD(relaxed, __ATOMIC_RELAXED)
 
-#define WAVEKIT_SIGNAL_STORE(name, order)                                 \
-  void hsa_signal_##name(hsa_signal_t signal, hsa_signal_value_t value) { \
-    __atomic_store_n(value_of(signal), value, order);                     \
-    notify_signal_change();                                               \
+// A store to an intercept queue's doorbell also hands its new packets to the interceptors.
+#define WAVEKIT_SIGNAL_STORE(name, order)                                                     \
+  void hsa_signal_##name(hsa_signal_t signal, hsa_signal_value_t value) {                     \
+    __atomic_store_n(value_of(signal), value, order);                                         \
+    if (signal_of(signal)->kind == AMD_SIGNAL_KIND_DOORBELL) intercept_doorbell_rung(signal); \
+    notify_signal_change();                                                                   \
   }
 WAVEKIT_SIGNAL_STORE(store_relaxed, __ATOMIC_RELAXED)
 WAVEKIT_SIGNAL_STORE(store_screlease, __ATOMIC_RELEASE)
@@ -196,7 +184,7 @@ uint32_t hsa_amd_signal_wait_any(uint32_t signal_count, hsa_signal_t* signals,
     for (uint32_t i = 0; i < signal_count; ++i) {
       if (!signals[i].handle) continue;
       std::int64_t value = __atomic_load_n(value_of(signals[i]), __ATOMIC_ACQUIRE);
-      if (satisfied(value, conditions[i], compare_values[i])) {
+      if (condition_met(value, conditions[i], compare_values[i])) {
         if (satisfying_value) *satisfying_value = value;
         return i;
       }

@@ -3,7 +3,6 @@
 // processor comes from WAVEKIT_EMU_TARGET (default gfx90a).
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 
 #include "runtime.h"
@@ -120,8 +119,13 @@ extern "C" {
 
 hsa_status_t hsa_init() {
   Runtime& rt = runtime();
-  std::lock_guard lock(rt.mutex);
-  ++rt.init_count;
+  bool first;
+  {
+    std::lock_guard lock(rt.mutex);
+    first = rt.init_count++ == 0;
+  }
+  // Outside the lock: a tool's OnLoad calls HSA functions.
+  if (first) load_tools();
   return HSA_STATUS_SUCCESS;
 }
 
@@ -134,7 +138,12 @@ hsa_status_t hsa_shut_down() {
     if (--rt.init_count > 0) return HSA_STATUS_SUCCESS;
     for (auto& [queue, state] : rt.queues) queues.push_back(&state->amd->hsa_queue);
   }
-  // The last shut-down releases the queues (their packet processors stop), as ROCr does.
+  // The last shut-down stops the async handlers (a running one finishes first), tells the tools
+  // (so a profiler's last records are in), then releases the queues (their packet processors
+  // stop), as ROCr does.
+  stop_async_handlers();
+  unload_tools();
+  destroy_intercept_queues();
   for (hsa_queue_t* queue : queues) destroy_queue(queue);
   return HSA_STATUS_SUCCESS;
 }
@@ -300,9 +309,7 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void* value) {
     case HSA_SYSTEM_INFO_VERSION_MINOR:
       return put<std::uint16_t>(value, 1);
     case HSA_SYSTEM_INFO_TIMESTAMP:
-      return put<std::uint64_t>(value, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now().time_since_epoch())
-                                           .count());
+      return put<std::uint64_t>(value, system_timestamp());
     case HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY:
       return put<std::uint64_t>(value, 1'000'000'000);
     case HSA_SYSTEM_INFO_SIGNAL_MAX_WAIT:

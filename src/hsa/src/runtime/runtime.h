@@ -59,6 +59,10 @@ struct Queue {
   std::thread processor;
   std::atomic<bool> stop{false};
   std::atomic<bool> inactive{false};
+  // hsa_amd_profiling_set_profiler_enabled: the packet processor writes each dispatch's start
+  // and end time (system_timestamp()) into its completion signal's start_ts/end_ts, as the
+  // command processor does on real hardware.
+  std::atomic<bool> profiling{false};
 };
 
 struct CodeObjectReader {
@@ -131,6 +135,65 @@ amd_signal_t* signal_of(hsa_signal_t signal);
 // Stops a queue's packet processor and frees the queue (hsa_queue_destroy, and hsa_shut_down
 // for the queues the application left behind).
 hsa_status_t destroy_queue(hsa_queue_t* queue);
+
+// The clock of HSA_SYSTEM_INFO_TIMESTAMP (nanoseconds; TIMESTAMP_FREQUENCY is 1 GHz), which is
+// also the clock of dispatch times, so no conversion between domains is needed.
+std::uint64_t system_timestamp();
+
+// Whether a signal value satisfies a wait condition (hsa_signal_wait_*, async handlers).
+inline bool condition_met(std::int64_t value, hsa_signal_condition_t condition,
+                          std::int64_t compare) {
+  switch (condition) {
+    case HSA_SIGNAL_CONDITION_EQ:
+      return value == compare;
+    case HSA_SIGNAL_CONDITION_NE:
+      return value != compare;
+    case HSA_SIGNAL_CONDITION_LT:
+      return value < compare;
+    case HSA_SIGNAL_CONDITION_GTE:
+      return value >= compare;
+  }
+  return true;
+}
+
+// The implementations behind the exported functions that tools may replace (api_tools.cpp):
+// the exported hsa_queue_create and hsa_executable_freeze call through the tools API table,
+// whose entries start as these.
+hsa_status_t create_queue(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                          void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
+                          uint32_t private_segment_size, uint32_t group_segment_size,
+                          hsa_queue_t** queue);
+hsa_status_t freeze_executable(hsa_executable_t executable, const char* options);
+
+// HSA_TOOLS_LIB (api_tools.cpp): loaded at the first hsa_init, OnUnload at the last
+// hsa_shut_down.
+void load_tools();
+void unload_tools();
+
+// Intercept queues (api_intercept.cpp). An intercept queue is what the application sees; its
+// packets go through the registered interceptors, in the thread that rings its doorbell, into
+// an ordinary queue (the wrapped queue) that runs them.
+hsa_status_t intercept_queue_create(hsa_agent_t agent, uint32_t size, hsa_queue_type32_t type,
+                                    void (*callback)(hsa_status_t, hsa_queue_t*, void*), void* data,
+                                    uint32_t private_segment_size, uint32_t group_segment_size,
+                                    hsa_queue_t** queue);
+hsa_status_t intercept_queue_register(
+    hsa_queue_t* queue,
+    void (*handler)(const void* packets, uint64_t count, uint64_t user_index, void* data,
+                    void (*writer)(const void* packets, uint64_t count)),
+    void* data);
+// The queue that runs `queue`'s packets: the wrapped queue of an intercept queue, else itself.
+const hsa_queue_t* running_queue(const hsa_queue_t* queue);
+// Called by the signal stores: a store to an intercept queue's doorbell (its amd_signal_t kind
+// is AMD_SIGNAL_KIND_DOORBELL, which no other signal here has) submits its new packets.
+void intercept_doorbell_rung(hsa_signal_t doorbell);
+// hsa_queue_destroy of an intercept queue; HSA_STATUS_ERROR_INVALID_QUEUE when it is not one.
+hsa_status_t destroy_intercept_queue(hsa_queue_t* queue);
+void destroy_intercept_queues();  // hsa_shut_down
+
+// hsa_amd_signal_async_handler's thread (api_async.cpp); hsa_shut_down stops it, waiting for a
+// handler that is running, and drops the handlers not yet called (as ROCr does).
+void stop_async_handlers();
 
 // The status the C API returns for a loader failure.
 hsa_status_t status_of(const LoaderError& error);

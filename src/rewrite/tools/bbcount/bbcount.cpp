@@ -1,7 +1,7 @@
 // bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls).
 #include <cstdio>
 
-#include "wavekit/rewrite/tools.h"
+#include "../registry.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::rewrite {
@@ -60,19 +60,6 @@ nlohmann::json bbcount_report(const InstrumentedKernel& kernel,
 
 }  // namespace
 
-std::vector<std::string> tool_names() { return {"bbcount"}; }
-
-Plan tool_plan(const std::string& tool) {
-  if (tool == "bbcount") return bbcount_plan();
-  std::string known;
-  for (const std::string& name : tool_names()) known += (known.empty() ? "" : ", ") + name;
-  throw Error("unknown tool '" + tool + "' (this build has: " + known + ")");
-}
-
-nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
-                           std::span<const std::uint8_t> arena) {
-  if (tool == "bbcount") return bbcount_report(kernel, arena);
-  throw Error("tool '" + tool + "' has no reporter in this build");
-}
+tools::ToolDefinition tools::bbcount_tool() { return {"bbcount", bbcount_plan, bbcount_report}; }
 
 }  // namespace wavekit::rewrite

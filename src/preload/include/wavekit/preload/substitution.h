@@ -21,7 +21,7 @@ struct Substitution {
   std::vector<std::uint8_t> bytes;  // the rewritten object
   rewrite::RewriteNote note;
   std::vector<std::uint8_t> probe_library;  // bytes to load into the same executable (or empty)
-  std::string origin;  // "cache" or "load-time rewrite"
+  std::string origin;                       // "cache" or "load-time rewrite"
 };
 
 // Why an object is left as it is. `quiet` is for objects that simply have nothing to
@@ -38,12 +38,9 @@ class Substituter {
   // The instrumented object for `original`, or why not. Never throws.
   std::variant<Substitution, Declined> substitute(std::span<const std::uint8_t> original) const;
 
-  const rewrite::Plan& plan() const { return plan_; }
-
  private:
   ShimConfig config_;
-  rewrite::Plan plan_;
-  std::string plan_digest_;
+  rewrite::Plan plan_;  // without a ready-made tool's probe library, which depends on the GPU
 };
 
 // The cache file for an object and a plan: DIR/<object sha256>-<plan sha256>.co
@@ -53,7 +50,9 @@ std::string cache_path(const std::string& cache_dir, std::span<const std::uint8_
 void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewritten);
 
 // The plan a config asks for (a ready-made tool's, or the custom plan file with the probe
-// library override). Throws wavekit::Error naming the problem.
-rewrite::Plan plan_for(const ShimConfig& config);
+// library override). A ready-made tool's probe library is built per processor: given
+// `processor` ("gfx90a"), the plan names it, exactly as `wavekit rewrite --tool` does, so that
+// offline and load-time rewrites agree byte for byte. Throws wavekit::Error naming the problem.
+rewrite::Plan plan_for(const ShimConfig& config, const std::string& processor = {});
 
 }  // namespace wavekit::preload

@@ -35,6 +35,20 @@ struct KernelActivity {
   std::uint64_t graph_node_id = 0;  // 0: not launched from a graph
 };
 
+// One execution of a whole CUDA graph, in graph-level tracing (CUPTI GRAPH_TRACE): the graph's
+// kernels are not reported one by one, so the launch is aggregated as one leaf.
+struct GraphActivity {
+  std::uint64_t correlation = 0;  // the graph launch's correlation id
+  std::uint64_t start_ns = 0;
+  std::uint64_t end_ns = 0;
+  std::uint32_t device = 0;
+  std::uint32_t stream = 0;
+  std::uint32_t graph_id = 0;  // CUPTI's id of the launched graph, for the leaf's name
+};
+
+// The leaf name a graph launch is aggregated under.
+std::string graph_leaf_name(std::uint32_t graph_id);
+
 struct EntryKey {
   NodeId context = kRootNode;          // the launching thread's context
   NodeId capture_context = kRootNode;  // where the graph node was captured (if captured)
@@ -108,6 +122,11 @@ class Aggregator {
 
   // `now_ns`: the consumer's clock, in the backend's timestamp base, for lag accounting.
   void consume(const KernelActivity& record, std::uint64_t now_ns);
+  // A whole graph launch: launch context / <captured_at> / the graph's capture context /
+  // graph leaf. The capture context is that of the executable graph the launch callback saw
+  // (LaunchTable::record_graph_exec), else that of the source graph whose CUPTI id the record
+  // carries; without either the leaf hangs under the launch context (graph_unknown).
+  void consume_graph(const GraphActivity& record, std::uint64_t now_ns);
   // Refreshes the graph snapshot; call once per buffer so replays see new instantiations.
   void begin_batch();
   void add_dropped(std::uint64_t count) { self_.dropped += count; }
@@ -125,6 +144,8 @@ class Aggregator {
   void rotate_to(std::uint32_t phase, std::chrono::steady_clock::time_point now);
   void export_table(std::unique_ptr<PhaseTable>& table);
   std::optional<NameId> kernel_id(std::string_view name);
+  void add(const EntryKey& key, std::uint32_t phase, std::uint64_t start_ns, std::uint64_t end_ns,
+           const std::optional<LaunchWork>& work, std::uint64_t now_ns);
 
   ContextTree& tree_;
   const LaunchTable& launches_;

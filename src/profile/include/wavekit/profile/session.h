@@ -35,10 +35,13 @@ struct SessionConfig {
   std::chrono::milliseconds duty_on{0}, duty_period{0};  // sampled mode when both are set
   std::size_t trace_events = 0;                          // Chrome-trace ring size; 0: no trace
   bool start_enabled = true;
+  // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
+  bool graph_level = false;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _TRACE (events), _START_DISABLED. Bad values throw wavekit::Error.
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or "graph"). Bad
+  // values throw wavekit::Error.
   static SessionConfig from_environment();
 };
 
@@ -52,6 +55,7 @@ struct RawBuffer {
 class RecordSink {
  public:
   virtual void kernel(const KernelActivity& record) = 0;
+  virtual void graph(const GraphActivity& record) = 0;
   virtual void dropped(std::uint64_t count) = 0;
 
  protected:
@@ -71,7 +75,26 @@ class Backend {
   virtual std::uint64_t now_ns();
 };
 
-class Session : private RecordSink {
+// The duty cycle of sampled mode, apart from the session so it can be tested without threads
+// or clocks. A window opens at every multiple of `period` after the epoch and lasts `on`:
+// launches made while it is open are profiled, each with all its kernels (their records
+// arrive later, whenever the GPU runs them), and launches made outside it are not. A disabled
+// session closes the window at once and opens none until enabled again.
+class SampleWindows {
+ public:
+  enum class Action { none, collect_on, collect_off };
+  SampleWindows(std::chrono::nanoseconds on, std::chrono::nanoseconds period,
+                std::chrono::steady_clock::time_point epoch);
+  Action step(std::chrono::steady_clock::time_point now, bool enabled);
+  bool collecting() const { return collecting_; }
+
+ private:
+  std::chrono::nanoseconds on_, period_;
+  std::chrono::steady_clock::time_point epoch_;
+  bool collecting_ = false;
+};
+
+class Session final : private RecordSink {
  public:
   Session(SessionConfig config, Backend* backend);
   ~Session();
@@ -101,6 +124,11 @@ class Session : private RecordSink {
     pending_work_.work = work;
     pending_work_.armed = true;
   }
+  // A graph launch in graph-level tracing: which executable graph it ran.
+  void on_graph_launch(std::uint64_t correlation, std::uint32_t exec_id) {
+    launches_.record_graph_exec(correlation, exec_id);
+  }
+  bool graph_level() const { return config_.graph_level; }
   ContextTree& tree() { return tree_; }
   GraphRegistry& graphs() { return graphs_; }
   std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
@@ -121,6 +149,8 @@ class Session : private RecordSink {
 
  private:
   void kernel(const KernelActivity& record) override;
+  void graph(const GraphActivity& record) override;
+  void add_trace_event(TraceEvent event, std::uint64_t correlation);
   void dropped(std::uint64_t count) override;
   void consumer_loop();
   void drain();
@@ -155,7 +185,7 @@ class Session : private RecordSink {
   std::vector<TraceEvent> trace_;  // ring, consumer thread only
   std::size_t trace_next_ = 0;
   std::chrono::steady_clock::time_point last_phase_advance_;
-  std::chrono::steady_clock::time_point duty_epoch_;
+  std::unique_ptr<SampleWindows> windows_;  // sampled mode only; consumer thread
 
   mutable std::mutex results_mutex_;
   Profile merged_;

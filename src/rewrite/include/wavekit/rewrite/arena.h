@@ -24,7 +24,7 @@ namespace wavekit::rewrite {
 inline constexpr const char* kNoteName = "WAVEKIT";
 inline constexpr std::uint32_t kNoteTypeRewrite = 1;
 inline constexpr const char* kNoteSectionName = ".note.wavekit";
-inline constexpr unsigned kNoteVersionMajor = 1;
+inline constexpr unsigned kNoteVersionMajor = 2;
 inline constexpr unsigned kNoteVersionMinor = 0;
 
 struct PerWaveVariable {
@@ -124,16 +124,18 @@ std::uint64_t arena_size(const InstrumentedKernel& kernel, const std::uint32_t g
 void fill_arena_header(std::span<std::uint8_t> arena, const InstrumentedKernel& kernel,
                        const std::uint32_t grid_size[3], const std::uint16_t workgroup_size[3]);
 
-// One wave's slot, decoded: its identity from the capture region and a view of its bytes.
+// One wave's slot, decoded: its identity (from the capture region and the header's geometry)
+// and a view of its bytes.
 struct WaveSlot {
   std::uint64_t wave_id = 0;
   std::uint32_t workgroup_id[3] = {0, 0, 0};
   std::uint32_t wave_in_workgroup = 0;
   std::span<const std::uint8_t> bytes;  // the whole slot (stride bytes)
 };
-// The slots of the waves that ran (capture region marked entered), in wave order. Throws
-// wavekit::Error when the arena is shorter than its header says or the header's stride
-// disagrees with the note.
+// The slots of the waves that ran (the ones they claimed from the header's next_slot), in
+// wave order. Throws wavekit::Error when the arena is shorter than its header says, the
+// header's stride disagrees with the note, next_slot is not a slot boundary within the arena,
+// or a slot holds no wave of the dispatch or the same wave as another.
 std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
                                  const InstrumentedKernel& kernel);
 // Element `index` of a variable in a slot, as an unsigned integer of the variable's element

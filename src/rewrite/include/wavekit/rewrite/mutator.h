@@ -72,6 +72,9 @@ struct RewriteOptions {
   // Negative controls for the test suite: each disables one step the design requires, so a
   // test can prove the suite would notice its absence. Never set outside tests.
   bool test_skip_prologue_sgpr_moves = false;
+  // Drops the first register restore of every probe call's envelope (an SGPR read back from
+  // its spill VGPR, or else a VGPR reloaded from scratch).
+  bool test_skip_envelope_restore = false;
 };
 
 class Mutator {

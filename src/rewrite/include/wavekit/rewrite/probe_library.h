@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "wavekit/isa/isa.h"
+
 namespace wavekit::codeobj {
 class CodeObject;
 }
@@ -61,5 +63,8 @@ std::vector<ProbeFootprint> decode_probe_note(std::span<const std::uint8_t> desc
 // The probe note of a post-processed library; nullopt for a library not post-processed.
 std::optional<std::vector<ProbeFootprint>> find_probe_note(const codeobj::CodeObject& library);
 nlohmann::json footprint_to_json(const ProbeFootprint& probe);
+// The registers in `probe.clobbers` (isa::RegisterSet::to_string's notation, read back). Throws
+// wavekit::Error for a name it does not know.
+isa::RegisterSet clobber_set(const ProbeFootprint& probe);
 
 }  // namespace wavekit::rewrite

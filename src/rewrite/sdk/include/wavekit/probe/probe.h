@@ -35,8 +35,27 @@ class Wave {
   WAVEKIT_DEVICE explicit Wave(Slot slot) : slot_(slot) {}
 
   WAVEKIT_DEVICE const CaptureRegion& capture() const { return *slot_; }
-  WAVEKIT_DEVICE uint64_t wave_id() const { return slot_->wave_id; }
-  WAVEKIT_DEVICE uint32_t wave_in_workgroup() const { return slot_->wave_in_workgroup; }
+  // The wave's linear id, the emulator's and the hardware's numbering:
+  // (wg.x + wg.y * ngx + wg.z * ngx * ngy) * waves_per_workgroup + wave_in_workgroup.
+  WAVEKIT_DEVICE uint64_t wave_id() const {
+    uint32_t groups[3];
+    for (unsigned d = 0; d < 3; ++d)
+      groups[d] = (grid_size(d) + workgroup_size(d) - 1) / workgroup_size(d);
+    const uint64_t workgroup = slot_->workgroup_id[0] +
+                               uint64_t(groups[0]) * (slot_->workgroup_id[1] +
+                                                      uint64_t(groups[1]) * slot_->workgroup_id[2]);
+    const uint32_t waves_per_workgroup =
+        (workgroup_size(0) * workgroup_size(1) * workgroup_size(2) + 63) / 64;
+    return workgroup * waves_per_workgroup + wave_in_workgroup();
+  }
+  // Lanes of a wave hold consecutive flat work-item ids, from 64 * wave_in_workgroup on.
+  WAVEKIT_DEVICE uint32_t wave_in_workgroup() const {
+    const uint32_t first = slot_->first_workitem;
+    return (workitem_component(first, 0) +
+            workgroup_size(0) *
+                (workitem_component(first, 1) + workgroup_size(1) * workitem_component(first, 2))) /
+           64u;
+  }
   WAVEKIT_DEVICE uint32_t workgroup_id(unsigned dimension) const {
     return slot_->workgroup_id[dimension];
   }
@@ -45,6 +64,14 @@ class Wave {
   }
   WAVEKIT_DEVICE const void* kernarg_ptr() const {
     return reinterpret_cast<const void*>(slot_->kernarg_ptr);
+  }
+  // From the dispatch packet (hsa_kernel_dispatch_packet_t: u16 workgroup_size_x/y/z at 4,
+  // u32 grid_size_x/y/z at 12), in work-items.
+  WAVEKIT_DEVICE uint32_t workgroup_size(unsigned dimension) const {
+    return reinterpret_cast<const uint16_t*>(slot_->dispatch_ptr)[2 + dimension];
+  }
+  WAVEKIT_DEVICE uint32_t grid_size(unsigned dimension) const {
+    return reinterpret_cast<const uint32_t*>(slot_->dispatch_ptr)[3 + dimension];
   }
 
   // A per-wave variable by its offset in the slot (the offsets are in the rewritten object's
@@ -66,12 +93,11 @@ class Wave {
     return lane() == static_cast<uint32_t>(__builtin_ctzll(exec()));
   }
 
-  // This lane's work-item id in its workgroup. Lanes of a wave hold consecutive flat ids, so
-  // it follows from the wave index and the workgroup size in the capture region.
+  // This lane's work-item id in its workgroup: the lane's flat id split by the workgroup size.
   WAVEKIT_DEVICE uint32_t workitem_id(unsigned dimension) const {
-    const uint32_t flat = slot_->wave_in_workgroup * 64u + lane();
-    const uint32_t size_x = slot_->workgroup_size[0];
-    const uint32_t size_y = slot_->workgroup_size[1];
+    const uint32_t flat = wave_in_workgroup() * 64u + lane();
+    const uint32_t size_x = workgroup_size(0);
+    const uint32_t size_y = workgroup_size(1);
     if (dimension == 0) return flat % size_x;
     if (dimension == 1) return (flat / size_x) % size_y;
     return flat / (size_x * size_y);

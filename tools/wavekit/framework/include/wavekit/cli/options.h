@@ -34,6 +34,9 @@ class OptionParser {
   // Collects everything after `--` (e.g. the application command line of `wavekit run`).
   void rest(std::string name, std::vector<std::string>* out, std::string help,
             bool required = true);
+  // A one-letter spelling of a flag or option declared before, e.g. short_name('o', "--output"):
+  // `-o OUT` then means `--output OUT`. Only before `--`: the program's own -o stays its own.
+  void short_name(char letter, const std::string& name);
 
   // Parses `args`. Returns an exit code when the caller should stop (0 after --help), or
   // std::nullopt to continue. Throws UsageError for a bad command line.
@@ -51,8 +54,10 @@ class OptionParser {
     bool* flag_out = nullptr;
     std::string* value_out = nullptr;
     std::vector<std::string>* values_out = nullptr;
+    char letter = 0;  // the short spelling, or 0
   };
   const Spec* find_option(std::string_view name) const;
+  const Spec* find_short(std::string_view arg) const;
 
   std::string command_;
   std::string description_;

@@ -1,0 +1,240 @@
+#include "call_envelope.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
+
+namespace wavekit::rewrite::detail {
+namespace {
+
+constexpr unsigned kNumberedSgprs = 102;
+constexpr unsigned kLinkPair = 30;      // s[30:31]: the return address of s_swappc_b64
+constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
+
+std::string s(unsigned n) { return "s" + std::to_string(n); }
+std::string v(unsigned n) { return "v" + std::to_string(n); }
+std::string spair(unsigned n) {
+  return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
+}
+}  // namespace
+
+unsigned envelope_vgprs(const std::vector<EnvelopeArgument>& args) {
+  unsigned dwords = 2;  // the slot pointer
+  for (const EnvelopeArgument& arg : args) dwords += arg.dwords();
+  return dwords + 2;
+}
+
+Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
+  const bool buffer_scratch = !in.target.has_architected_flat_scratch();
+  const unsigned spill_offset = in.call.spill_offset();
+
+  // Registers the envelope itself writes before the call: the arguments, the SGPR-spill
+  // temporaries, and the ABI inputs (scratch resource, stack pointer, link pair).
+  unsigned arg_dwords = 2;
+  for (const EnvelopeArgument& arg : in.args) arg_dwords += arg.dwords();
+  if (arg_dwords > 31) fail(where, "the probe call passes more than 31 argument dwords");
+  isa::RegisterSet written = in.clobbers;
+  for (unsigned i = 0; i < arg_dwords + 2; ++i) written.vgpr[i] = true;
+  // Address arguments are summed with VALU carries, through VCC.
+  const bool writes_vcc =
+      std::any_of(in.args.begin(), in.args.end(), [](const EnvelopeArgument& arg) {
+        return arg.kind == EnvelopeArgument::Kind::address && (arg.has_base || arg.offset != 0);
+      });
+  if (buffer_scratch)
+    for (unsigned i = 0; i < 4; ++i) written.sgpr[i] = true;
+  written.sgpr[kLinkPair] = written.sgpr[kLinkPair + 1] = written.sgpr[kStackPointer] = true;
+  if (in.clobbers.agpr.any())
+    fail(where, "the probe writes AGPRs (" + in.clobbers.to_string() +
+                    "): the envelope does not save AGPRs yet");
+
+  // What must be saved: live and written. A VGPR an argument reads is saved too when the
+  // envelope overwrites it before the argument is read, so that the argument comes from the
+  // saved copy.
+  std::vector<unsigned> vgprs, sgprs;
+  for (unsigned i = 0; i < 256; ++i) {
+    bool save = in.live.vgpr[i] && written.vgpr[i];
+    for (const EnvelopeArgument& arg : in.args)
+      if ((arg.kind == EnvelopeArgument::Kind::vgpr ||
+           arg.kind == EnvelopeArgument::Kind::address) &&
+          i >= arg.first && i < arg.first + arg.count && written.vgpr[i])
+        save = true;
+    if (save) vgprs.push_back(i);
+  }
+  for (unsigned i = 0; i < kNumberedSgprs; ++i)
+    if (in.live.sgpr[i] && written.sgpr[i]) sgprs.push_back(i);
+  const unsigned temp = arg_dwords;  // the SGPR-spill VGPRs: v[temp], v[temp + 1]
+  const unsigned temps = static_cast<unsigned>((sgprs.size() + 63) / 64);
+  std::vector<std::uint64_t> vgpr_offset(256, 0);
+  std::uint64_t spill = 0;
+  for (unsigned reg : vgprs) {
+    vgpr_offset[reg] = spill;
+    spill += 4;
+  }
+  const std::uint64_t sgpr_spill = spill;
+  spill += 4 * temps;
+  if (spill > 4095) fail(where, "the spill area exceeds the 4095-byte offset field");
+
+  const bool save_scc = in.live.scc;
+  const bool save_vcc = in.live.vcc() && (in.clobbers.vcc() || writes_vcc);
+  const bool save_m0 = in.live.m0() && in.clobbers.m0();
+  const unsigned exec_save = in.call.exec_save();
+
+  auto store = [&](unsigned reg, std::uint64_t offset) {
+    return buffer_scratch ? "buffer_store_dword " + v(reg) + ", off, s[" +
+                                std::to_string(in.call.scratch_resource()) + ":" +
+                                std::to_string(in.call.scratch_resource() + 3) + "], " +
+                                s(spill_offset) + " offset:" + std::to_string(offset) + "\n"
+                          : "scratch_store_dword off, " + v(reg) + ", " + s(spill_offset) +
+                                " offset:" + std::to_string(offset) + "\n";
+  };
+  auto load = [&](unsigned reg, std::uint64_t offset) {
+    return buffer_scratch ? "buffer_load_dword " + v(reg) + ", off, s[" +
+                                std::to_string(in.call.scratch_resource()) + ":" +
+                                std::to_string(in.call.scratch_resource() + 3) + "], " +
+                                s(spill_offset) + " offset:" + std::to_string(offset) + "\n"
+                          : "scratch_load_dword " + v(reg) + ", off, " + s(spill_offset) +
+                                " offset:" + std::to_string(offset) + "\n";
+  };
+  // Per-lane offsets are per-wave ones x 64 where the scratch resource is swizzled (MUBUF
+  // soffset and s32 on gfx908/gfx90a); gfx942's architected flat scratch takes them per lane.
+  const std::uint64_t lanes = buffer_scratch ? 64 : 1;
+
+  std::ostringstream b;
+  // 1. Everything in flight lands first (loads issued before the point, the kernel's stores).
+  b << "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)\n";
+  if (save_scc) b << "s_cselect_b32 " << s(in.reserved.scc_save()) << ", 1, 0\n";
+  // 2. EXEC saved, all ones for the save window (inactive lanes' registers are saved too).
+  b << "s_mov_b64 " << spair(exec_save) << ", exec\n";
+  b << "s_mov_b64 exec, -1\n";
+  if (save_vcc) b << "s_mov_b64 " << spair(in.call.vcc_save()) << ", vcc\n";
+  if (save_m0) b << "s_mov_b32 " << s(in.call.m0_save()) << ", m0\n";
+  // 3. VGPRs to scratch, then SGPRs through v_writelane into the temporaries, also to scratch
+  // (never through scalar memory: a probe's s_dcache_inv would lose it).
+  b << "s_mov_b32 " << s(spill_offset) << ", " << hex(in.spill_base * lanes) << "\n";
+  for (unsigned reg : vgprs) b << store(reg, vgpr_offset[reg]);
+  for (std::size_t i = 0; i < sgprs.size(); ++i)
+    b << "v_writelane_b32 " << v(temp + static_cast<unsigned>(i / 64)) << ", " << s(sgprs[i])
+      << ", " << i % 64 << "\n";
+  if (temps) b << "s_nop 1\n";
+  for (unsigned t = 0; t < temps; ++t) b << store(temp + t, sgpr_spill + 4 * t);
+  if (!vgprs.empty() || temps) b << "s_waitcnt vmcnt(0)\n";
+
+  // 4. Arguments: the slot in v[0:1], then the plan's, in order.
+  unsigned next = 2;
+  for (const EnvelopeArgument& arg : in.args) {
+    switch (arg.kind) {
+      case EnvelopeArgument::Kind::immediate32:
+        b << "v_mov_b32 " << v(next) << ", " << hex(arg.value & 0xffffffff) << "\n";
+        break;
+      case EnvelopeArgument::Kind::immediate64:
+        b << "v_mov_b32 " << v(next) << ", " << hex(arg.value & 0xffffffff) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << hex(arg.value >> 32) << "\n";
+        break;
+      case EnvelopeArgument::Kind::sgpr:
+        for (unsigned i = 0; i < arg.count; ++i)
+          b << "v_mov_b32 " << v(next + i) << ", " << s(arg.first + i) << "\n";
+        break;
+      case EnvelopeArgument::Kind::vgpr:
+        for (unsigned i = 0; i < arg.count; ++i) {
+          const unsigned source = arg.first + i;
+          if (written.vgpr[source])
+            b << load(next + i, vgpr_offset[source]);
+          else
+            b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
+        }
+        break;
+      case EnvelopeArgument::Kind::address: {
+        for (unsigned i = 0; i < arg.count; ++i) {
+          const unsigned source = arg.first + i;
+          if (written.vgpr[source])
+            b << load(next + i, vgpr_offset[source]);
+          else
+            b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
+        }
+        b << "s_waitcnt vmcnt(0)\n";
+        if (arg.has_base) {  // s[base:base+1] + the 32-bit VGPR offset
+          b << "v_add_co_u32_e32 " << v(next) << ", vcc, " << s(arg.base) << ", " << v(next)
+            << "\n";
+          b << "v_mov_b32 " << v(next + 1) << ", " << s(arg.base + 1) << "\n";
+          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, 0, " << v(next + 1) << ", vcc\n";
+        }
+        if (arg.offset != 0) {
+          b << "v_add_co_u32_e32 " << v(next) << ", vcc, "
+            << hex(static_cast<std::uint32_t>(arg.offset)) << ", " << v(next) << "\n";
+          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, " << (arg.offset < 0 ? "-1" : "0")
+            << ", " << v(next + 1) << ", vcc\n";
+        }
+        break;
+      }
+      case EnvelopeArgument::Kind::exec:
+        b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << s(exec_save + 1) << "\n";
+        break;
+      case EnvelopeArgument::Kind::slot_offset:
+        // slot + offset with scalar adds into the callee pair, free until the GOT load.
+        b << "s_add_u32 " << s(in.call.target()) << ", " << s(in.reserved.slot()) << ", "
+          << hex(arg.value) << "\n";
+        b << "s_addc_u32 " << s(in.call.target() + 1) << ", " << s(in.reserved.slot() + 1)
+          << ", 0\n";
+        b << "v_mov_b32 " << v(next) << ", " << s(in.call.target()) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.target() + 1) << "\n";
+        break;
+    }
+    next += arg.dwords();
+  }
+  b << "s_waitcnt vmcnt(0)\n";
+  b << "v_mov_b32 v0, " << s(in.reserved.slot()) << "\n";
+  b << "v_mov_b32 v1, " << s(in.reserved.slot() + 1) << "\n";
+
+  // 5. The ABI inputs a separately compiled function expects: the scratch resource
+  // (gfx908/gfx90a; gfx942 addresses scratch through the architected FLAT_SCRATCH) and the
+  // stack pointer above the spill area. The probes read ids from the capture region, not from
+  // s[4:5], s[8:9], s12-s14 or v31.
+  if (buffer_scratch) {
+    b << "s_mov_b64 s[0:1], " << spair(in.call.scratch_resource()) << "\n";
+    b << "s_mov_b64 s[2:3], " << spair(in.call.scratch_resource() + 2) << "\n";
+  }
+  b << "s_mov_b32 " << s(kStackPointer) << ", " << hex(in.stack_base * lanes) << "\n";
+  // The caller's EXEC for the call, unless the probe asked for all lanes.
+  if (!in.uniform) b << "s_mov_b64 exec, " << spair(exec_save) << "\n";
+
+  Envelope envelope;
+  envelope.before = b.str();
+  envelope.target_pair = in.call.target();
+  envelope.spill_bytes = spill;
+
+  std::ostringstream a;
+  const std::string target = spair(in.call.target());
+  a << "s_load_dwordx2 " << target << ", " << target << ", 0x0\n";
+  a << "s_waitcnt lgkmcnt(0)\n";
+  a << "s_swappc_b64 s[30:31], " << target << "\n";
+  // 6. Restore in reverse, under EXEC all ones.
+  a << "s_mov_b64 exec, -1\n";
+  if (temps) {
+    for (unsigned t = 0; t < temps; ++t) a << load(temp + t, sgpr_spill + 4 * t);
+    a << "s_waitcnt vmcnt(0)\n";
+    for (std::size_t i = 0; i < sgprs.size(); ++i) {
+      if (in.skip_one_restore && i == 0) continue;
+      a << "v_readlane_b32 " << s(sgprs[i]) << ", " << v(temp + static_cast<unsigned>(i / 64))
+        << ", " << i % 64 << "\n";
+    }
+  }
+  for (std::size_t i = 0; i < vgprs.size(); ++i) {
+    if (in.skip_one_restore && temps == 0 && i == 0) continue;
+    a << load(vgprs[i], vgpr_offset[vgprs[i]]);
+  }
+  a << "s_waitcnt vmcnt(0)\n";
+  if (save_m0) a << "s_mov_b32 m0, " << s(in.call.m0_save()) << "\n";
+  if (save_vcc) a << "s_mov_b64 vcc, " << spair(in.call.vcc_save()) << "\n";
+  a << "s_mov_b64 exec, " << spair(exec_save) << "\n";
+  if (save_scc) a << "s_cmp_lg_u32 " << s(in.reserved.scc_save()) << ", 0\n";
+  // gfx9 hazards: an SGPR written by a VALU (v_readlane) read by VMEM or as a VALU lane select
+  // needs up to 5 wait states; M0 written by SALU then read by LDS/s_sendmsg needs one.
+  a << "s_nop 4\n";
+  envelope.after = a.str();
+  return envelope;
+}
+
+}  // namespace wavekit::rewrite::detail

@@ -1,0 +1,84 @@
+// The call envelope (rewriting.md §5): the code around a call from an instrumented kernel to a
+// probe of a separately compiled probe library, through a GOT slot the loader fills.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "entry_abi.h"
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/isa/isa.h"
+#include "wavekit/rewrite/probe_library.h"
+
+namespace wavekit::rewrite::detail {
+
+// SGPRs that kernels with probe calls keep for the envelope, placed right above the reserved
+// block (and so, like it, above every SGPR the kernel, its callees and the probes touch).
+struct CallSgprs {
+  unsigned base = 0;                                  // a multiple of 4
+  unsigned scratch_resource() const { return base; }  // gfx908/gfx90a: the wave's scratch V#
+  unsigned exec_save() const { return base + 4; }     // s[base+4:base+5]
+  unsigned vcc_save() const { return base + 6; }      // s[base+6:base+7]
+  unsigned m0_save() const { return base + 8; }
+  unsigned spill_offset() const { return base + 9; }  // soffset / saddr of the spill area
+  unsigned target() const { return base + 10; }       // s[base+10:base+11]: GOT slot, callee
+  static constexpr unsigned kCount = 12;
+};
+
+// A probe argument, resolved for one point.
+struct EnvelopeArgument {
+  // address: a FLAT / GLOBAL instruction's per-lane address, v[first:first+count-1] (a pair,
+  // or with an SGPR base a 32-bit offset) + s[base:base+1] (when has_base) + offset.
+  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset, address };
+  Kind kind = Kind::immediate32;
+  std::uint64_t value = 0;  // immediate; slot_offset: byte offset in the wave's slot
+  unsigned first = 0;       // sgpr / vgpr / address: first register
+  unsigned count = 1;       // sgpr / vgpr / address: 1 or 2 dwords
+  bool has_base = false;    // address: an SGPR pair base
+  unsigned base = 0;
+  std::int64_t offset = 0;  // address: the instruction's immediate offset
+  unsigned dwords() const {
+    switch (kind) {
+      case Kind::immediate32:
+        return 1;
+      case Kind::sgpr:
+      case Kind::vgpr:
+        return count;
+      default:
+        return 2;
+    }
+  }
+};
+
+struct EnvelopeInput {
+  codeobj::Target target;
+  ReservedSgprs reserved;
+  CallSgprs call;
+  isa::RegisterSet clobbers;  // the probe's transitive clobbers (its note)
+  isa::RegisterSet live;      // live at the point (SCC, VCC, M0 included)
+  std::vector<EnvelopeArgument> args;
+  bool uniform = false;           // call with EXEC all ones
+  std::uint64_t spill_base = 0;   // per lane: where the spill area starts
+  std::uint64_t stack_base = 0;   // per lane: where the probe's stack starts
+  bool skip_one_restore = false;  // negative control only
+};
+
+// The envelope's code, in two parts around the GOT-relative address computation, whose two
+// 32-bit literals the engine patches once the slot and the code have addresses:
+//   before  ... s_getpc_b64 s[t:t+1]; s_add_u32 st, st, LIT; s_addc_u32 st+1, st+1, LIT  after
+struct Envelope {
+  std::string before;
+  std::string after;
+  unsigned target_pair = 0;       // t
+  std::uint64_t spill_bytes = 0;  // per lane, at most 4 * (VGPRs clobbered + 2)
+};
+
+// Throws wavekit::Error (with `where` in the message) for what the envelope cannot do.
+Envelope call_envelope(const EnvelopeInput& in, const std::string& where);
+
+// The envelope's temporary VGPRs: v0 .. v[argument dwords + 1] for the arguments, then one VGPR
+// per 64 spilled SGPRs (at most two).
+unsigned envelope_vgprs(const std::vector<EnvelopeArgument>& args);
+
+}  // namespace wavekit::rewrite::detail

@@ -1,0 +1,54 @@
+#include "callees.h"
+
+#include <set>
+#include <sstream>
+
+#include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
+
+namespace wavekit::rewrite::detail {
+
+CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t kernel_entry,
+                                 const std::string& kernel, const std::string& object_name) {
+  auto function_at = [&](std::uint64_t entry) -> const analysis::Function* {
+    for (const analysis::Function& function : program.functions)
+      if (function.start == entry) return &function;
+    return nullptr;
+  };
+  const analysis::Function* root = function_at(kernel_entry);
+  if (!root)
+    fail(object_name, "kernel '" + kernel + "': the analysis found no function at its entry " +
+                          hex(kernel_entry));
+
+  CalleeFootprint footprint;
+  std::set<std::uint64_t> seen;
+  std::vector<const analysis::Function*> work{root};
+  while (!work.empty()) {
+    const analysis::Function* caller = work.back();
+    work.pop_back();
+    for (const analysis::CallSite& call : caller->calls) {
+      const std::string where = "kernel '" + kernel + "': the call at " + hex(call.address) +
+                                (caller == root ? "" : " in '" + caller->name + "'");
+      if (call.resolution != analysis::CallSite::Resolution::pc_relative || !call.target)
+        fail(object_name, where +
+                              " has a target computed at run time (or taken from another "
+                              "object): the registers it clobbers are unknown");
+      const analysis::Function* callee = function_at(*call.target);
+      if (!callee)
+        fail(object_name, where + " reaches " + hex(*call.target) + ", which is not a function");
+      if (!callee->decode_errors.empty())
+        fail(object_name, where + " reaches '" + callee->name + "', whose code does not decode (" +
+                              callee->decode_errors.front().message + ")");
+      if (!seen.insert(callee->start).second) continue;
+      for (const isa::Instruction& inst : callee->instructions) {
+        footprint.used |= inst.reads;
+        footprint.used |= inst.writes;
+      }
+      work.push_back(callee);
+    }
+  }
+  footprint.callees.assign(seen.begin(), seen.end());
+  return footprint;
+}
+
+}  // namespace wavekit::rewrite::detail

@@ -1,0 +1,28 @@
+// The device functions a kernel calls, as the rewriter needs them: every register they may
+// touch, through everything they call in turn, from the analysis library's call graph
+// (resolved s_getpc_b64 / s_add_u32 / s_addc_u32 / s_swappc_b64 shapes). The instrumentation's
+// reserved SGPRs must lie outside this set, since the callees run uninstrumented at their
+// original addresses and do not know the block is there (rewriting.md §8: transitive clobbers).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "wavekit/analysis/analysis.h"
+#include "wavekit/isa/isa.h"
+
+namespace wavekit::rewrite::detail {
+
+struct CalleeFootprint {
+  isa::RegisterSet used;               // read or written by some callee, transitively
+  std::vector<std::uint64_t> callees;  // entry addresses, ascending
+};
+
+// Throws wavekit::Error naming `object_name`, the kernel, the call's address and the reason for
+// a call the footprint cannot cover (a computed target, a call through the GOT to another
+// object, undecodable callee code).
+CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t kernel_entry,
+                                 const std::string& kernel, const std::string& object_name);
+
+}  // namespace wavekit::rewrite::detail

@@ -1,0 +1,99 @@
+// callret: call-return capture. At each return of each call a kernel makes, a probe
+// (callret_probes.hip) folds the active lanes' 32-bit return values into one record per call
+// site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools").
+#include <cstdio>
+#include <cstring>
+
+#include "../registry.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+constexpr const char* kRecords = "call_returns";
+constexpr std::uint32_t kRecordSize = 40;  // CallRecord in callret_probes.hip
+
+std::string hex_text(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+Plan callret_plan() {
+  Plan plan;
+  plan.tool = "callret";
+  // count 1 is a placeholder: a variable indexed by call site gets one record per call site of
+  // each kernel, keyed by the call's original address.
+  PerWaveVariable records;
+  records.name = kRecords;
+  records.element_size = kRecordSize;
+  records.count = 1;
+  plan.variables.push_back(records);
+  ProbeCall call;
+  call.probe = "callret_record";
+  Argument record;
+  record.kind = ArgumentKind::variable;
+  record.name = kRecords;
+  record.indexed_by_call_site = true;
+  Argument value;
+  value.kind = ArgumentKind::return_value;
+  call.args = {record, value};
+  PointSpec point;
+  point.where = PointKind::call_return;
+  point.call = call;
+  plan.points.push_back(point);
+  return plan;
+}
+
+template <typename T>
+T field(const WaveSlot& slot, std::uint64_t offset) {
+  T value;
+  std::memcpy(&value, slot.bytes.data() + offset, sizeof value);
+  return value;
+}
+
+nlohmann::json callret_report(const InstrumentedKernel& kernel,
+                              std::span<const std::uint8_t> arena) {
+  const PlacedVariable* records = kernel.layout.find(kRecords);
+  if (!records || records->variable.element_size != kRecordSize)
+    throw Error("kernel '" + kernel.name + "' was not instrumented by callret (no '" +
+                std::string(kRecords) + "' records)");
+  nlohmann::json waves = nlohmann::json::array();
+  for (const WaveSlot& slot : read_arena(arena, kernel)) {
+    nlohmann::json calls = nlohmann::json::object();
+    for (std::size_t i = 0; i < records->variable.keys.size(); ++i) {
+      const std::uint64_t at = records->offset + i * kRecordSize;
+      const auto returns = field<std::uint64_t>(slot, at);
+      if (returns == 0) continue;
+      calls[hex_text(records->variable.keys[i])] = {
+          {"returns", returns},
+          {"lanes", field<std::uint64_t>(slot, at + 8)},
+          {"first_lane", field<std::uint32_t>(slot, at + 16)},
+          {"first_value", field<std::int32_t>(slot, at + 20)},
+          {"min", field<std::int32_t>(slot, at + 24)},
+          {"max", field<std::int32_t>(slot, at + 28)},
+          {"hash", hex_text(field<std::uint64_t>(slot, at + 32))}};
+    }
+    waves.push_back(
+        {{"id", slot.wave_id},
+         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+         {"wave_in_workgroup", slot.wave_in_workgroup},
+         {"calls", calls}});
+  }
+  return {{"kernel", kernel.name}, {"waves", waves}};
+}
+
+}  // namespace
+
+tools::ToolDefinition tools::callret_tool() {
+  return {"callret", callret_plan, callret_report, "callret"};
+}
+
+std::uint64_t callret_lane_hash(std::uint32_t lane, std::uint32_t value) {
+  std::uint64_t z = (static_cast<std::uint64_t>(lane) << 32 | value) + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,97 @@
+// tool_names / tool_plan / tool_report over the tools this build ships (registry.h).
+#include "registry.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <vector>
+
+#include "wavekit/rewrite/tools.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+const std::vector<tools::ToolDefinition>& registry() {
+  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool()};
+  return all;
+}
+
+const tools::ToolDefinition* find_tool(const std::string& name) {
+  for (const tools::ToolDefinition& tool : registry())
+    if (tool.name == name) return &tool;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> tool_names() {
+  std::vector<std::string> names;
+  for (const tools::ToolDefinition& tool : registry()) names.push_back(tool.name);
+  return names;
+}
+
+Plan tool_plan(const std::string& tool) {
+  if (const tools::ToolDefinition* found = find_tool(tool)) return found->plan();
+  std::string known;
+  for (const std::string& name : tool_names()) known += (known.empty() ? "" : ", ") + name;
+  throw Error("unknown tool '" + tool + "' (this build has: " + known + ")");
+}
+
+std::string tool_probe_directory() {
+  if (const char* override_dir = std::getenv("WAVEKIT_PROBE_DIR"); override_dir && *override_dir)
+    return override_dir;
+  return WAVEKIT_TOOL_PROBE_DIR;
+}
+
+std::string tool_probe_library(const std::string& tool, const std::string& processor) {
+  const tools::ToolDefinition* found = find_tool(tool);
+  if (!found) tool_plan(tool);  // throws, listing the known tools
+  if (!found->probe_library) return {};
+  const std::filesystem::path path = std::filesystem::path(tool_probe_directory()) /
+                                     (std::string(found->probe_library) + "." + processor + ".co");
+  if (!std::filesystem::exists(path))
+    throw Error("tool '" + tool + "' has no probe library for " + processor + " (looked for " +
+                path.string() + "; WAVEKIT_PROBE_DIR overrides the directory)");
+  return path.string();
+}
+
+nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
+                           std::span<const std::uint8_t> arena) {
+  if (const tools::ToolDefinition* found = find_tool(tool)) return found->report(kernel, arena);
+  return variables_report(kernel, arena);
+}
+
+nlohmann::json variables_report(const InstrumentedKernel& kernel,
+                                std::span<const std::uint8_t> arena) {
+  nlohmann::json waves = nlohmann::json::array();
+  for (const WaveSlot& slot : read_arena(arena, kernel)) {
+    nlohmann::json variables = nlohmann::json::object();
+    for (const PlacedVariable& placed : kernel.layout.variables()) {
+      const std::uint32_t size = placed.variable.element_size;
+      nlohmann::json elements = nlohmann::json::array();
+      for (std::size_t i = 0; i < placed.variable.count; ++i) {
+        if (size == 1 || size == 2 || size == 4 || size == 8) {
+          elements.push_back(read_element(slot, placed, i));
+          continue;
+        }
+        static const char* digits = "0123456789abcdef";
+        std::string text;
+        for (std::uint32_t b = 0; b < size; ++b) {
+          const std::uint8_t byte = slot.bytes[placed.offset + i * size + b];
+          text += digits[byte >> 4];
+          text += digits[byte & 15];
+        }
+        elements.push_back(text);
+      }
+      variables[placed.variable.name] = elements;
+    }
+    waves.push_back(
+        {{"id", slot.wave_id},
+         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+         {"wave_in_workgroup", slot.wave_in_workgroup},
+         {"variables", variables}});
+  }
+  return {{"kernel", kernel.name}, {"waves", waves}};
+}
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,272 @@
+// Probe calls end to end, through the callret tool: rewrite the corpus's calling kernels on
+// every target, check the object with LLVM's tools (the GOT slot, its R_AMDGPU_ABS64 relocation
+// against the undefined NOTYPE alias), run original and rewritten on the emulator with the
+// probe library loaded alongside, and compare (a) every output buffer, bit for bit, and (b) the
+// return values callret recorded with what the CPU computes the calls return.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "corpus_runs.h"
+#include "wavekit/analysis/report.h"
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/corpus/corpus.h"
+#include "wavekit/rewrite/launch.h"
+#include "wavekit/rewrite/mutator.h"
+#include "wavekit/rewrite/probe_library.h"
+#include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+
+namespace wavekit::rewrite {
+namespace {
+
+// calls.hip's device functions, in wrapping 32-bit arithmetic as the GPU computes them.
+std::int32_t polynomial(std::int32_t x, std::int32_t degree) {
+  std::uint32_t result = 0;
+  for (std::int32_t d = 0; d < degree; ++d)
+    result = result * static_cast<std::uint32_t>(x) + static_cast<std::uint32_t>(d + 1);
+  return static_cast<std::int32_t>(result);
+}
+std::int32_t mix(std::int32_t a, std::int32_t b) {
+  return static_cast<std::int32_t>((static_cast<std::uint32_t>(a) * 31u) ^
+                                   (static_cast<std::uint32_t>(b) + 17u));
+}
+std::int32_t fibonacci(std::int32_t n) { return n < 2 ? n : fibonacci(n - 1) + fibonacci(n - 2); }
+
+// What a call to `callee` returns in a work-item whose input is `input`, for the calls of
+// calls.hip's kernels; nullopt for other callees (at -O0 the work-item id is a call too).
+std::optional<std::int32_t> expected_return(const std::string& callee, std::int32_t input) {
+  const std::int32_t inner = polynomial(input, (input & 7) + 1);
+  if (callee == "_Z10polynomialii") return inner;
+  if (callee == "_Z3mixii") return mix(inner, input);
+  if (callee == "_Z9fibonaccii") return fibonacci(input);
+  return std::nullopt;
+}
+
+// The callee of each call site, by the analysis library's call graph (names from .symtab).
+std::map<std::uint64_t, std::string> callees_of(const std::string& path) {
+  const codeobj::CodeObject object = codeobj::CodeObject::parse(read_file(path), path);
+  const analysis::Program program = analysis::analyze(analysis::make_input(object));
+  std::map<std::uint64_t, std::string> callees;
+  for (const analysis::Function& function : program.functions)
+    for (const analysis::CallSite& call : function.calls) callees[call.address] = call.target_name;
+  return callees;
+}
+
+struct Case {
+  std::string object;
+  std::string path;
+  std::string processor;
+  std::string kernel;
+};
+void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  for (const corpus::CorpusObject& object : corpus::objects()) {
+    if (object.source.find("calls") == std::string::npos || object.fat_binary || object.stripped)
+      continue;
+    for (const std::string kernel : {"call_chain", "recursive_fib"})
+      all.push_back({object.name, object.path, object.targets.at(0), kernel});
+  }
+  return all;
+}
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  return info.param.object + "_" + info.param.kernel;
+}
+
+// The report callret must give: per wave of the dispatch, per call site the lanes that made
+// the call (work-items inside the workgroup and below n) and the values they got back.
+// Sites whose callee expected_return does not know are left out.
+nlohmann::json expected_report(const corpus::CorpusKernel& k,
+                               const std::vector<corpus::Argument>& args,
+                               const std::vector<std::uint64_t>& sites,
+                               const std::map<std::uint64_t, std::string>& callees) {
+  const std::int32_t* in = args[0].data<std::int32_t>();
+  const std::uint32_t n = *args[2].data<std::uint32_t>();
+  const std::uint32_t waves_per_group = (k.block.x + 63) / 64;
+  nlohmann::json waves = nlohmann::json::array();
+  for (std::uint32_t group = 0; group < k.grid.x; ++group)
+    for (std::uint32_t wave = 0; wave < waves_per_group; ++wave) {
+      nlohmann::json calls = nlohmann::json::object();
+      for (std::size_t site = 0; site < sites.size(); ++site) {
+        if (!expected_return(callees.at(sites[site]), 0)) continue;
+        std::uint64_t lanes = 0, hash = 0;
+        std::int32_t first = 0, low = 0, high = 0;
+        std::uint32_t first_lane = 0;
+        for (std::uint32_t lane = 0; lane < 64; ++lane) {
+          const std::uint32_t local = wave * 64 + lane, i = group * k.block.x + local;
+          if (local >= k.block.x || i >= n) continue;
+          const std::int32_t value = *expected_return(callees.at(sites[site]), in[i]);
+          if (lanes == 0) {
+            first_lane = lane;
+            first = low = high = value;
+          }
+          low = std::min(low, value);
+          high = std::max(high, value);
+          hash += callret_lane_hash(lane, static_cast<std::uint32_t>(value));
+          ++lanes;
+        }
+        if (lanes == 0) continue;
+        char key[24], hash_text[24];
+        std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(sites[site]));
+        std::snprintf(hash_text, sizeof hash_text, "0x%llx", static_cast<unsigned long long>(hash));
+        calls[key] = {{"returns", 1},         {"lanes", lanes}, {"first_lane", first_lane},
+                      {"first_value", first}, {"min", low},     {"max", high},
+                      {"hash", hash_text}};
+      }
+      waves.push_back({{"id", group * waves_per_group + wave},
+                       {"workgroup", {group, 0, 0}},
+                       {"wave_in_workgroup", wave},
+                       {"calls", calls}});
+    }
+  return {{"kernel", k.name}, {"waves", waves}};
+}
+
+std::string rewritten_path(const Case& c, const std::string& suffix) {
+  const std::filesystem::path dir = WAVEKIT_REWRITE_TEST_DIR;
+  std::filesystem::create_directories(dir);
+  return (dir / (c.object + "." + c.kernel + suffix)).string();
+}
+
+// Rewrites with callret (its probe library for the case's processor); skips a refusal this
+// build knows about.
+std::optional<RewriteResult> rewrite_callret(const Case& c, const RewriteOptions& options = {}) {
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+  Plan plan = tool_plan("callret");
+  plan.kernels = {c.kernel};
+  plan.probe_library = tool_probe_library("callret", c.processor);
+  return rewrite(input, plan, options);
+}
+
+class Callret : public testing::TestWithParam<Case> {};
+
+TEST_P(Callret, RecordsWhatTheCallsReturnAndKeepsOutputs) {
+  const Case& c = GetParam();
+  RewriteResult result;
+  try {
+    result = *rewrite_callret(c);
+  } catch (const Error& error) {
+    // -O0 recursive_fib: fibonacci keeps its own call target in a VGPR lane, so what it
+    // clobbers is unknown; the rewriter must refuse, saying so.
+    const std::string message = error.what();
+    if (c.object.find("_O0_") != std::string::npos && c.kernel == "recursive_fib" &&
+        message.find("has a target computed at run time") != std::string::npos)
+      GTEST_SKIP() << message;
+    FAIL() << message;
+  }
+  const std::string out = rewritten_path(c, ".callret.co");
+  write_file(out, result.bytes);
+
+  // Structure: the GOT slot lies in the new segment, its relocation is an R_AMDGPU_ABS64
+  // against the probe's alias, which is an undefined NOTYPE GLOBAL dynamic symbol.
+  const Command readelf =
+      run(std::string(WAVEKIT_LLVM_READELF) + " -S -l -r --dyn-syms --notes -W " + out);
+  ASSERT_EQ(readelf.status, 0) << readelf.output;
+  EXPECT_EQ(readelf.output.find("warning"), std::string::npos) << readelf.output;
+  const std::string alias = std::string(kProbeAliasPrefix) + "callret_record";
+  EXPECT_NE(readelf.output.find("R_AMDGPU_ABS64"), std::string::npos) << readelf.output;
+  bool undefined_notype = false;
+  std::istringstream lines(readelf.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(alias) != std::string::npos && line.find("NOTYPE") != std::string::npos &&
+        line.find("GLOBAL") != std::string::npos && line.find("UND") != std::string::npos)
+      undefined_notype = true;
+  EXPECT_TRUE(undefined_notype) << readelf.output;
+  codeobj::CodeObject written = codeobj::CodeObject::parse(result.bytes, out);
+  const codeobj::Section* text = written.section(".wavekit.text");
+  ASSERT_NE(text, nullptr);
+  std::size_t relocations = 0;
+  for (const codeobj::Relocation& relocation : written.relocations()) {
+    if (relocation.symbol_name != alias) continue;
+    ++relocations;
+    EXPECT_EQ(relocation.type_name(), "R_AMDGPU_ABS64");
+    EXPECT_TRUE(text->contains_address(relocation.offset));
+    EXPECT_EQ(relocation.offset % 8, 0u);
+  }
+  EXPECT_EQ(relocations, 1u);
+  const Command objdump = run(std::string(WAVEKIT_LLVM_OBJDUMP) + " -d --mcpu=" + c.processor +
+                              " -j .wavekit.text " + out);
+  ASSERT_EQ(objdump.status, 0) << objdump.output;
+  EXPECT_NE(objdump.output.find("s_swappc_b64 s[30:31]"), std::string::npos);
+  // Descriptor and note agree on what the probe calls grew.
+  const codeobj::Kernel* kernel = written.find_kernel(c.kernel);
+  ASSERT_NE(kernel, nullptr);
+  const std::optional<codeobj::KernelMetadata> meta = written.metadata().find_kernel(c.kernel);
+  ASSERT_TRUE(meta);
+  EXPECT_EQ(meta->private_segment_fixed_size(), kernel->descriptor.private_segment_fixed_size);
+  EXPECT_LE(meta->sgpr_count(), kernel->descriptor.sgpr_grant());
+  EXPECT_LE(meta->vgpr_count(), kernel->descriptor.vgpr_grant(written.target()));
+  EXPECT_TRUE(kernel->descriptor.enable_private_segment());
+  const std::optional<RewriteNote> note = find_note(written);
+  ASSERT_TRUE(note);
+  EXPECT_EQ(note->probe_library, tool_probe_library("callret", c.processor));
+
+  // Behaviour.
+  const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+  const std::vector<corpus::Argument> inputs = k.make_inputs(11);
+  const hsa::LaunchOutcome original = hsa::launch(request_for(k, inputs, c.path));
+  ASSERT_TRUE(original.ok) << original.error;
+  const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
+  ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
+  ASSERT_EQ(tool.launch.buffers.size(), original.buffers.size());
+  for (std::size_t i = 0; i < original.buffers.size(); ++i)
+    EXPECT_TRUE(tool.launch.buffers[i].second == original.buffers[i].second)
+        << "argument " << original.buffers[i].first << " differs after the rewritten run";
+  const InstrumentedKernel* instrumented = note->find_kernel(c.kernel);
+  ASSERT_NE(instrumented, nullptr);
+  const std::vector<std::uint64_t>& sites =
+      instrumented->layout.find("call_returns")->variable.keys;
+  const std::map<std::uint64_t, std::string> callees = callees_of(c.path);
+  std::size_t known = 0;
+  for (std::uint64_t site : sites) known += expected_return(callees.at(site), 0).has_value();
+  EXPECT_EQ(known, c.kernel == "call_chain" ? 2u : 1u);
+  nlohmann::json report = tool.report;
+  for (nlohmann::json& wave : report["waves"])
+    for (std::uint64_t site : sites)
+      if (!expected_return(callees.at(site), 0)) {
+        char key[24];
+        std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(site));
+        wave["calls"].erase(key);
+      }
+  const nlohmann::json expected = expected_report(k, inputs, sites, callees);
+  EXPECT_EQ(report, expected) << "callret:\n"
+                              << report.dump(1) << "\nexpected:\n"
+                              << expected.dump(1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Callret, testing::ValuesIn(cases()), case_name);
+
+// Negative control: an envelope that forgets to restore one register it saved must be noticed
+// by the checks above (outputs or recorded values differ, or the run faults).
+TEST(CallretNegativeControl, DroppingOneEnvelopeRestoreIsDetected) {
+  for (const Case& c : cases()) {
+    if (c.object != "calls_gfx90a_O2_cov5" || c.kernel != "call_chain") continue;
+    RewriteOptions broken;
+    broken.test_skip_envelope_restore = true;
+    const std::string out = rewritten_path(c, ".no_restore.co");
+    write_file(out, rewrite_callret(c, broken)->bytes);
+    const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+    const std::vector<corpus::Argument> inputs = k.make_inputs(11);
+    const hsa::LaunchOutcome original = hsa::launch(request_for(k, inputs, c.path));
+    ASSERT_TRUE(original.ok) << original.error;
+    const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
+    bool detected = !tool.launch.ok || tool.launch.buffers.size() != original.buffers.size();
+    for (std::size_t i = 0; !detected && i < original.buffers.size(); ++i)
+      detected = tool.launch.buffers[i].second != original.buffers[i].second;
+    if (!detected) {
+      const RewriteNote note = *find_note(codeobj::CodeObject::parse(read_file(out), out));
+      const std::vector<std::uint64_t>& sites =
+          note.find_kernel(c.kernel)->layout.find("call_returns")->variable.keys;
+      detected = tool.report != expected_report(k, inputs, sites, callees_of(c.path));
+    }
+    EXPECT_TRUE(detected) << "an envelope without one of its restores went unnoticed";
+    return;
+  }
+  FAIL() << "calls_gfx90a_O2_cov5 is not in the corpus";
+}
+
+}  // namespace
+}  // namespace wavekit::rewrite

@@ -1,0 +1,70 @@
+// What the rewriter's corpus tests share: running an oracle tool, and a launch request for a
+// corpus kernel with its generated inputs.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "wavekit/corpus/corpus.h"
+#include "wavekit/hsa/launch.h"
+#include "wavekit/rewrite/mutator.h"
+
+namespace wavekit::rewrite {
+
+struct Command {
+  int status = -1;
+  std::string output;
+};
+inline Command run(const std::string& command) {
+  Command result;
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen((command + " 2>&1").c_str(), "r"), pclose);
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe.get())) > 0) result.output.append(buffer, n);
+  result.status = pclose(pipe.release());
+  return result;
+}
+
+inline hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
+                                      const std::vector<corpus::Argument>& args,
+                                      const std::string& path) {
+  hsa::LaunchRequest request;
+  request.code_object = path;
+  request.kernel = kernel.name;
+  const corpus::Dim3 grid = kernel.grid_size();
+  request.grid.size = {grid.x, grid.y, grid.z};
+  request.grid.count = 3;
+  request.block.size = {kernel.block.x, kernel.block.y, kernel.block.z};
+  request.block.count = 3;
+  for (const corpus::Argument& arg : args) {
+    hsa::ArgumentSpec spec;
+    spec.kind = arg.kind == corpus::Argument::Kind::buffer ? hsa::ArgumentSpec::Kind::file
+                : arg.bytes.size() == 8                    ? hsa::ArgumentSpec::Kind::u64
+                                                           : hsa::ArgumentSpec::Kind::u32;
+    spec.text = arg.name;
+    spec.bytes = arg.bytes;
+    request.arguments.push_back(spec);
+  }
+  request.host_threads = 1;
+  return request;
+}
+
+// The ground truth of the original run restricted to the kernel's own blocks: its callees'
+// blocks are not instrumented (they stay at their original addresses).
+inline nlohmann::json kernel_blocks_only(const nlohmann::json& trace, const KernelView& kernel) {
+  const std::uint64_t begin = kernel.entry, end = kernel.blocks.back().end;
+  nlohmann::json restricted = trace;
+  for (nlohmann::json& wave : restricted["waves"]) {
+    nlohmann::json blocks = nlohmann::json::object();
+    for (const auto& [key, count] : wave["blocks"].items()) {
+      const std::uint64_t address = std::stoull(key, nullptr, 16);
+      if (address >= begin && address < end) blocks[key] = count;
+    }
+    wave["blocks"] = blocks;
+  }
+  return restricted;
+}
+
+}  // namespace wavekit::rewrite

@@ -1,0 +1,59 @@
+// Probes for the probe-call tests: a block counter made of calls (what bbcount does inline), so
+// that the emulator's block counts are the oracle for calls at every block of every kernel, and
+// a probe that records its arguments, for the argument kinds.
+#include "wavekit/probe/probe.h"
+
+// Called uniformly (EXEC all ones): lane 0 counts for the wave, whatever the point's EXEC.
+WAVEKIT_PROBE void count_block(wavekit::probe::Slot, uint64_t* counts, uint32_t block) {
+  if (wavekit::probe::Wave::lane() == 0) counts[block] += 1;
+}
+
+// Keeps the last call's arguments (first active lane's view) and how often it was called.
+struct Seen {
+  uint64_t calls;
+  uint64_t exec;
+  uint64_t address;
+  uint32_t constant;
+  uint32_t sgpr;
+};
+
+WAVEKIT_PROBE void record_arguments(wavekit::probe::Slot, Seen* seen, uint32_t constant,
+                                    uint64_t address, uint64_t exec, uint32_t sgpr) {
+  if (!wavekit::probe::Wave::is_first_active_lane()) return;
+  seen->calls += 1;
+  seen->exec = exec;
+  seen->address = address;
+  seen->constant = constant;
+  seen->sgpr = sgpr;
+}
+
+// Reads the dword at each active lane's effective address (a wrong address faults on the
+// emulator) and adds the active lanes' values to *sum.
+WAVEKIT_PROBE void sum_loaded(wavekit::probe::Slot, uint64_t* sum, uint64_t address) {
+  const uint32_t loaded = *reinterpret_cast<const uint32_t*>(address);
+  uint64_t total = 0;
+  for (uint64_t left = wavekit::probe::Wave::exec(); left != 0; left &= left - 1)
+    total += static_cast<uint32_t>(
+        __builtin_amdgcn_readlane(loaded, static_cast<int>(__builtin_ctzll(left))));
+  if (wavekit::probe::Wave::is_first_active_lane()) *sum += total;
+}
+
+// A probe that calls a helper that calls further: the helper keeps its return address and a
+// value live across its second call in its frame in scratch, so the call envelope's stack
+// pointer (and on gfx908/gfx90a its scratch resource) must be right.
+static __attribute__((device, noinline)) uint32_t mix2(uint32_t a, uint32_t b) {
+  return (a * 31u) ^ (b + 17u);
+}
+static __attribute__((device, noinline)) uint32_t chain(uint32_t seed, uint32_t pick) {
+  const uint32_t first = mix2(seed, pick);
+  return mix2(first, seed) + first;
+}
+
+// counts[2 * block] counts the block's entries (uniform call: lane 0 for the wave);
+// counts[2 * block + 1] gets chain(block, 0).
+WAVEKIT_PROBE void count_block_deep(wavekit::probe::Slot, uint64_t* counts, uint32_t block) {
+  const uint32_t mixed = chain(block, wavekit::probe::Wave::lane());
+  if (wavekit::probe::Wave::lane() != 0) return;
+  counts[2 * block] += 1;
+  counts[2 * block + 1] = mixed;
+}

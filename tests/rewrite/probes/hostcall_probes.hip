@@ -1,8 +1,8 @@
 // Probes that do live host I/O through the probe SDK's hostcall client
 // (wavekit/probe/hostcall.h), and kernels that run the probes' bodies the way rewritten kernels
-// will call them: with the calling wave's arena slot first. The kernels stand in for the
-// rewriter's probe calls (not emitted yet) so that the SDK, the probe-library build and the
-// launchers' ring binding are tested end to end on the emulator. (They use the static bodies:
+// calls them: with the calling wave's arena slot first. The kernels stand in for a rewritten
+// kernel so that the SDK, the probe-library build and the launchers' ring binding are tested
+// end to end on the emulator without depending on a plan. (They use the static bodies:
 // a call to an exported probe from inside its own shared library goes through the GOT, an
 // indirect call `wavekit probe-lib` rightly refuses to bound.) Slot layout: the capture region,
 // then at offset 64 the wave's file handle (a per-wave variable).

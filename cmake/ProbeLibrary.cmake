@@ -31,6 +31,8 @@ function(wavekit_add_probe_library)
               -c -o ${dir}/${stem}.o ${dir}/${stem}.bc
       DEPENDS ${src} ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe/probe.h
               ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe/capture.h
+              ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe/hostcall.h
+              ${PROJECT_SOURCE_DIR}/src/hostcall/include/wavekit/hostcall/protocol.h
       COMMENT "probe library ${ARG_NAME}: ${stem} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
       VERBATIM)
     list(APPEND objects ${dir}/${stem}.o)

@@ -218,3 +218,31 @@ TEST(hostcall, LatencyHistogramQuantiles) {
   EXPECT_EQ(histogram.count(), values.size());
   EXPECT_EQ(hc::LatencyHistogram().quantile(0.5), 0u);
 }
+
+// made_progress() is what a deadlock detector asks before blaming waiting producers: true once
+// after requests were serviced, true while a published request is unanswered (even if the
+// service has not run at all), false when the host is idle with nothing to do.
+TEST(hostcall, MadeProgressSeesServicedAndPendingRequests) {
+  hc::RingBuffer ring({.slots = 4, .lanes = 1, .words_per_lane = 2, .uniform_bytes = 0});
+  hc::Runtime runtime(ring);
+  runtime.register_handler(kFast, [](hc::Request& r) { r.lane_words(0)[0] += 1; });
+  EXPECT_FALSE(runtime.made_progress());  // nothing published, nothing serviced
+
+  // Published while no service thread runs: pending, so the producer waits on the host.
+  EXPECT_EQ(call_one(ring, kFast, false, 1), protocol::kOk);
+  EXPECT_TRUE(runtime.made_progress());
+  EXPECT_TRUE(runtime.made_progress());  // still pending: still the host's turn
+
+  runtime.start();
+  runtime.stop();                         // services what was published
+  EXPECT_TRUE(runtime.made_progress());   // serviced since the last question
+  EXPECT_FALSE(runtime.made_progress());  // and nothing since, nothing pending
+
+  runtime.start();
+  uint64_t reply = 0;
+  EXPECT_EQ(call_one(ring, kFast, true, 41, &reply), protocol::kOk);
+  EXPECT_EQ(reply, 42u);
+  runtime.stop();
+  EXPECT_TRUE(runtime.made_progress());
+  EXPECT_FALSE(runtime.made_progress());
+}

@@ -244,6 +244,25 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
   fs::remove_all(dir);
 }
 
+// A probe library that uses the hostcall ring (the probe SDK defines wavekit_hostcall_ring in
+// it): the shim loads it into the application's executable, starts the service, stores the
+// ring's address in the variable and reports the service at exit. This plan makes no probe
+// calls, so the service answers none; the application's output must not change.
+TEST(Run, ProbeLibraryWithTheHostcallRingStartsTheService) {
+  fs::path dir = scratch("hostcall");
+  fs::path plan = dir / "plan.json";
+  wavekit::write_file(plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
+      "points": [{"where": "kernel_entry", "snippet": {"op": "increment", "variable": "hits"}}]})"));
+  Outcome run = instrumented("--plan " + plan.string() + " --probe-lib " + WAVEKIT_HOSTCALL_PROBES +
+                                 " --tool-out " + (dir / "out").string(),
+                             example("divergent"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, plain(example("divergent")).out);
+  EXPECT_NE(run.err.find("hostcall: 0 calls (0 failed)"), std::string::npos) << run.err;
+  EXPECT_EQ(shim_messages(run.err, "hostcall"), 0u) << run.err;
+  fs::remove_all(dir);
+}
+
 // One step of splitmix64 from state `z` (add the golden gamma, then mix), as docs/rewrite.md
 // specifies callret's per-lane hash.
 std::uint64_t splitmix64(std::uint64_t z) {

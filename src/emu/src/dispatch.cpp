@@ -452,6 +452,11 @@ void Dispatcher::check_progress(std::uint64_t executed) {
   if (since_progress_ < params_.options.no_progress_instructions ||
       seconds < params_.options.no_progress_seconds || failed_)
     return;
+  if (params_.options.outside_progress && params_.options.outside_progress()) {
+    last_progress_time_ = now;
+    since_progress_ = 0;
+    return;
+  }
   failed_ = true;
   ctx_.abort.store(true);
   result_.error = ErrorKind::no_progress;

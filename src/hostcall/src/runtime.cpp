@@ -223,6 +223,7 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
                                     blocking ? protocol::make_seq(turn, protocol::kReplied)
                                              : protocol::make_seq(turn + 1, protocol::kFree));
   const uint64_t finished = now_ns();
+  serviced_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(state.mutex);
   ++state.counts.calls;
   state.counts.blocking_calls += blocking;
@@ -278,6 +279,18 @@ void Runtime::service_loop(ThreadState& state, unsigned index) {
       std::this_thread::sleep_for(std::chrono::microseconds(us));
     }
   }
+}
+
+bool Runtime::made_progress() {
+  const uint64_t serviced = serviced_.load(std::memory_order_relaxed);
+  if (last_asked_.exchange(serviced, std::memory_order_relaxed) != serviced) return true;
+  const protocol::Ring& ring = ring_.host_view();
+  for (uint32_t i = 0; i < ring.slot_count; ++i) {
+    const uint64_t phase =
+        protocol::host_ops::load_acquire(&protocol::slot_header(ring, i)->seq) & kPhaseMask;
+    if (phase == protocol::kReady || phase == protocol::kClaimed) return true;
+  }
+  return false;
 }
 
 Statistics Runtime::statistics() const {

@@ -108,10 +108,11 @@ struct DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 };
 
-// A hostcall ring in memory the emulated GPU may touch, the cell `wavekit_hostcall_ring` is
-// bound to (it holds the ring descriptor's address), and the service threads answering it.
+// A hostcall ring in memory the emulated GPU may touch, the cell holding the ring descriptor's
+// address (an undefined `wavekit_hostcall_ring` is bound to it; a defined one gets the same
+// address stored into it), and the service threads answering it.
 struct HostcallService {
-  hostcall::RingConfig config{.slots = 1024, .lanes = 64};
+  hostcall::RingConfig config = kProbeRingConfig;
   DeviceBuffer slots{hostcall::RingBuffer::bytes_for(config), 64};
   DeviceBuffer ticket{8, 64};
   DeviceBuffer cell{8, 64};
@@ -289,14 +290,28 @@ LaunchOutcome launch(const LaunchRequest& request) {
   Executable executable;
   executable.load(read_file(request.code_object), request.code_object);
   for (const auto& library : request.libraries) executable.load(read_file(library), library);
+  // The probes' ring: a variable a loaded object defines (the probe SDK's), filled in after
+  // freezing, or an undefined reference, bound to a cell of ours.
   std::unique_ptr<HostcallService> hostcall;
-  if (executable.undefined_references().count(kHostcallRingSymbol) &&
-      !executable.find_variable(kHostcallRingSymbol)) {
+  const VariableInfo* ring_variable = executable.find_variable(kHostcallRingSymbol);
+  if (ring_variable && ring_variable->size != 0 && ring_variable->size != 8)
+    throw Error(std::string(kHostcallRingSymbol) + " is " + std::to_string(ring_variable->size) +
+                " bytes in the loaded objects: a ring pointer is 8");
+  if (ring_variable || executable.undefined_references().count(kHostcallRingSymbol))
     hostcall = std::make_unique<HostcallService>(request.hostcall_file_root);
+  else if (request.require_hostcall)
+    throw Error(request.code_object +
+                " needs the hostcall service, but no loaded object defines "
+                "or references " +
+                kHostcallRingSymbol + " (load the probe library that uses it with --library)");
+  const std::uint64_t ring_variable_address = ring_variable ? ring_variable->address : 0;
+  if (hostcall && !ring_variable)
     executable.define_global_variable(kHostcallRingSymbol,
                                       reinterpret_cast<std::uint64_t>(hostcall->cell.data));
-  }
   executable.freeze();
+  // Device addresses are host addresses on the emulator: the variable lives in the loaded image.
+  if (ring_variable_address)
+    std::memcpy(reinterpret_cast<void*>(ring_variable_address), hostcall->cell.data, 8);
   const KernelInfo* kernel = executable.find_kernel(request.kernel);
   if (!kernel) {
     std::string names;
@@ -398,6 +413,8 @@ LaunchOutcome launch(const LaunchRequest& request) {
   if (hostcall) {
     hostcall->map(memory);
     hostcall->runtime->start();
+    // Waves that wait on the ring wait on the host: not a deadlock, however slow it is.
+    params.options.outside_progress = [&hostcall] { return hostcall->runtime->made_progress(); };
   }
   auto start = std::chrono::steady_clock::now();
   emu::DispatchResult result = emu::dispatch(params, memory, code);
@@ -405,6 +422,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   if (hostcall) hostcall->runtime->stop();  // services every request already published
 
   LaunchOutcome outcome;
+  if (hostcall) outcome.hostcall = hostcall->runtime->statistics();
   outcome.kernel = kernel->name;
   outcome.target = executable.target();
   outcome.ok = result.ok();

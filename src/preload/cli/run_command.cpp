@@ -57,6 +57,13 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
       std::cerr << " -> " << line.first_file << (line.dispatches > 1 ? " ..." : "");
     std::cerr << "\n";
   }
+  if (summary.contains("hostcall")) {
+    const nlohmann::json& hostcall = summary["hostcall"];
+    std::cerr << "  hostcall: " << hostcall.value("calls", std::uint64_t{0}) << " calls ("
+              << hostcall.value("failed", std::uint64_t{0}) << " failed), "
+              << hostcall.value("bytes", std::uint64_t{0}) << " bytes, service p99 "
+              << hostcall["latency_ns"].value("p99", std::uint64_t{0}) << " ns\n";
+  }
   for (const auto& message : summary.value("messages", nlohmann::json::array()))
     std::cerr << "  note: " << message.get<std::string>() << "\n";
 }

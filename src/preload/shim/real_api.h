@@ -35,6 +35,7 @@ namespace wavekit::preload {
   X(hsa_amd_memory_pool_allocate)                                                             \
   X(hsa_amd_memory_pool_free)                                                                 \
   X(hsa_amd_agents_allow_access)                                                              \
+  X(hsa_memory_copy)                                                                          \
   X(hsa_shut_down)
 
 struct RealApi {

@@ -10,7 +10,11 @@
 //     queue when it rings the doorbell, and on the way every dispatch of an instrumented
 //     kernel gets its per-wave arena (size from the rewritten object's own note) written into
 //     the appended kernel argument and a completion signal of the shim's, after which the
-//     tool's reporter runs and the program's own signal is decremented.
+//     tool's reporter runs and the program's own signal is decremented,
+//   - runs the hostcall service for the process's lifetime once an instrumented executable's
+//     probes use the ring (the probe library defines `wavekit_hostcall_ring`, or the WAVEKIT note
+//     says needs_hostcall): the ring in host-coherent memory, its address stored in that variable
+//     after freezing, print to stdout, per-wave files under --tool-out, statistics in the report.
 // Nothing here throws across the C ABI: every failure becomes a fallback and one message.
 #include <dlfcn.h>
 #include <unistd.h>
@@ -25,15 +29,17 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <shared_mutex>
 #include <thread>
 #include <unordered_map>
 #include <variant>
 
-#include <nlohmann/json.hpp>
-
 #include "real_api.h"
+#include "wavekit/hostcall/runtime.h"
+#include "wavekit/hostcall/services.h"
+#include "wavekit/hsa/launch.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/tools.h"
@@ -44,16 +50,17 @@ namespace wavekit::preload {
 const RealApi& real() {
   static const RealApi api = [] {
     RealApi resolved;
-#define WAVEKIT_RESOLVE(name)                                                              \
-  resolved.name = reinterpret_cast<decltype(resolved.name)>(dlsym(RTLD_NEXT, #name));       \
-  if (!resolved.name) {                                                                     \
+#define WAVEKIT_RESOLVE(name)                                                             \
+  resolved.name = reinterpret_cast<decltype(resolved.name)>(dlsym(RTLD_NEXT, #name));     \
+  if (!resolved.name) {                                                                   \
     std::fprintf(stderr, "wavekit: the HSA runtime has no %s; cannot continue\n", #name); \
-    std::abort();                                                                           \
+    std::abort();                                                                         \
   }
     WAVEKIT_HSA_FORWARDED(WAVEKIT_RESOLVE)
 #undef WAVEKIT_RESOLVE
-    resolved.hsa_signal_store_release = reinterpret_cast<decltype(resolved.hsa_signal_store_release)>(
-        dlsym(RTLD_NEXT, "hsa_signal_store_release"));
+    resolved.hsa_signal_store_release =
+        reinterpret_cast<decltype(resolved.hsa_signal_store_release)>(
+            dlsym(RTLD_NEXT, "hsa_signal_store_release"));
     return resolved;
   }();
   return api;
@@ -76,7 +83,21 @@ struct KernelRecord {
   std::shared_ptr<LoadedObject> object;
   std::uint64_t original_kernel_object = 0;  // in the shadow executable; 0: no fallback
   std::uint64_t dispatches = 0;
+  // Why every dispatch must run the original kernel (its probes' ring could not be set up);
+  // empty: instrument.
+  std::string unusable;
 };
+
+// The process's hostcall service: one ring for every instrumented executable. Memory layout,
+// host-coherent and reachable by the GPUs: [ticket line: 64][descriptor: 64][slots].
+struct HostcallService {
+  void* memory = nullptr;
+  std::unique_ptr<hostcall::RingBuffer> ring;
+  std::unique_ptr<hostcall::FileEgress> egress;
+  std::unique_ptr<hostcall::Runtime> runtime;  // last: stops before the egress goes
+  std::uint64_t descriptor_address() const { return reinterpret_cast<std::uint64_t>(memory) + 64; }
+};
+static_assert(sizeof(hostcall::protocol::Ring) <= 64);
 
 struct ExecutableRecord {
   hsa_agent_t agent{};
@@ -149,9 +170,8 @@ class Shim {
     return it == readers_.end() ? nullptr : it->second;
   }
 
-  hsa_status_t load(hsa_executable_t executable, hsa_agent_t agent,
-                    hsa_code_object_reader_t reader, const char* options,
-                    hsa_loaded_code_object_t* loaded) {
+  hsa_status_t load(hsa_executable_t executable, hsa_agent_t agent, hsa_code_object_reader_t reader,
+                    const char* options, hsa_loaded_code_object_t* loaded) {
     hsa_status_t status =
         real().hsa_executable_load_agent_code_object(executable, agent, reader, options, loaded);
     std::shared_ptr<LoadedObject> object = reader_object(reader);
@@ -166,8 +186,8 @@ class Shim {
       hsa_status_t probe_status = real().hsa_code_object_reader_create_from_memory(
           probes.data(), probes.size(), &probe_reader);
       if (probe_status == HSA_STATUS_SUCCESS)
-        probe_status = real().hsa_executable_load_agent_code_object(executable, agent,
-                                                                    probe_reader, nullptr, nullptr);
+        probe_status = real().hsa_executable_load_agent_code_object(executable, agent, probe_reader,
+                                                                    nullptr, nullptr);
       if (probe_status != HSA_STATUS_SUCCESS) return probe_status;
     }
     return status;
@@ -180,16 +200,19 @@ class Shim {
     auto it = executables_.find(executable.handle);
     if (it == executables_.end()) return status;
     ExecutableRecord& record = it->second;
+    const std::string ring_failure = bind_hostcall_ring(executable, record);
+    if (!ring_failure.empty()) warn_once_locked(ring_failure + "; running the original kernels");
     for (const auto& object : record.objects) {
       std::uint64_t shadow = load_shadow(executable, record.agent, object->original);
       for (const auto& kernel : object->substitution->note.kernels) {
-        std::uint64_t kernel_object = kernel_object_of(executable.handle, record.agent,
-                                                       kernel.descriptor_symbol);
+        std::uint64_t kernel_object =
+            kernel_object_of(executable.handle, record.agent, kernel.descriptor_symbol);
         if (!kernel_object) {
           warn_once_locked("instrumented kernel " + kernel.name + " not found after freeze");
           continue;
         }
         KernelRecord& kernel_record = kernels_[kernel_object];
+        kernel_record.unusable = ring_failure;
         kernel_record.note_kernel = &kernel;
         kernel_record.agent = record.agent;
         kernel_record.object = object;
@@ -206,17 +229,15 @@ class Shim {
                             uint32_t private_segment_size, uint32_t group_segment_size,
                             hsa_queue_t** queue) {
     hsa_queue_t* real_queue = nullptr;
-    hsa_status_t status = real().hsa_queue_create(agent, size, type, callback, data,
-                                                  private_segment_size, group_segment_size,
-                                                  &real_queue);
+    hsa_status_t status = real().hsa_queue_create(
+        agent, size, type, callback, data, private_segment_size, group_segment_size, &real_queue);
     if (status != HSA_STATUS_SUCCESS) return status;
     auto proxy = std::make_unique<ProxyQueue>();
     proxy->real_queue = real_queue;
     proxy->view = *real_queue;
     proxy->ring = std::aligned_alloc(kPacketBytes, std::size_t{real_queue->size} * kPacketBytes);
     hsa_signal_t doorbell{};
-    if (!proxy->ring ||
-        real().hsa_signal_create(0, 0, nullptr, &doorbell) != HSA_STATUS_SUCCESS) {
+    if (!proxy->ring || real().hsa_signal_create(0, 0, nullptr, &doorbell) != HSA_STATUS_SUCCESS) {
       std::free(proxy->ring);
       warn_once("could not set up queue interception; dispatches run uninstrumented");
       *queue = real_queue;
@@ -271,8 +292,8 @@ class Shim {
       std::uint64_t index = proxy.read_index.load(std::memory_order_relaxed);
       if (index >= proxy.write_index.load(std::memory_order_acquire)) return;
       std::uint8_t* slot = static_cast<std::uint8_t*>(proxy.ring) + (index % size) * kPacketBytes;
-      std::uint32_t header_word = __atomic_load_n(reinterpret_cast<std::uint32_t*>(slot),
-                                                  __ATOMIC_ACQUIRE);
+      std::uint32_t header_word =
+          __atomic_load_n(reinterpret_cast<std::uint32_t*>(slot), __ATOMIC_ACQUIRE);
       if (((header_word >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID) return;
       alignas(kPacketBytes) std::uint8_t packet[kPacketBytes];
       std::memcpy(packet, slot, kPacketBytes);
@@ -295,6 +316,13 @@ class Shim {
     }
     reports_changed_.notify_all();
     if (reporter_.joinable()) reporter_.join();
+    {
+      std::lock_guard lock(mutex_);
+      if (hostcall_) {
+        hostcall_->runtime->stop();  // services every request already published
+        summary_["hostcall"] = nlohmann::json::parse(hostcall_->runtime->statistics().to_json());
+      }
+    }
     write_summary();
   }
 
@@ -315,8 +343,10 @@ class Shim {
       config_ = config_from_environment();
       if (!config_.enabled()) return;
       substituter_ = std::make_unique<Substituter>(config_);
-      summary_ = {{"tool", config_.tool}, {"objects", nlohmann::json::array()},
-                  {"dispatches", nlohmann::json::array()}, {"messages", nlohmann::json::array()}};
+      summary_ = {{"tool", config_.tool},
+                  {"objects", nlohmann::json::array()},
+                  {"dispatches", nlohmann::json::array()},
+                  {"messages", nlohmann::json::array()}};
       queues_active_ = true;
       std::atexit([] { Shim::get().shut_down(); });
     } catch (const std::exception& error) {
@@ -369,11 +399,92 @@ class Shim {
             HSA_STATUS_SUCCESS &&
         real().hsa_executable_freeze(shadow, nullptr) == HSA_STATUS_SUCCESS;
     if (!ok) {
-      warn_once_locked("could not load the original object beside the instrumented one; "
-                       "dispatches that cannot be instrumented will fail");
+      warn_once_locked(
+          "could not load the original object beside the instrumented one; "
+          "dispatches that cannot be instrumented will fail");
       return 0;
     }
     return shadow.handle;
+  }
+
+  // Binds the ring of the executable's probes, starting the service on first use. Returns why
+  // it could not ("" when it could, or when nothing uses the ring).
+  std::string bind_hostcall_ring(hsa_executable_t executable, const ExecutableRecord& record) {
+    bool needed = false;
+    for (const auto& object : record.objects) needed |= object->substitution->note.needs_hostcall;
+    hsa_executable_symbol_t symbol{};
+    hsa_agent_t agent = record.agent;
+    const bool found =
+        real().hsa_executable_get_symbol_by_name(executable, hsa::kHostcallRingSymbol, &agent,
+                                                 &symbol) == HSA_STATUS_SUCCESS ||
+        real().hsa_executable_get_symbol_by_name(executable, hsa::kHostcallRingSymbol, nullptr,
+                                                 &symbol) == HSA_STATUS_SUCCESS;
+    if (!found)
+      return needed ? std::string(
+                          "the instrumented object needs the hostcall service but no "
+                          "loaded object defines ") +
+                          hsa::kHostcallRingSymbol
+                    : "";
+    hsa_symbol_kind_t kind{};
+    std::uint64_t address = 0;
+    std::uint32_t size = 0;
+    if (real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind) !=
+            HSA_STATUS_SUCCESS ||
+        kind != HSA_SYMBOL_KIND_VARIABLE ||
+        real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
+                                              &address) != HSA_STATUS_SUCCESS ||
+        real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
+                                              &size) != HSA_STATUS_SUCCESS ||
+        !address || (size != 0 && size != 8))
+      return std::string(hsa::kHostcallRingSymbol) + " is not an 8-byte variable";
+    if (std::string failure = start_hostcall(record.agent); !failure.empty()) return failure;
+    // The variable may live in device memory: copy through the runtime, as hipMemcpyToSymbol does.
+    const std::uint64_t descriptor = hostcall_->descriptor_address();
+    if (real().hsa_memory_copy(reinterpret_cast<void*>(address), &descriptor, 8) !=
+        HSA_STATUS_SUCCESS)
+      return std::string("could not store the ring's address in ") + hsa::kHostcallRingSymbol;
+    return "";
+  }
+
+  // Starts the service on first use and lets `gpu` reach the ring; returns why it could not.
+  std::string start_hostcall(hsa_agent_t gpu) {
+    if (!hostcall_) {
+      const hostcall::RingConfig config = hsa::kProbeRingConfig;
+      const std::uint64_t bytes = 128 + hostcall::RingBuffer::bytes_for(config);
+      if (!arena_pool_.handle) find_arena_pool();
+      void* memory = nullptr;
+      if (!arena_pool_.handle ||
+          real().hsa_amd_memory_pool_allocate(arena_pool_, bytes, 0, &memory) != HSA_STATUS_SUCCESS)
+        return "could not allocate " + std::to_string(bytes) + " bytes for the hostcall ring";
+      auto service = std::make_unique<HostcallService>();
+      service->memory = memory;
+      std::memset(memory, 0, bytes);
+      auto* base = static_cast<std::uint8_t*>(memory);
+      // System memory has the same address on the host and the GPUs.
+      try {
+        service->ring = std::make_unique<hostcall::RingBuffer>(
+            config, base + 128, reinterpret_cast<std::uint64_t>(base + 128),
+            reinterpret_cast<std::uint64_t>(base));
+        std::memcpy(base + 64, &service->ring->descriptor(), sizeof(hostcall::protocol::Ring));
+        service->runtime = std::make_unique<hostcall::Runtime>(
+            *service->ring, hostcall::RuntimeOptions{.service_threads = 1});
+        hostcall::register_print_service(*service->runtime);
+        if (!config_.tool_out.empty()) {
+          service->egress = std::make_unique<hostcall::FileEgress>(config_.tool_out);
+          service->egress->register_services(*service->runtime);
+        }
+        service->runtime->start();
+      } catch (const std::exception& error) {
+        service.reset();
+        real().hsa_amd_memory_pool_free(memory);
+        return std::string("could not start the hostcall service: ") + error.what();
+      }
+      hostcall_ = std::move(service);
+    }
+    if (real().hsa_amd_agents_allow_access(1, &gpu, nullptr, hostcall_->memory) !=
+        HSA_STATUS_SUCCESS)
+      return "could not grant the GPU access to the hostcall ring";
+    return "";
   }
 
   void* allocate_arena(std::uint64_t bytes, hsa_agent_t gpu) {
@@ -427,6 +538,15 @@ class Shim {
     if (it == kernels_.end()) return;
     KernelRecord& kernel = it->second;
     const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
+    if (!kernel.unusable.empty()) {
+      // The reason was reported once at freeze; the original kernel runs.
+      if (kernel.original_kernel_object)
+        packet.kernel_object = kernel.original_kernel_object;
+      else
+        warn_once_locked(kernel.unusable + " for " + note_kernel.name +
+                         " and no original to fall back to");
+      return;
+    }
     const std::uint32_t grid[3] = {packet.grid_size_x, packet.grid_size_y, packet.grid_size_z};
     const std::uint16_t workgroup[3] = {packet.workgroup_size_x, packet.workgroup_size_y,
                                         packet.workgroup_size_z};
@@ -436,7 +556,8 @@ class Shim {
     try {
       bytes = rewrite::arena_size(note_kernel, grid, workgroup);
       arena = allocate_arena(bytes, kernel.agent);
-      if (!arena) failure = "could not allocate " + std::to_string(bytes) + " bytes of per-wave memory";
+      if (!arena)
+        failure = "could not allocate " + std::to_string(bytes) + " bytes of per-wave memory";
     } catch (const std::exception& error) {
       failure = error.what();
     }
@@ -487,7 +608,8 @@ class Shim {
     std::uint32_t header_word = 0;
     std::memcpy(&header_word, packet, sizeof header_word);
     __atomic_store_n(reinterpret_cast<std::uint32_t*>(slot), header_word, __ATOMIC_RELEASE);
-    real().hsa_signal_store_screlease(queue.doorbell_signal, static_cast<hsa_signal_value_t>(index));
+    real().hsa_signal_store_screlease(queue.doorbell_signal,
+                                      static_cast<hsa_signal_value_t>(index));
   }
 
   void report_loop() {
@@ -543,6 +665,7 @@ class Shim {
   nlohmann::json summary_;
   bool summary_written_ = false;
   hsa_amd_memory_pool_t arena_pool_{};
+  std::unique_ptr<HostcallService> hostcall_;  // never freed: see get()
 
   std::atomic<bool> queues_active_{false};
   std::shared_mutex queues_mutex_;
@@ -586,7 +709,8 @@ hsa_status_t hsa_code_object_reader_create_from_memory(const void* code_object, 
 hsa_status_t hsa_code_object_reader_create_from_file(hsa_file_t file,
                                                      hsa_code_object_reader_t* reader) {
   Shim& shim = Shim::get();
-  if (!shim.enabled() || !reader) return real().hsa_code_object_reader_create_from_file(file, reader);
+  if (!shim.enabled() || !reader)
+    return real().hsa_code_object_reader_create_from_file(file, reader);
   std::vector<std::uint8_t> bytes;
   std::uint8_t buffer[1 << 16];
   for (off_t offset = 0;;) {
@@ -640,96 +764,108 @@ hsa_status_t hsa_shut_down() {
 }
 
 // Doorbells: a store to a proxy queue's doorbell forwards the packets published so far.
-#define WAVEKIT_DOORBELL(name)                                                     \
-  void name(hsa_signal_t signal, hsa_signal_value_t value) {                       \
-    if (auto* proxy = Shim::get().proxy_of_doorbell(signal)) {                     \
-      Shim::get().forward(*proxy);                                                 \
-      return;                                                                      \
-    }                                                                              \
-    if (real().name) real().name(signal, value);                                   \
+#define WAVEKIT_DOORBELL(name)                                 \
+  void name(hsa_signal_t signal, hsa_signal_value_t value) {   \
+    if (auto* proxy = Shim::get().proxy_of_doorbell(signal)) { \
+      Shim::get().forward(*proxy);                             \
+      return;                                                  \
+    }                                                          \
+    if (real().name) real().name(signal, value);               \
   }
 WAVEKIT_DOORBELL(hsa_signal_store_relaxed)
 WAVEKIT_DOORBELL(hsa_signal_store_screlease)
 WAVEKIT_DOORBELL(hsa_signal_store_release)
 #undef WAVEKIT_DOORBELL
 
-
 // Queue indices: a proxy queue keeps its own; any other queue is the runtime's business.
 #define WAVEKIT_NEXT(name) \
   static const auto next = reinterpret_cast<decltype(&::name)>(dlsym(RTLD_NEXT, #name))
 uint64_t hsa_queue_load_read_index_scacquire(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.load(std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_load_read_index_scacquire);
   return next(queue);
 }
 
 uint64_t hsa_queue_load_write_index_scacquire(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.load(std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_load_write_index_scacquire);
   return next(queue);
 }
 
 uint64_t hsa_queue_load_read_index_relaxed(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_relaxed);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.load(std::memory_order_relaxed);
   WAVEKIT_NEXT(hsa_queue_load_read_index_relaxed);
   return next(queue);
 }
 
 uint64_t hsa_queue_load_write_index_relaxed(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_relaxed);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.load(std::memory_order_relaxed);
   WAVEKIT_NEXT(hsa_queue_load_write_index_relaxed);
   return next(queue);
 }
 
 uint64_t hsa_queue_load_read_index_acquire(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.load(std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.load(std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_load_read_index_acquire);
   return next(queue);
 }
 
 uint64_t hsa_queue_load_write_index_acquire(const hsa_queue_t* queue) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.load(std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.load(std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_load_write_index_acquire);
   return next(queue);
 }
 
 void hsa_queue_store_write_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_relaxed);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.store(value, std::memory_order_relaxed);
   WAVEKIT_NEXT(hsa_queue_store_write_index_relaxed);
   next(queue, value);
 }
 
 void hsa_queue_store_read_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_relaxed);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.store(value, std::memory_order_relaxed);
   WAVEKIT_NEXT(hsa_queue_store_read_index_relaxed);
   next(queue, value);
 }
 
 void hsa_queue_store_write_index_screlease(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.store(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_store_write_index_screlease);
   next(queue, value);
 }
 
 void hsa_queue_store_read_index_screlease(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.store(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_store_read_index_screlease);
   next(queue, value);
 }
 
 void hsa_queue_store_write_index_release(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.store(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.store(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_store_write_index_release);
   next(queue, value);
 }
 
 void hsa_queue_store_read_index_release(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->read_index.store(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->read_index.store(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_store_read_index_release);
   next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_scacq_screl(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_scacq_screl(const hsa_queue_t* queue, uint64_t expected,
+                                               uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acq_rel);
     return expected;
@@ -739,12 +875,14 @@ uint64_t hsa_queue_cas_write_index_scacq_screl(const hsa_queue_t* queue, uint64_
 }
 
 uint64_t hsa_queue_add_write_index_scacq_screl(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
   WAVEKIT_NEXT(hsa_queue_add_write_index_scacq_screl);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_scacquire(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_scacquire(const hsa_queue_t* queue, uint64_t expected,
+                                             uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acquire);
     return expected;
@@ -754,12 +892,14 @@ uint64_t hsa_queue_cas_write_index_scacquire(const hsa_queue_t* queue, uint64_t 
 }
 
 uint64_t hsa_queue_add_write_index_scacquire(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_add_write_index_scacquire);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_relaxed(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_relaxed(const hsa_queue_t* queue, uint64_t expected,
+                                           uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_relaxed);
     return expected;
@@ -769,12 +909,14 @@ uint64_t hsa_queue_cas_write_index_relaxed(const hsa_queue_t* queue, uint64_t ex
 }
 
 uint64_t hsa_queue_add_write_index_relaxed(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_relaxed);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_relaxed);
   WAVEKIT_NEXT(hsa_queue_add_write_index_relaxed);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_screlease(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_screlease(const hsa_queue_t* queue, uint64_t expected,
+                                             uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_release);
     return expected;
@@ -784,12 +926,14 @@ uint64_t hsa_queue_cas_write_index_screlease(const hsa_queue_t* queue, uint64_t 
 }
 
 uint64_t hsa_queue_add_write_index_screlease(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_add_write_index_screlease);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_acq_rel(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_acq_rel(const hsa_queue_t* queue, uint64_t expected,
+                                           uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acq_rel);
     return expected;
@@ -799,12 +943,14 @@ uint64_t hsa_queue_cas_write_index_acq_rel(const hsa_queue_t* queue, uint64_t ex
 }
 
 uint64_t hsa_queue_add_write_index_acq_rel(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_acq_rel);
   WAVEKIT_NEXT(hsa_queue_add_write_index_acq_rel);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_acquire(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_acquire(const hsa_queue_t* queue, uint64_t expected,
+                                           uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_acquire);
     return expected;
@@ -814,12 +960,14 @@ uint64_t hsa_queue_cas_write_index_acquire(const hsa_queue_t* queue, uint64_t ex
 }
 
 uint64_t hsa_queue_add_write_index_acquire(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_acquire);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_acquire);
   WAVEKIT_NEXT(hsa_queue_add_write_index_acquire);
   return next(queue, value);
 }
 
-uint64_t hsa_queue_cas_write_index_release(const hsa_queue_t* queue, uint64_t expected, uint64_t value) {
+uint64_t hsa_queue_cas_write_index_release(const hsa_queue_t* queue, uint64_t expected,
+                                           uint64_t value) {
   if (auto* proxy = Shim::get().proxy_of(queue)) {
     proxy->write_index.compare_exchange_strong(expected, value, std::memory_order_release);
     return expected;
@@ -829,7 +977,8 @@ uint64_t hsa_queue_cas_write_index_release(const hsa_queue_t* queue, uint64_t ex
 }
 
 uint64_t hsa_queue_add_write_index_release(const hsa_queue_t* queue, uint64_t value) {
-  if (auto* proxy = Shim::get().proxy_of(queue)) return proxy->write_index.fetch_add(value, std::memory_order_release);
+  if (auto* proxy = Shim::get().proxy_of(queue))
+    return proxy->write_index.fetch_add(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_add_write_index_release);
   return next(queue, value);
 }

@@ -81,7 +81,9 @@ int run_launch(wavekit::cli::Arguments args) {
   parser.option("--threads", &threads, "N", "host threads (default: every core)");
   parser.option("--max-resident-waves", &max_resident, "N",
                 "limit on resident waves (default: the emulator's)");
-  parser.flag("--stats", &stats, "print workgroups, waves, wave-instructions and time to stderr");
+  parser.flag("--stats", &stats,
+              "print workgroups, waves, wave-instructions and time to stderr (and the hostcall "
+              "service's statistics when probes used it)");
   if (auto exit_code = parser.parse(args)) return *exit_code;
   if (kernel.empty()) throw UsageError("--kernel is required");
   if (grid.empty()) throw UsageError("--grid is required");
@@ -116,7 +118,8 @@ int run_launch(wavekit::cli::Arguments args) {
     // Not a readable code object: the launch below says precisely what is wrong with it.
   }
   if (!tool_out.empty() && !instrumented)
-    throw UsageError(code_object + " was not rewritten by wavekit (no WAVEKIT note), so it has no "
+    throw UsageError(code_object +
+                     " was not rewritten by wavekit (no WAVEKIT note), so it has no "
                      "tool report: rewrite it first (wavekit rewrite --tool ...)");
   wavekit::hsa::LaunchOutcome outcome;
   nlohmann::json report;
@@ -134,6 +137,7 @@ int run_launch(wavekit::cli::Arguments args) {
               << outcome.waves_per_workgroup << " per workgroup), " << outcome.instructions
               << " wave-instructions in " << outcome.seconds << " s (" << rate
               << " wave-instructions/s)\n";
+    if (outcome.hostcall) std::cerr << "hostcall: " << outcome.hostcall->to_json() << "\n";
   }
   if (!outcome.ok) {
     std::cerr << "wavekit launch: " << outcome.error << "\n";

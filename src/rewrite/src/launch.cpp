@@ -46,6 +46,9 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   fill_arena_header(arena.bytes, *kernel, grid, block);
   const unsigned arena_index = static_cast<unsigned>(request.arguments.size());
   request.arguments.push_back(std::move(arena));
+  // hsa::launch runs the hostcall service whenever a loaded object uses the ring; the note
+  // makes a missing probe library an error instead of a probe faulting on a null ring.
+  request.require_hostcall = request.require_hostcall || note->needs_hostcall;
 
   ToolLaunchOutcome outcome;
   outcome.tool = note->tool;

@@ -36,6 +36,31 @@ KERNEL void hostcall_wave_files(const protocol::Ring* ring, uint32_t calls) {
   protocol::file_close(*ring, wave, handle);
 }
 
+// The same scenario through the baseline the ring replaces: a single mailbox (a one-slot ring)
+// that serves calls first come, first served in dispatch order, call by call: every wave's
+// open, then every wave's first write, and so on (ticket = call * waves + wave). It works while
+// every wave is resident; with fewer resident slots than waves, wave 0's first write waits for
+// the open of a wave that cannot become resident until wave 0 ends: a deadlock.
+KERNEL void hostcall_wave_files_dispatch_order(const protocol::Ring* ring, uint32_t calls, uint32_t waves) {
+  const uint32_t lane_in_group = __builtin_amdgcn_workitem_id_x();
+  const uint64_t wave = (__builtin_amdgcn_workgroup_id_x() * 256 + lane_in_group) / 64;
+  const char path[] = "waves/wave-{wave}.txt";
+  uint64_t words[8] = {protocol::kFileTruncate};
+  uint64_t reply[protocol::kReplyWords] = {0, 0};
+  protocol::call_with_ticket(*ring, wave, protocol::kServiceFileOpen, protocol::kFlagBlocking, wave, words, 1,
+                             path, sizeof path, reply);
+  const uint64_t handle = reply[0];
+  for (uint32_t i = 0; i < calls; ++i) {
+    const char lane_text[4] = {'a', static_cast<char>('0' + lane_in_group % 10), ' ', 0};
+    const uint32_t used = protocol::encode_file_write(*ring, words, handle, lane_text, 3);
+    protocol::call_with_ticket(*ring, uint64_t{1 + i} * waves + wave, protocol::kServiceFileWrite,
+                               protocol::kFlagBlocking, wave, words, used, "line:", 5, reply);
+  }
+  words[0] = handle;
+  protocol::call_with_ticket(*ring, uint64_t{1 + calls} * waves + wave, protocol::kServiceFileClose,
+                             protocol::kFlagBlocking, wave, words, 1, nullptr, 0, reply);
+}
+
 // printf from a diverged wave: only the odd lanes are active.
 KERNEL void hostcall_print_odd_lanes(const protocol::Ring* ring) {
   const uint32_t lane = __builtin_amdgcn_workitem_id_x();

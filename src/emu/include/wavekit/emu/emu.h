@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -122,10 +123,17 @@ struct DispatchOptions {
   // No-progress detection: when the resident waves together execute this many instructions
   // without any of them storing to memory, changing memory with an atomic, ending, or passing
   // a barrier, AND at least no_progress_seconds of wall time passed since that last progress,
-  // the dispatch stops with ErrorKind::no_progress (the time floor leaves room for host-side
-  // services such as hostcall, whose progress the emulator cannot see).
+  // the dispatch stops with ErrorKind::no_progress.
   std::uint64_t no_progress_instructions = 1ull << 26;
   double no_progress_seconds = 2.0;
+  // Progress the emulator cannot see: waves that spin on memory a host thread answers (the
+  // hostcall ring) wait on the host, not on each other, however long a loaded host takes.
+  // Asked only when the two limits above are both reached; returning true counts as progress
+  // (the limits start again). It should return true when the outside made progress since the
+  // previous call or has work outstanding (hostcall::Runtime::made_progress does exactly this),
+  // so that only waves waiting on each other, or on something nobody will ever do, are
+  // reported. Called from the dispatch's worker threads, one at a time.
+  std::function<bool()> outside_progress;
 };
 
 struct DispatchParams {

@@ -267,19 +267,22 @@ inline uint32_t count_lanes(uint64_t mask) {
 // once into the slot. With kFlagBlocking, each lane gets kReplyWords words back in `reply`
 // (may be null) and the host's Status is returned; without, the call returns kOk as soon as the
 // request is published.
+//
+// call_with_ticket is the same call with a ticket the caller chose instead of one claimed from
+// the ring's counter. Tickets fixed in advance (say, in dispatch order) make a mailbox that
+// serves calls in that order: it deadlocks as soon as a resident wave's turn comes after a
+// ticket of a wave that is not resident yet. It exists for that baseline
+// (tests/hostcall/device/hostcall_kernels.hip); probes use call().
 #if defined(WAVEKIT_HOSTCALL_AMDGPU) || defined(WAVEKIT_HOSTCALL_CUDA)
 
-WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t flags,
-                                      uint64_t wave_id, const uint64_t* lane_words,
-                                      uint32_t word_count, const void* uniform,
-                                      uint32_t uniform_bytes, uint64_t* reply) {
+WAVEKIT_HOSTCALL_GPU_FN uint32_t call_with_ticket(const Ring& ring, uint64_t ticket,
+                                                  uint32_t service, uint32_t flags,
+                                                  uint64_t wave_id, const uint64_t* lane_words,
+                                                  uint32_t word_count, const void* uniform,
+                                                  uint32_t uniform_bytes, uint64_t* reply) {
   const uint64_t mask = device_ops::active_mask();
   const uint32_t lane = device_ops::lane_id();
   const uint32_t leader = device_ops::lowest_lane(mask);
-
-  uint64_t ticket = 0;
-  if (lane == leader) ticket = device_ops::fetch_add_relaxed(ring.ticket, 1);
-  ticket = device_ops::broadcast_from_leader(ticket, mask);
   const uint64_t turn = ticket / ring.slot_count;
   SlotHeader* slot = slot_header(ring, ticket & (ring.slot_count - 1));
 
@@ -328,6 +331,19 @@ WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32
   device_ops::wave_sync(mask);
   if (lane == leader) device_ops::store_release(&slot->seq, make_seq(turn + 1, kFree));
   return status;
+}
+
+WAVEKIT_HOSTCALL_GPU_FN uint32_t call(const Ring& ring, uint32_t service, uint32_t flags,
+                                      uint64_t wave_id, const uint64_t* lane_words,
+                                      uint32_t word_count, const void* uniform,
+                                      uint32_t uniform_bytes, uint64_t* reply) {
+  const uint64_t mask = device_ops::active_mask();
+  uint64_t ticket = 0;
+  if (device_ops::lane_id() == device_ops::lowest_lane(mask))
+    ticket = device_ops::fetch_add_relaxed(ring.ticket, 1);
+  ticket = device_ops::broadcast_from_leader(ticket, mask);
+  return call_with_ticket(ring, ticket, service, flags, wave_id, lane_words, word_count, uniform,
+                          uniform_bytes, reply);
 }
 
 #endif
@@ -498,10 +514,10 @@ WAVEKIT_HOSTCALL_GPU_FN uint64_t file_open(const Ring& ring, uint64_t wave_id, c
 
 // Appends `bytes` wave-uniform bytes, then each active lane's `lane_bytes` bytes (at most
 // (words_per_lane - 2) * 8) in lane order. Returns the bytes written.
-WAVEKIT_HOSTCALL_GPU_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, uint64_t handle,
-                                            const void* data, uint32_t bytes, const void* lane_data,
-                                            uint32_t lane_bytes) {
-  uint64_t words[64];
+// Fills a file write's lane words (words: words_per_lane of them); returns how many it used.
+WAVEKIT_HOSTCALL_GPU_FN uint32_t encode_file_write(const Ring& ring, uint64_t* words,
+                                                   uint64_t handle, const void* lane_data,
+                                                   uint32_t lane_bytes) {
   const uint32_t capacity = (ring.words_per_lane - 2) * 8;
   if (lane_bytes > capacity) lane_bytes = capacity;
   words[0] = handle;
@@ -513,9 +529,16 @@ WAVEKIT_HOSTCALL_GPU_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, 
       word |= uint64_t{in[w * 8 + b]} << (8 * b);
     words[2 + w] = word;
   }
+  return 2 + (lane_bytes + 7) / 8;
+}
+
+WAVEKIT_HOSTCALL_GPU_FN uint64_t file_write(const Ring& ring, uint64_t wave_id, uint64_t handle,
+                                            const void* data, uint32_t bytes, const void* lane_data,
+                                            uint32_t lane_bytes) {
+  uint64_t words[64];
+  const uint32_t used = encode_file_write(ring, words, handle, lane_data, lane_bytes);
   uint64_t reply[kReplyWords] = {0, 0};
-  call(ring, kServiceFileWrite, kFlagBlocking, wave_id, words, 2 + (lane_bytes + 7) / 8, data,
-       bytes, reply);
+  call(ring, kServiceFileWrite, kFlagBlocking, wave_id, words, used, data, bytes, reply);
   return reply[0];
 }
 

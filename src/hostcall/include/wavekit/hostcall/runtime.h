@@ -146,6 +146,12 @@ class Runtime {
 
   Statistics statistics() const;
 
+  // True when a request was serviced since the previous call, or a published request is not
+  // answered yet: producers that spin on the ring are then waiting on the host (however slow
+  // it is), not on each other. A deadlock detector asks this before blaming the producers
+  // (emu::DispatchOptions::outside_progress). Thread-safe; scans the ring when nothing moved.
+  bool made_progress();
+
  private:
   struct ThreadState;
   void service_loop(ThreadState& state, unsigned index);
@@ -157,6 +163,8 @@ class Runtime {
   std::vector<std::unique_ptr<ThreadState>> states_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
+  std::atomic<uint64_t> serviced_{0};    // requests serviced, for made_progress()
+  std::atomic<uint64_t> last_asked_{0};  // serviced_ when made_progress() last looked
   bool running_ = false;
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "wavekit/hostcall/runtime.h"
 #include "wavekit/hsa/loader.h"
 
 namespace wavekit::hsa {
@@ -71,6 +72,9 @@ struct LaunchRequest {
   // Where the hostcall file services may write (the probes' "trace/wave-{wave}.txt"...);
   // empty: no file services.
   std::string hostcall_file_root;
+  // Refuse to launch unless a loaded object uses the hostcall ring (a rewritten object whose
+  // WAVEKIT note says needs_hostcall, without the probe library that would use it).
+  bool require_hostcall = false;
   unsigned host_threads = 0;        // 0: every core
   unsigned max_resident_waves = 0;  // 0: the emulator's default
   bool record_block_counts = false;
@@ -92,12 +96,22 @@ struct LaunchOutcome {
   // --trace-blocks document ({"kernel", "waves": [...]}) and per-wave block sequences.
   nlohmann::json block_trace;
   std::vector<std::pair<std::uint64_t, std::vector<std::uint64_t>>> block_sequences;
+  // The hostcall service's statistics, when it ran (a loaded object uses the ring).
+  std::optional<hostcall::Statistics> hostcall;
 };
 
 // The symbol through which probes reach the hostcall ring (a protocol::Ring*). When a loaded
-// object references it and none defines it, launch() binds it to a ring it serves (print and,
-// with a file root, file services) while the kernel runs.
+// object defines it (the probe SDK, wavekit/probe/hostcall.h, does) launch() stores the ring's
+// address in it after freezing; when objects only reference it, launch() binds it to a cell
+// holding that address. Either way it serves the ring (print and, with a file root, file
+// services) while the kernel runs, and reports the service's statistics.
 inline constexpr const char* kHostcallRingSymbol = "wavekit_hostcall_ring";
+
+// The ring launchers give probes: as many slots as the emulator's default resident waves, 8
+// words per lane (print: 7 arguments; file write: 48 bytes per lane), 256 uniform bytes (format
+// strings, paths and uniform file chunks up to that).
+inline constexpr hostcall::RingConfig kProbeRingConfig{
+    .slots = 1024, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 256};
 
 // Loads the object, checks and binds the arguments, dispatches, and collects the results.
 // Throws wavekit::Error for anything the user can fix (bad object, unknown kernel, argument

@@ -20,9 +20,12 @@ struct ToolLaunchOutcome {
 
 // `request.arguments` are the ORIGINAL kernel's arguments. Reads the object's WAVEKIT note,
 // allocates and fills the arena for the dispatch, appends it, launches, and runs the tool's
-// reporter; loads the note's probe library (find_probe_library) into the same executable.
-// Throws wavekit::Error for an object without a WAVEKIT note or a kernel it did not
-// instrument; emulator faults come back in launch.error (and then the report is empty).
+// reporter; loads the note's probe library (find_probe_library) into the same executable. When
+// the note says needs_hostcall, the launch runs the hostcall service (hsa::launch does so
+// whenever a loaded object uses the ring; its statistics come back in launch.hostcall) and
+// throws if no loaded object uses the ring. Throws wavekit::Error for an object without a
+// WAVEKIT note or a kernel it did not instrument; emulator faults come back in launch.error
+// (and then the report is empty).
 ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request);
 
 // The file of the probe library a rewritten object names (its note's wavekit.probe_library): the

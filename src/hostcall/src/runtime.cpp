@@ -1,6 +1,7 @@
 #include "wavekit/hostcall/runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cstdlib>
@@ -40,6 +41,13 @@ protocol::Ring make_view(const RingConfig& c, uint8_t* slots, uint64_t* ticket) 
   r.slots = slots;
   return r;
 }
+
+// Service threads' shares of the ring are interleaved in groups of up to this many slots.
+constexpr uint32_t kGroupSlots = 16;
+// Ready requests serviced together after prefetching their lines, and the lines prefetched per
+// request (its header and, for the usual payloads, all of its words).
+constexpr size_t kBatch = 16;
+constexpr uint64_t kPrefetchLines = 16;
 
 // The owned layout: a 64-byte line for the ticket (alone, so that claims do not share a line
 // with slot traffic), then the slots.
@@ -147,8 +155,9 @@ std::string Statistics::to_json() const {
 // --- runtime ----------------------------------------------------------------------------------
 
 // Each service thread keeps its own statistics (no shared counters on the hot path); the
-// mutex is only contended when statistics() reads them.
-struct Runtime::ThreadState {
+// mutex is only contended when statistics() or made_progress() reads them. Aligned so that two
+// threads' states never share a cache line.
+struct alignas(64) Runtime::ThreadState {
   std::mutex mutex;
   Statistics counts;
   LatencyHistogram latency;
@@ -223,7 +232,6 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
                                     blocking ? protocol::make_seq(turn, protocol::kReplied)
                                              : protocol::make_seq(turn + 1, protocol::kFree));
   const uint64_t finished = now_ns();
-  serviced_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(state.mutex);
   ++state.counts.calls;
   state.counts.blocking_calls += blocking;
@@ -236,31 +244,59 @@ bool Runtime::service_one(SlotHeader* slot, uint64_t seq, ThreadState& state) {
 void Runtime::service_loop(ThreadState& state, unsigned index) {
   const protocol::Ring& ring = ring_.host_view();
   const uint32_t n = ring.slot_count;
-  // Each thread owns a share of the ring and mostly scans only that, so that threads do not
-  // fight over the slots' cache lines. It scans the whole ring every 4th pass and whenever its
-  // share had nothing ready: a thread held up by a slow handler delays the requests of its share
-  // by a few passes of the others at most.
   const unsigned threads = options_.service_threads;
-  const uint32_t first = static_cast<uint32_t>(uint64_t{n} * index / threads);
-  const uint32_t share =
-      std::max<uint32_t>(1, static_cast<uint32_t>((uint64_t{n} + threads - 1) / threads));
-  auto scan = [&](uint32_t length) {
+  // Thread k owns the groups of `group` consecutive slots whose number is k modulo the thread
+  // count. Tickets go round the ring in order, so the requests in flight fill a window of
+  // consecutive slots: interleaved shares give every thread its part of that window, where
+  // contiguous shares (a quarter of the ring each) leave the threads outside the window idle and
+  // stealing in the busy ones' shares, racing them for the same lines. A thread scans the whole
+  // ring every 16th pass and whenever its share had nothing ready: a thread held up by a slow
+  // handler delays the requests of its share by 16 passes of the others at most.
+  const uint32_t group = std::clamp<uint32_t>(n / threads, 1, kGroupSlots);
+  const uint32_t stride = group * threads;
+  const uint32_t first = index * group;
+
+  // The ready slots a scan finds are serviced in batches, their lines prefetched first: every
+  // line of a request was written by the producer, so each is a cache miss, and a batch's
+  // misses then overlap instead of following one another.
+  std::array<std::pair<SlotHeader*, uint64_t>, kBatch> found;
+  size_t found_count = 0;
+  auto service_found = [&] {
+    for (size_t i = 0; i < found_count; ++i) service_one(found[i].first, found[i].second, state);
+    found_count = 0;
+  };
+  const uint64_t prefetch_bytes = std::min<uint64_t>(ring.slot_stride, kPrefetchLines * 64);
+  auto consider = [&](uint32_t i) -> uint64_t {
+    SlotHeader* slot = protocol::slot_header(ring, i);
+    const uint64_t seq = protocol::host_ops::load_acquire(&slot->seq);
+    if ((seq & kPhaseMask) != protocol::kReady) return 0;
+    // For writing: the claim, the status and the reply words all go to these lines.
+    const auto* bytes = reinterpret_cast<const uint8_t*>(slot);
+    for (uint64_t offset = 0; offset < prefetch_bytes; offset += 64)
+      __builtin_prefetch(bytes + offset, 1);
+    found[found_count++] = {slot, seq};
+    if (found_count == found.size()) service_found();
+    return 1;
+  };
+  auto scan_share = [&] {
     uint64_t ready = 0;
-    for (uint32_t i = 0; i < length; ++i) {
-      SlotHeader* slot = protocol::slot_header(ring, (first + i) & (n - 1));
-      const uint64_t seq = protocol::host_ops::load_acquire(&slot->seq);
-      if ((seq & kPhaseMask) != protocol::kReady) continue;
-      ++ready;
-      service_one(slot, seq, state);
-    }
+    for (uint32_t g = first; g < n; g += stride)
+      for (uint32_t i = g; i < g + group && i < n; ++i) ready += consider(i);
+    service_found();
+    return ready;
+  };
+  auto scan_whole = [&] {
+    uint64_t ready = 0;
+    for (uint32_t i = 0; i < n; ++i) ready += consider((first + i) & (n - 1));
+    service_found();
     return ready;
   };
   uint32_t idle_passes = 0;
   for (uint64_t pass = 0;; ++pass) {
     const bool stopping = stop_requested_.load(std::memory_order_acquire);
-    const bool whole = stopping || share >= n || pass % 4 == 0;
-    uint64_t ready = scan(whole ? n : share);
-    if (ready == 0 && !whole) ready = scan(n);
+    const bool whole = stopping || threads == 1 || pass % 16 == 0;
+    uint64_t ready = whole ? scan_whole() : scan_share();
+    if (ready == 0 && !whole) ready = scan_whole();
     if (ready > 0) {
       idle_passes = 0;
       std::lock_guard lock(state.mutex);
@@ -282,7 +318,11 @@ void Runtime::service_loop(ThreadState& state, unsigned index) {
 }
 
 bool Runtime::made_progress() {
-  const uint64_t serviced = serviced_.load(std::memory_order_relaxed);
+  uint64_t serviced = 0;
+  for (const auto& state : states_) {
+    std::lock_guard lock(state->mutex);
+    serviced += state->counts.calls;
+  }
   if (last_asked_.exchange(serviced, std::memory_order_relaxed) != serviced) return true;
   const protocol::Ring& ring = ring_.host_view();
   for (uint32_t i = 0; i < ring.slot_count; ++i) {

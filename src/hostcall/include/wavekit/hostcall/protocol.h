@@ -216,12 +216,18 @@ WAVEKIT_HOSTCALL_GPU_FN void store_release(uint64_t* p, uint64_t v) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 WAVEKIT_HOSTCALL_GPU_FN void before_publish() { __threadfence_system(); }
-WAVEKIT_HOSTCALL_GPU_FN void after_reply() { __threadfence_system(); }
-// Every poll of host memory is a PCIe read; with thousands of warps waiting, fixed short sleeps
-// flood the link and slow the very replies they wait for. The sleep doubles up to 8 us.
+// Every lane polled the sequence word with ld.acquire.sys, which already orders its later loads
+// (and drops stale L1 lines); a system fence here only added a second fence to every call.
+WAVEKIT_HOSTCALL_GPU_FN void after_reply() {}
+// Every poll of host memory is a PCIe read; with thousands of warps waiting, short sleeps flood
+// the link and slow the very replies they wait for. The sleep doubles from 128 ns up to
+// WAVEKIT_HOSTCALL_CUDA_MAX_SLEEP_NS (docs/benchmarks/hostcall.md measures the choice).
+#if !defined(WAVEKIT_HOSTCALL_CUDA_MAX_SLEEP_NS)
+#define WAVEKIT_HOSTCALL_CUDA_MAX_SLEEP_NS 8192
+#endif
 WAVEKIT_HOSTCALL_GPU_FN void pause(uint32_t& backoff) {
   __nanosleep(backoff);
-  backoff = backoff < 8192 ? backoff * 2 : backoff;
+  backoff = backoff < WAVEKIT_HOSTCALL_CUDA_MAX_SLEEP_NS ? backoff * 2 : backoff;
 }
 WAVEKIT_HOSTCALL_GPU_FN uint32_t lane_id() {
   uint32_t lane;

@@ -163,8 +163,8 @@ class Runtime {
   std::vector<std::unique_ptr<ThreadState>> states_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_requested_{false};
-  std::atomic<uint64_t> serviced_{0};    // requests serviced, for made_progress()
-  std::atomic<uint64_t> last_asked_{0};  // serviced_ when made_progress() last looked
+  // Requests serviced (summed over the threads' statistics) when made_progress() last looked.
+  std::atomic<uint64_t> last_asked_{0};
   bool running_ = false;
 };
 

@@ -59,6 +59,18 @@ struct KernelView {
   std::vector<BlockView> blocks;
 };
 
+// A device function: found from its symbol, or in a stripped object from the calls that reach
+// it (named "function_0x<entry>" then). Its blocks follow the kernels' rule. A function the
+// rewriter cannot relocate (a computed jump other than its return, a branch out of it) has no
+// blocks and says why in `refusal`; function points then refuse the kernels that reach it.
+struct FunctionView {
+  std::string name;
+  bool named = false;       // the name comes from a symbol
+  std::uint64_t entry = 0;  // original entry address
+  std::vector<BlockView> blocks;
+  std::string refusal;
+};
+
 // The rewriter's result: the object, and what it did, for reports and benchmarks.
 struct RewriteResult {
   std::vector<std::uint8_t> bytes;
@@ -92,6 +104,9 @@ class Mutator {
   // The kernels with their basic blocks (computed once, on first use).
   const std::vector<KernelView>& kernels() const;
   const KernelView* kernel(const std::string& name) const;
+  // The device functions, by entry address (computed once, on first use).
+  const std::vector<FunctionView>& functions() const;
+  const FunctionView* function(const std::string& name) const;
 
   // Restricts instrumentation to these kernels (by name or descriptor symbol; default: all).
   void select_kernels(std::vector<std::string> names);
@@ -119,5 +134,8 @@ RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
 
 // The basic blocks of each kernel, as the rewriter (and bbcount's keys) see them.
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object);
+// The device functions and their basic blocks (what function points and after/before
+// instruction points inside functions see).
+std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object);
 
 }  // namespace wavekit::rewrite

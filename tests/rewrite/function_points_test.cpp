@@ -6,7 +6,8 @@
 //   function entries = function returns = the calls the wave executed (the blocks that end in an
 //   s_swappc_b64, in the kernel and in its functions, recursion included), counted once from the
 //   call blocks and once from the blocks that end in a return;
-//   after_instruction points = the executions of the blocks holding the chosen instructions.
+//   after_instruction points = the executions of the blocks holding the chosen instructions, and
+//   before_instruction points at the same instructions (now also inside functions) as many.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -92,19 +93,19 @@ class FunctionPoints : public testing::TestWithParam<Case> {
     Plan plan;
     plan.kernels = {c.kernel};
     const PointKind kinds[] = {PointKind::function_entry, PointKind::function_return,
-                               PointKind::after_instruction};
+                               PointKind::after_instruction, PointKind::before_instruction};
     if (call) {
       plan.probe_library =
           std::string(WAVEKIT_BLOCK_PROBES_DIR) + "/rewrite_block_probes." + c.processor + ".co";
       PerWaveVariable counts;
       counts.name = "counts";
-      counts.count = 6;
+      counts.count = 8;
       plan.variables.push_back(counts);
     }
-    for (std::uint32_t k = 0; k < 3; ++k) {
+    for (std::uint32_t k = 0; k < 4; ++k) {
       PointSpec point;
       point.where = kinds[k];
-      if (kinds[k] == PointKind::after_instruction) point.addresses = addresses;
+      if (k >= 2) point.addresses = addresses;
       if (call) {
         // count_block_deep(slot, counts, k): counts[2k] counts the point's executions.
         ProbeCall probe = *call;
@@ -185,8 +186,8 @@ class FunctionPoints : public testing::TestWithParam<Case> {
     ASSERT_NE(instrumented, nullptr);
     std::uint64_t total_calls = 0;
     for (const WaveSlot& slot : read_arena(tool.arena, *instrumented)) {
-      std::uint64_t got[3];
-      for (std::size_t p = 0; p < 3; ++p)
+      std::uint64_t got[4];
+      for (std::size_t p = 0; p < 4; ++p)
         got[p] =
             call ? read_element(slot, *instrumented->layout.find("counts"), 2 * p)
                  : read_element(slot, *instrumented->layout.find("count" + std::to_string(p)), 0);
@@ -194,6 +195,7 @@ class FunctionPoints : public testing::TestWithParam<Case> {
       EXPECT_EQ(got[0], e.calls) << "function entries, wave " << slot.wave_id;
       EXPECT_EQ(got[1], e.returns) << "function returns, wave " << slot.wave_id;
       EXPECT_EQ(got[2], e.afters) << "after_instruction points, wave " << slot.wave_id;
+      EXPECT_EQ(got[3], e.afters) << "before_instruction points, wave " << slot.wave_id;
       total_calls += got[0];
     }
     // The corpus's calling kernels (call_chain, recursive_fib) make calls: the check above is not
@@ -216,6 +218,56 @@ TEST_P(FunctionPoints, ProbeCallsCountLikeTheGroundTruth) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, FunctionPoints, testing::ValuesIn(cases()), case_name);
+
+// Negative control: the probe-call test above would notice an envelope inside a function that
+// loses a register. On gfx942 the first SGPR the envelope restores in fibonacci is s30, the
+// return address, so dropping that restore must break the run (a fault or wrong outputs).
+TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
+  for (const Case& c : cases()) {
+    if (c.object != "calls_gfx942_O2_cov5" || c.kernel != "recursive_fib") continue;
+    const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
+    Plan plan;
+    plan.kernels = {c.kernel};
+    plan.probe_library =
+        std::string(WAVEKIT_BLOCK_PROBES_DIR) + "/rewrite_block_probes." + c.processor + ".co";
+    PerWaveVariable counts;
+    counts.name = "counts";
+    counts.count = 2;
+    plan.variables.push_back(counts);
+    ProbeCall call;
+    call.probe = "count_block_deep";
+    call.uniform = true;
+    Argument base, index;
+    base.kind = ArgumentKind::variable;
+    base.name = "counts";
+    index.kind = ArgumentKind::constant;
+    call.args = {base, index};
+    PointSpec point;
+    point.where = PointKind::function_entry;
+    point.call = call;
+    plan.points.push_back(point);
+    RewriteOptions broken;
+    broken.test_skip_envelope_restore = true;
+    const std::filesystem::path dir = WAVEKIT_REWRITE_TEST_DIR;
+    std::filesystem::create_directories(dir);
+    const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+    const std::vector<corpus::Argument> inputs = k.make_inputs(11);
+    const hsa::LaunchOutcome truth = hsa::launch(request_for(k, inputs, c.path));
+    ASSERT_TRUE(truth.ok) << truth.error;
+    for (const bool skip : {false, true}) {
+      const std::string out =
+          (dir / (c.object + "." + c.kernel + (skip ? ".broken" : ".intact") + ".co")).string();
+      write_file(out, rewrite(input, plan, skip ? broken : RewriteOptions{}).bytes);
+      const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
+      bool same = tool.launch.ok && tool.launch.buffers.size() == truth.buffers.size();
+      for (std::size_t i = 0; same && i < truth.buffers.size(); ++i)
+        same = tool.launch.buffers[i].second == truth.buffers[i].second;
+      EXPECT_EQ(same, !skip) << (skip ? "the dropped restore went unnoticed" : tool.launch.error);
+    }
+    return;
+  }
+  FAIL() << "calls_gfx942_O2_cov5 recursive_fib is not in the corpus";
+}
 
 // An after_instruction point at a branch, a return or s_endpgm is refused, naming the place.
 TEST(FunctionPointRefusals, AfterABranchOrTheEnd) {

@@ -269,6 +269,37 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
   FAIL() << "calls_gfx942_O2_cov5 recursive_fib is not in the corpus";
 }
 
+// An instruction point at an address where no instruction starts is refused, naming it.
+TEST(FunctionPointRefusals, AnAddressInsideAnInstruction) {
+  for (const Case& c : cases()) {
+    if (c.object != "calls_gfx90a_O2_cov5" || c.kernel != "call_chain") continue;
+    Mutator mutator = Mutator::open(read_file(c.path), c.path);
+    const InstructionView& first = mutator.kernel(c.kernel)->blocks.front().instructions.front();
+    Plan plan;
+    PerWaveVariable counter;
+    counter.name = "n";
+    plan.variables.push_back(counter);
+    PointSpec point;
+    point.where = PointKind::before_instruction;
+    point.addresses = {first.address + 2};
+    Snippet increment;
+    increment.variable = "n";
+    point.snippet = increment;
+    plan.points.push_back(point);
+    try {
+      rewrite(mutator.object(), plan);
+      ADD_FAILURE() << "a point inside an instruction was accepted";
+    } catch (const Error& error) {
+      char address[24];
+      std::snprintf(address, sizeof address, "0x%llx",
+                    static_cast<unsigned long long>(first.address + 2));
+      EXPECT_NE(std::string(error.what()).find(address), std::string::npos) << error.what();
+    }
+    return;
+  }
+  FAIL() << "calls_gfx90a_O2_cov5 call_chain is not in the corpus";
+}
+
 // An after_instruction point at a branch, a return or s_endpgm is refused, naming the place.
 TEST(FunctionPointRefusals, AfterABranchOrTheEnd) {
   for (const Case& c : cases()) {

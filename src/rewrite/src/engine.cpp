@@ -871,6 +871,15 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
 
 RewriteResult Engine::run() {
   check_plan();
+  // An instruction point names an original address: one that starts no instruction of any
+  // kernel or device function is a mistake, not a point that never runs.
+  for (const PointSpec& point : plan_.points)
+    for (std::uint64_t address : point.addresses) {
+      const analysis::Function* function = program().function_containing(address);
+      if (!function || !function->instruction_index(address))
+        fail(input_.name(), to_string(point.where) + " point at " + hex(address) +
+                                ": no instruction of a kernel or device function starts there");
+    }
   if (plan_.has_calls()) load_probe_library();
   const codeobj::Target& target = input_.target();
   // The model is move-only: the output starts as a fresh parse of the input's bytes.

@@ -67,14 +67,22 @@ class FunctionPoints : public testing::TestWithParam<Case> {
     Mutator mutator = Mutator::open(read_file(c.path), c.path);
     const KernelView* kernel = mutator.kernel(c.kernel);
     ASSERT_NE(kernel, nullptr);
-    // The chosen instructions: the kernel's own and those of every function the object has
-    // (a function the kernel does not reach adds nothing to either side).
+    // The chosen instructions: the kernel's own and those of the functions it reaches.
     std::vector<const BlockView*> blocks;
     for (const BlockView& block : kernel->blocks) blocks.push_back(&block);
     for (const FunctionView& function : mutator.functions()) {
       EXPECT_EQ(function.named, !c.object.ends_with("_stripped")) << function.name;
+      if (std::find(kernel->callees.begin(), kernel->callees.end(), function.entry) ==
+          kernel->callees.end())
+        continue;
+      EXPECT_TRUE(function.refusal.empty()) << function.refusal;
       for (const BlockView& block : function.blocks) blocks.push_back(&block);
     }
+    // Optimised, call_chain reaches polynomial and mix, recursive_fib fibonacci (from the
+    // source; -O0 code also calls helpers of the device library).
+    if ((c.kernel == "call_chain" || c.kernel == "recursive_fib") &&
+        c.object.find("_O0_") == std::string::npos)
+      EXPECT_EQ(kernel->callees.size(), c.kernel == "call_chain" ? 2u : 1u);
     std::vector<std::uint64_t> addresses;
     std::map<std::uint64_t, std::uint64_t> per_block;  // block start -> chosen instructions
     std::vector<std::uint64_t> call_blocks, return_blocks;

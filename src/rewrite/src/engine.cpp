@@ -1329,6 +1329,7 @@ std::vector<BlockView> block_views(const KernelCode& code) {
 
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
   isa::Decoder decoder(object.target().processor);
+  const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<KernelView> views;
   for (std::size_t i = 0; i < object.kernels().size(); ++i) {
     KernelView view;
@@ -1336,6 +1337,20 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
     view.descriptor_symbol = object.kernels()[i].descriptor_symbol;
     view.entry = object.kernels()[i].entry_address;
     view.blocks = block_views(decode_kernel(object, decoder, i));
+    std::set<std::size_t> reached;
+    std::vector<std::size_t> work;
+    for (std::size_t f = 0; f < program.functions.size(); ++f)
+      if (program.functions[f].start == view.entry) work.push_back(f);
+    while (!work.empty()) {
+      const std::size_t f = work.back();
+      work.pop_back();
+      for (std::size_t callee : program.callees[f])
+        if (reached.insert(callee).second) work.push_back(callee);
+    }
+    for (std::size_t f : reached)
+      if (program.functions[f].kind == analysis::Function::Kind::device)
+        view.callees.push_back(program.functions[f].start);
+    std::sort(view.callees.begin(), view.callees.end());
     views.push_back(std::move(view));
   }
   return views;

@@ -57,6 +57,9 @@ struct KernelView {
   std::string descriptor_symbol;
   std::uint64_t entry = 0;  // original entry address
   std::vector<BlockView> blocks;
+  // Entries of the device functions the kernel reaches through calls with static targets,
+  // transitively, ascending (see functions()).
+  std::vector<std::uint64_t> callees;
 };
 
 // A device function: found from its symbol, or in a stripped object from the calls that reach

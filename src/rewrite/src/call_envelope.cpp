@@ -112,7 +112,10 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (save_m0) b << "s_mov_b32 " << s(in.call.m0_save()) << ", m0\n";
   // 3. VGPRs to scratch, then SGPRs through v_writelane into the temporaries, also to scratch
   // (never through scalar memory: a probe's s_dcache_inv would lose it).
-  b << "s_mov_b32 " << s(spill_offset) << ", " << hex(in.spill_base * lanes) << "\n";
+  if (in.stack_relative)
+    b << "s_mov_b32 " << s(spill_offset) << ", " << s(kStackPointer) << "\n";
+  else
+    b << "s_mov_b32 " << s(spill_offset) << ", " << hex(in.spill_base * lanes) << "\n";
   for (unsigned reg : vgprs) b << store(reg, vgpr_offset[reg]);
   for (std::size_t i = 0; i < sgprs.size(); ++i)
     b << "v_writelane_b32 " << v(temp + static_cast<unsigned>(i / 64)) << ", " << s(sgprs[i])
@@ -196,7 +199,12 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
     b << "s_mov_b64 s[0:1], " << spair(in.call.scratch_resource()) << "\n";
     b << "s_mov_b64 s[2:3], " << spair(in.call.scratch_resource() + 2) << "\n";
   }
-  b << "s_mov_b32 " << s(kStackPointer) << ", " << hex(in.stack_base * lanes) << "\n";
+  // (SCC is free here: saved above when live.)
+  if (in.stack_relative)
+    b << "s_add_u32 " << s(kStackPointer) << ", " << s(spill_offset) << ", "
+      << hex((in.stack_base - in.spill_base) * lanes) << "\n";
+  else
+    b << "s_mov_b32 " << s(kStackPointer) << ", " << hex(in.stack_base * lanes) << "\n";
   // The caller's EXEC for the call, unless the probe asked for all lanes.
   if (!in.uniform) b << "s_mov_b64 exec, " << spair(exec_save) << "\n";
 

@@ -58,9 +58,13 @@ struct EnvelopeInput {
   isa::RegisterSet clobbers;  // the probe's transitive clobbers (its note)
   isa::RegisterSet live;      // live at the point (SCC, VCC, M0 included)
   std::vector<EnvelopeArgument> args;
-  bool uniform = false;           // call with EXEC all ones
-  std::uint64_t spill_base = 0;   // per lane: where the spill area starts
-  std::uint64_t stack_base = 0;   // per lane: where the probe's stack starts
+  bool uniform = false;          // call with EXEC all ones
+  std::uint64_t spill_base = 0;  // per lane: where the spill area starts
+  std::uint64_t stack_base = 0;  // per lane: where the probe's stack starts
+  // Inside a device function: the function's frame lies below its stack pointer s32, and a
+  // recursive call chain's frames grow past any fixed offset, so the spill area starts at the
+  // s32 the point sees and the probe's stack (stack_base - spill_base) above it.
+  bool stack_relative = false;
   bool skip_one_restore = false;  // negative control only
 };
 

@@ -62,65 +62,73 @@ std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   return std::nullopt;
 }
 
-// A kernel's code as the rewriter sees it: the contiguous range from the entry to the end of
-// the last reachable instruction, decoded, with its basic-block leaders.
+// A kernel's or a device function's code as the rewriter sees it: the contiguous range from the
+// entry to the end of the last reachable instruction, decoded, with its basic-block leaders.
 struct KernelCode {
-  const codeobj::Kernel* kernel = nullptr;
+  const codeobj::Kernel* kernel = nullptr;  // the kernel, or (device functions) its caller
   std::size_t kernel_index = 0;
+  bool function = false;  // a device function relocated with the kernel that calls it
+  std::string name;       // the kernel's, or the function's (analysis name when stripped)
+  std::uint64_t entry = 0;
   std::vector<isa::Instruction> instructions;  // every instruction of the range, in order
   std::set<std::uint64_t> reachable;
   std::vector<std::uint64_t> leaders;  // reachable block starts, ascending
+  std::string label() const { return (function ? "function '" : "kernel '") + name + "'"; }
 };
 
 const codeobj::Section& code_section(const codeobj::CodeObject& object, std::uint64_t address,
-                                     const std::string& kernel) {
+                                     const std::string& label) {
   for (const codeobj::Section& section : object.sections())
     if (section.is_executable() && section.contains_address(address)) return section;
-  fail(object.name(),
-       "kernel '" + kernel + "': entry " + hex(address) + " is not in an executable section");
+  fail(object.name(), label + ": entry " + hex(address) + " is not in an executable section");
 }
 
-KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& decoder,
-                         std::size_t kernel_index) {
-  const codeobj::Kernel& kernel = object.kernels()[kernel_index];
-  const codeobj::Section& section = code_section(object, kernel.entry_address, kernel.name);
+// A device function's return: s_setpc_b64 to the link pair s_swappc_b64 wrote.
+bool is_return(const isa::Instruction& inst) {
+  return inst.mnemonic == "s_setpc_b64" && inst.reads.sgpr[30] && inst.reads.sgpr[31];
+}
+
+KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& decoder,
+                       KernelCode code) {
+  const std::string label = code.label();
+  const codeobj::Section& section = code_section(object, code.entry, label);
   const std::uint64_t section_end = section.address + section.size;
   auto decode_at = [&](std::uint64_t address) {
     if (address < section.address || address >= section_end)
-      fail(object.name(), "kernel '" + kernel.name + "': control reaches " + hex(address) +
-                              ", outside its code section");
+      fail(object.name(),
+           label + ": control reaches " + hex(address) + ", outside its code section");
     const std::uint64_t available = std::min<std::uint64_t>(16, section_end - address);
     isa::DecodeError error;
     std::optional<isa::Instruction> inst =
         decoder.decode(object.read(address, available), address, &error);
-    if (!inst) fail(object.name(), "kernel '" + kernel.name + "': " + error.message);
+    if (!inst) fail(object.name(), label + ": " + error.message);
     return *inst;
   };
 
-  KernelCode code;
-  code.kernel = &kernel;
-  code.kernel_index = kernel_index;
   // Reachability from the entry: the relocated range ends after the last reachable instruction,
-  // so padding and whatever follows the kernel are left alone.
-  std::set<std::uint64_t> leaders{kernel.entry_address};
-  std::vector<std::uint64_t> work{kernel.entry_address};
-  std::uint64_t end = kernel.entry_address;
+  // so padding and whatever follows the code are left alone.
+  std::set<std::uint64_t> leaders{code.entry};
+  std::vector<std::uint64_t> work{code.entry};
+  std::uint64_t end = code.entry;
   while (!work.empty()) {
     std::uint64_t address = work.back();
     work.pop_back();
     while (code.reachable.insert(address).second) {
       const isa::Instruction inst = decode_at(address);
       end = std::max(end, address + inst.size);
-      if (inst.flow == isa::ControlFlow::indirect)
-        fail(object.name(), "kernel '" + kernel.name + "': computed jump or return (" + inst.text +
-                                " at " + hex(address) + ") is not supported yet");
+      // A device function's return goes back to its caller, wherever that runs; any other
+      // computed jump has targets the rewriter cannot relocate.
+      if (inst.flow == isa::ControlFlow::indirect && !(code.function && is_return(inst)))
+        fail(object.name(), label + ": computed jump or return (" + inst.text + " at " +
+                                hex(address) + ") is not supported yet");
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
       if (inst.flow != isa::ControlFlow::none) leaders.insert(address + inst.size);
       if (inst.branch_target) {
-        if (*inst.branch_target < kernel.entry_address)
-          fail(object.name(), "kernel '" + kernel.name + "': branch at " + hex(address) +
-                                  " leaves the kernel (to " + hex(*inst.branch_target) + ")");
+        if (*inst.branch_target < code.entry)
+          fail(object.name(), label + ": branch at " + hex(address) + " leaves the " +
+                                  (code.function ? "function" : "kernel") + " (to " +
+                                  hex(*inst.branch_target) + ")");
         leaders.insert(*inst.branch_target);
         work.push_back(*inst.branch_target);
       }
@@ -130,17 +138,26 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
   }
   for (std::uint64_t leader : leaders)
     if (code.reachable.count(leader)) code.leaders.push_back(leader);
-  code.instructions = decoder.decode_all(
-      object.read(kernel.entry_address, end - kernel.entry_address), kernel.entry_address);
+  code.instructions = decoder.decode_all(object.read(code.entry, end - code.entry), code.entry);
   // Linear decoding must agree with the reachability walk, or a branch lands inside an
   // instruction.
   std::set<std::uint64_t> starts;
   for (const isa::Instruction& inst : code.instructions) starts.insert(inst.address);
   for (std::uint64_t address : code.reachable)
     if (!starts.count(address))
-      fail(object.name(), "kernel '" + kernel.name + "': control reaches " + hex(address) +
-                              ", which is inside another instruction");
+      fail(object.name(),
+           label + ": control reaches " + hex(address) + ", which is inside another instruction");
   return code;
+}
+
+KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& decoder,
+                         std::size_t kernel_index) {
+  KernelCode code;
+  code.kernel = &object.kernels()[kernel_index];
+  code.kernel_index = kernel_index;
+  code.name = code.kernel->name;
+  code.entry = code.kernel->entry_address;
+  return decode_code(object, decoder, std::move(code));
 }
 
 // Whether SCC may be read before it is written, from instruction `index` on. A local scan:
@@ -164,10 +181,19 @@ struct GotFixup {
   std::size_t slot = 0;
 };
 
+// A call from relocated code to a relocated device function: at `at`, s_cselect_b32 / s_add_u32
+// / s_addc_u32 / s_cmp_lg_u32 whose literals become (relocated entry - original entry) once the
+// copy has an address.
+struct CallFixup {
+  std::size_t at = 0;
+  std::uint64_t callee = 0;  // the callee's original entry
+};
+
 // Inserted code being put together: snippets (assembly text) and probe calls.
 struct Code {
   std::vector<std::uint8_t> bytes;
   std::vector<GotFixup> got;
+  std::vector<CallFixup> calls;
   bool empty() const { return bytes.empty(); }
 };
 
@@ -178,6 +204,7 @@ struct Chunk {
   bool getpc = false;                          // s_getpc_b64: correction follows in `bytes`
   std::uint64_t offset = 0;                    // in the new section
   std::vector<GotFixup> got;                   // probe calls in `bytes`
+  std::vector<CallFixup> calls;                // calls retargeted to relocated functions
 };
 
 // A probe of the plan's probe library: its footprint and the GOT slot the calls go through.
@@ -193,7 +220,6 @@ struct KernelCalls {
   detail::CallSgprs sgprs;
   std::uint64_t spill_base = 0;           // per lane
   std::uint64_t stack_base = 0;           // per lane
-  std::size_t function = 0;               // in the analysis Program
   std::vector<std::uint64_t> call_sites;  // original addresses of the kernel's s_swappc_b64
 };
 
@@ -212,10 +238,13 @@ class Engine {
   std::vector<std::size_t> selected_kernels() const;
   void check_plan() const;
   ArenaLayout layout_for(const KernelCode& code) const;
+  // `relocated`: the original entries of the device functions relocated with this kernel, which
+  // its calls (and theirs) are retargeted to.
   std::vector<Chunk> build_chunks(const KernelCode& code, const InstrumentedKernel& instrumented,
                                   const detail::ReservedSgprs& reserved,
                                   const detail::PrologueInput& prologue,
-                                  const std::optional<KernelCalls>& calls, std::uint64_t* points);
+                                  const std::optional<KernelCalls>& calls,
+                                  const std::set<std::uint64_t>& relocated, std::uint64_t* points);
   void load_probe_library();
   const LoadedProbe& probe(const std::string& name) const;
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
@@ -243,7 +272,10 @@ class Engine {
   std::optional<analysis::Program> program_;
   std::optional<analysis::Liveness> liveness_;
   std::map<std::string, LoadedProbe> probes_;  // the plan's probes, by name
-  std::vector<std::string> slots_;             // GOT slot i holds the address of slots_[i]
+  // Resolved call targets of the whole object (s_swappc_b64 address -> callee entry), filled
+  // when device functions are relocated.
+  std::map<std::uint64_t, std::uint64_t> call_targets_;
+  std::vector<std::string> slots_;  // GOT slot i holds the address of slots_[i]
   const RewriteOptions& options_;
   isa::Decoder decoder_;
   isa::Assembler assembler_;
@@ -283,19 +315,6 @@ void Engine::check_plan() const {
     if (call_point && point.snippet)
       fail(input_.name(),
            "points of kind '" + to_string(point.where) + "' take probe calls, not snippets");
-    switch (point.where) {
-      case PointKind::block_entry:
-      case PointKind::kernel_entry:
-      case PointKind::kernel_exit:
-      case PointKind::before_instruction:
-      case PointKind::memory:
-      case PointKind::call_site:
-      case PointKind::call_return:
-        break;
-      default:
-        fail(input_.name(),
-             "points of kind '" + to_string(point.where) + "' are not implemented yet");
-    }
   }
 }
 
@@ -495,6 +514,7 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
                                         const detail::ReservedSgprs& reserved,
                                         const detail::PrologueInput& prologue,
                                         const std::optional<KernelCalls>& calls,
+                                        const std::set<std::uint64_t>& relocated,
                                         std::uint64_t* points) {
   // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue
   // left in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point
@@ -550,6 +570,8 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
         text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
         break;
       case ArgumentKind::register_value:
+        // The register may still be on its way from memory (an s_load just before the point).
+        text += "s_waitcnt lgkmcnt(0)\n";
         if (value.name == "exec") {
           text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
           break;
@@ -591,26 +613,59 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     append(code, assemble(text));
     text.clear();
   };
+  // The analysis's view of this code (kernel or device function), for liveness at the points.
+  std::optional<std::size_t> analysed;
+  auto function_index = [&]() {
+    if (!analysed) {
+      const auto& functions = program().functions;
+      const auto found =
+          std::find_if(functions.begin(), functions.end(),
+                       [&](const analysis::Function& f) { return f.start == code.entry; });
+      if (found == functions.end())
+        fail(input_.name(),
+             code.label() + ": the analysis found no function at " + hex(code.entry));
+      analysed = static_cast<std::size_t>(found - functions.begin());
+    }
+    return *analysed;
+  };
   auto instruction_index = [&](const isa::Instruction& inst) {
-    const analysis::Function& function = program().functions[calls->function];
+    const analysis::Function& function = program().functions[function_index()];
     const std::optional<std::size_t> index = function.instruction_index(inst.address);
     if (!index)
-      fail(input_.name(),
-           "kernel '" + instrumented.name + "': the analysis does not reach " + hex(inst.address));
+      fail(input_.name(), code.label() + ": the analysis does not reach " + hex(inst.address));
     return *index;
   };
-  auto call_probe = [&](Code& code, std::string& text, const PointSpec& point,
-                        const isa::RegisterSet& live, const isa::Instruction& inst) {
-    flush(code, text);
+  auto live_before = [&](const isa::Instruction& inst) {
+    return liveness().live_before(function_index(), instruction_index(inst));
+  };
+  auto live_after = [&](const isa::Instruction& inst) {
+    return liveness().live_after(function_index(), instruction_index(inst));
+  };
+  auto call_probe = [&](Code& out, std::string& text, const PointSpec& point, isa::RegisterSet live,
+                        const isa::Instruction& inst) {
+    flush(out, text);
     const LoadedProbe& target = probe(point.call->probe);
-    const std::string context = input_.name() + ": kernel '" + instrumented.name + "', " +
-                                to_string(point.where) + " point" + " at " + hex(inst.address) +
-                                ", probe '" + target.footprint.name + "'";
+    const std::string context = input_.name() + ": kernel '" + instrumented.name + "'" +
+                                (code.function ? ", function '" + code.name + "'" : std::string()) +
+                                ", " + to_string(point.where) + " point" + " at " +
+                                hex(inst.address) + ", probe '" + target.footprint.name + "'";
     detail::EnvelopeInput in;
     in.target = input_.target();
     in.reserved = reserved;
     in.call = calls->sgprs;
     in.clobbers = target.clobbers;
+    if (code.function) {
+      // Inside a device function the ABI's registers are live whatever the analysis says: its
+      // return address s[30:31], the stack pointer s32 and the frame pointer s33 belong to the
+      // caller's view of the call, and the envelope puts its spill area and the probe's stack
+      // above the function's own stack pointer (call_envelope.h: stack_relative).
+      for (unsigned reg = 30; reg <= 33; ++reg) live.sgpr[reg] = true;
+      in.stack_relative = true;
+    } else if (!relocated.empty()) {
+      // The relocated functions' points spill above s32, so the kernel's s32 must keep its
+      // value across a probe call even where the kernel itself no longer reads it.
+      live.sgpr[kStackPointer] = true;
+    }
     in.live = live;
     in.args =
         envelope_arguments(*point.call, instrumented, *calls, inst, point.where, *points, context);
@@ -622,41 +677,63 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
       fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
                         " bytes per lane) outgrew the room reserved for it");
-    append(code, assemble(envelope.before));
-    code.got.push_back({code.bytes.size(), target.slot});
+    append(out, assemble(envelope.before));
+    out.got.push_back({out.bytes.size(), target.slot});
     const std::string lo = "s" + std::to_string(envelope.target_pair);
     const std::string hi = "s" + std::to_string(envelope.target_pair + 1);
-    append(code, assemble("s_getpc_b64 s[" + std::to_string(envelope.target_pair) + ":" +
-                          std::to_string(envelope.target_pair + 1) + "]\ns_add_u32 " + lo + ", " +
-                          lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"));
-    append(code, assemble(envelope.after));
+    append(out, assemble("s_getpc_b64 s[" + std::to_string(envelope.target_pair) + ":" +
+                         std::to_string(envelope.target_pair + 1) + "]\ns_add_u32 " + lo + ", " +
+                         lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"));
+    append(out, assemble(envelope.after));
     ++*points;
+  };
+  // A point's snippet or probe call, into `out` / `text`, with the registers live there.
+  auto expand = [&](Code& out, std::string& text, const PointSpec& point, std::uint64_t element,
+                    const isa::Instruction& inst, bool scc_live, const isa::RegisterSet& live) {
+    if (point.snippet) {
+      text += point.snippet->op == SnippetOp::store
+                  ? store(*point.snippet, element, inst)
+                  : increment(point.snippet->variable, element, scc_live);
+      ++*points;
+    } else {
+      call_probe(out, text, point, live, inst);
+    }
   };
 
   std::map<std::uint64_t, std::size_t> block_index;
   for (std::size_t i = 0; i < code.leaders.size(); ++i) block_index[code.leaders[i]] = i;
 
+  // The entry chunk: a kernel's prologue and kernel_entry points, a device function's
+  // function_entry points. Branches back to the first block skip it (run() maps block starts
+  // past it), so it runs once per kernel launch or per call.
   std::vector<Chunk> chunks;
   Code entry;
-  std::string entry_text = detail::entry_prologue(prologue);
+  std::string entry_text = code.function ? std::string() : detail::entry_prologue(prologue);
+  if (!code.function && calls && !relocated.empty()) {
+    // Probe calls inside device functions put their spill area at the function's s32. A kernel
+    // whose callees use no stack never sets s32: start it at the spill area, which lies above
+    // the kernel's own private segment (the kernel's own code may still set it lower).
+    const std::uint64_t lanes = input_.target().has_architected_flat_scratch() ? 1 : 64;
+    entry_text += "s_mov_b32 s" + std::to_string(kStackPointer) + ", " +
+                  hex(calls->spill_base * lanes) + "\n";
+  }
+  const PointKind entry_kind = code.function ? PointKind::function_entry : PointKind::kernel_entry;
   for (const PointSpec& point : plan_.points) {
-    if (point.where != PointKind::kernel_entry) continue;
-    if (point.snippet) {
-      entry_text += point.snippet->op == SnippetOp::store
-                        ? store(*point.snippet, 0, code.instructions.front())
-                        : increment(point.snippet->variable, 0, /*scc_live=*/false);
-      ++*points;
-    } else {
-      // The point stands for the kernel's first instruction (its original_address).
-      const isa::Instruction& first = code.instructions.front();
-      call_probe(entry, entry_text, point,
-                 liveness().live_before(calls->function, instruction_index(first)), first);
-    }
+    if (point.where != entry_kind) continue;
+    // The point stands for the first instruction (its original_address); SCC is dead at a
+    // kernel's entry, and across a call the ABI does not preserve it.
+    const isa::Instruction& first = code.instructions.front();
+    expand(entry, entry_text, point, 0, first, false,
+           point.call ? live_before(first) : isa::RegisterSet{});
   }
   flush(entry, entry_text);
   chunks.push_back(
-      {Chunk::Kind::prologue, std::move(entry.bytes), nullptr, false, 0, std::move(entry.got)});
+      {Chunk::Kind::prologue, std::move(entry.bytes), nullptr, false, 0, std::move(entry.got), {}});
 
+  auto at_address = [](const PointSpec& point, const isa::Instruction& inst) {
+    return std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
+           point.addresses.end();
+  };
   for (std::size_t index = 0; index < code.instructions.size(); ++index) {
     const isa::Instruction& inst = code.instructions[index];
     Code before_code;
@@ -667,8 +744,10 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       bool here = false;
       std::uint64_t element = 0;
       switch (point.where) {
+        // Kernel-wide kinds apply to the kernel's own code; a relocated device function takes
+        // the points that name its instructions and its own entry and returns.
         case PointKind::block_entry:
-          if (block_index.count(inst.address)) {
+          if (!code.function && block_index.count(inst.address)) {
             here = true;
             if (point.snippet && point.snippet->indexed_by_block)
               element = block_index[inst.address];
@@ -678,43 +757,66 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
           here = inst.flow == isa::ControlFlow::end_program;
           break;
         case PointKind::before_instruction:
-          here = std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
-                 point.addresses.end();
+          here = at_address(point, inst);
           break;
         case PointKind::memory: {
           const std::optional<MemoryKind> kind = memory_kind_of(inst.memory);
-          here = kind && (point.memory_kinds.empty() ||
-                          std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
-                              point.memory_kinds.end());
+          here = !code.function && kind &&
+                 (point.memory_kinds.empty() ||
+                  std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
+                      point.memory_kinds.end());
           break;
         }
         case PointKind::call_site:
-          here = inst.flow == isa::ControlFlow::call;
+          here = !code.function && inst.flow == isa::ControlFlow::call;
+          break;
+        case PointKind::function_return:
+          here = code.function && is_return(inst);
           break;
         default:
           break;
       }
       if (!here) continue;
-      if (point.snippet) {
-        before += point.snippet->op == SnippetOp::store
-                      ? store(*point.snippet, element, inst)
-                      : increment(point.snippet->variable, element, scc_live_before(code, index));
-        ++*points;
-      } else {
-        call_probe(before_code, before, point,
-                   liveness().live_before(calls->function, instruction_index(inst)), inst);
-      }
+      expand(before_code, before, point, element, inst, scc_live_before(code, index),
+             point.call ? live_before(inst) : isa::RegisterSet{});
     }
     // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
     // written back; do that before the wave ends (rewriting.md §8).
     if (inst.flow == isa::ControlFlow::end_program) before += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
+
+    Chunk copy{Chunk::Kind::instruction,
+               {inst.bytes().begin(), inst.bytes().end()},
+               &inst,
+               false,
+               0,
+               {},
+               {}};
+    if (reachable && inst.flow == isa::ControlFlow::call) {
+      // A call to a device function relocated with this kernel goes to the copy: the target
+      // pair (which the s_getpc_b64 correction makes the original entry) plus the distance,
+      // in the reserved temporary pair so that the code's own pair keeps its value, SCC kept.
+      const auto target = call_targets_.find(inst.address);
+      if (target != call_targets_.end() && relocated.count(target->second)) {
+        flush(before_code, before);
+        unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
+        while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
+        const unsigned t = reserved.temporary();
+        const std::string scc = "s" + std::to_string(reserved.scc_save());
+        before_code.calls.push_back({before_code.bytes.size(), target->second});
+        append(before_code,
+               assemble("s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 s" + std::to_string(t) + ", s" +
+                        std::to_string(pair) + ", 0x12345678\ns_addc_u32 s" +
+                        std::to_string(t + 1) + ", s" + std::to_string(pair + 1) +
+                        ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n"));
+        copy.bytes = assemble("s_swappc_b64 s[30:31], s[" + std::to_string(t) + ":" +
+                              std::to_string(t + 1) + "]\n");
+      }
+    }
     flush(before_code, before);
     if (!before_code.empty())
       chunks.push_back({Chunk::Kind::code, std::move(before_code.bytes), nullptr, false, 0,
-                        std::move(before_code.got)});
+                        std::move(before_code.got), std::move(before_code.calls)});
 
-    Chunk copy{
-        Chunk::Kind::instruction, {inst.bytes().begin(), inst.bytes().end()}, &inst, false, 0, {}};
     if (inst.mnemonic == "s_getpc_b64") {
       // The code after it must still see the original PC: add (original - new) to the pair,
       // keeping SCC. The literals are patched once the new address is known.
@@ -729,21 +831,34 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       copy.bytes.insert(copy.bytes.end(), fix.begin(), fix.end());
       copy.getpc = true;
     }
-    if (reachable && inst.flow == isa::ControlFlow::call) {
-      // call_return probes run where the callee returns to: right after the s_swappc_b64, in
-      // its own chunk, so that a branch to the next block does not run them.
-      Code after_call;
-      std::string text;
+    // Code after the instruction, in its own chunk so that a branch to the next block does not
+    // run it: call_return points where the callee returns to, then after_instruction points.
+    Code after;
+    std::string text;
+    if (reachable && inst.flow == isa::ControlFlow::call && !code.function)
       for (const PointSpec& point : plan_.points)
         if (point.where == PointKind::call_return)
-          call_probe(after_call, text, point,
-                     liveness().live_after(calls->function, instruction_index(inst)), inst);
-      for (GotFixup fix : after_call.got) {
-        fix.at += copy.bytes.size();
-        copy.got.push_back(fix);
-      }
-      copy.bytes.insert(copy.bytes.end(), after_call.bytes.begin(), after_call.bytes.end());
+          call_probe(after, text, point, live_after(inst), inst);
+    for (const PointSpec& point : plan_.points) {
+      if (!reachable || point.where != PointKind::after_instruction || !at_address(point, inst))
+        continue;
+      if (inst.flow != isa::ControlFlow::none && inst.flow != isa::ControlFlow::call)
+        fail(input_.name(), "kernel '" + instrumented.name + "'" +
+                                (code.function ? ", function '" + code.name + "'" : "") +
+                                ": after_instruction point at " + hex(inst.address) + " (" +
+                                inst.text +
+                                "): control does not fall through to after a branch, a return "
+                                "or s_endpgm; use before_instruction, or points at the targets");
+      // SCC as the original leaves it: a snippet keeps it (increments) or does not touch it.
+      expand(after, text, point, 0, inst, scc_live_before(code, index + 1),
+             point.call ? live_after(inst) : isa::RegisterSet{});
     }
+    flush(after, text);
+    for (GotFixup fix : after.got) {
+      fix.at += copy.bytes.size();
+      copy.got.push_back(fix);
+    }
+    copy.bytes.insert(copy.bytes.end(), after.bytes.begin(), after.bytes.end());
     chunks.push_back(std::move(copy));
   }
   return chunks;
@@ -751,6 +866,15 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
 
 RewriteResult Engine::run() {
   check_plan();
+  // An instruction point names an original address: one that starts no instruction of any
+  // kernel or device function is a mistake, not a point that never runs.
+  for (const PointSpec& point : plan_.points)
+    for (std::uint64_t address : point.addresses) {
+      const analysis::Function* function = program().function_containing(address);
+      if (!function || !function->instruction_index(address))
+        fail(input_.name(), to_string(point.where) + " point at " + hex(address) +
+                                ": no instruction of a kernel or device function starts there");
+    }
   if (plan_.has_calls()) load_probe_library();
   const codeobj::Target& target = input_.target();
   // The model is move-only: the output starts as a fresh parse of the input's bytes.
@@ -765,6 +889,14 @@ RewriteResult Engine::run() {
     KernelCode code;
     std::vector<Chunk> chunks;
     std::uint64_t start = 0;  // offset of the kernel's new entry in the section
+    // The device functions relocated with this kernel: one copy per kernel, since the copy
+    // uses the kernel's reserved SGPRs and arena layout.
+    struct Function {
+      KernelCode code;
+      std::vector<Chunk> chunks;
+      std::uint64_t start = 0;
+    };
+    std::vector<Function> functions;
   };
   std::vector<Placed> placed;
   std::vector<std::uint8_t> text;
@@ -833,11 +965,46 @@ RewriteResult Engine::run() {
         p.code.instructions.begin(), p.code.instructions.end(), [&](const isa::Instruction& i) {
           return i.flow == isa::ControlFlow::call && p.code.reachable.count(i.address);
         });
+    detail::CalleeFootprint callees;
     if (makes_calls) {
-      const detail::CalleeFootprint callees =
+      callees =
           detail::callee_footprint(program(), kernel.entry_address, kernel.name, input_.name());
       for (unsigned s = 0; s < kNumberedSgprs; ++s)
         if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
+    }
+    // Points that can lie in device functions relocate every function the kernel reaches, with
+    // the kernel (rewriting.md §3). Their calls are retargeted to the copies; the originals
+    // stay intact for callers that are not relocated (docs/rewrite.md says why).
+    const bool function_points =
+        std::any_of(plan_.points.begin(), plan_.points.end(), [](const PointSpec& point) {
+          return point.where == PointKind::function_entry ||
+                 point.where == PointKind::function_return ||
+                 point.where == PointKind::before_instruction ||
+                 point.where == PointKind::after_instruction;
+        });
+    std::set<std::uint64_t> relocated;
+    if (makes_calls && function_points) {
+      if (call_targets_.empty())
+        for (const analysis::Function& function : program().functions)
+          for (const analysis::CallSite& call : function.calls)
+            if (call.resolution == analysis::CallSite::Resolution::pc_relative && call.target)
+              call_targets_[call.address] = *call.target;
+      for (std::uint64_t entry : callees.callees) {
+        const analysis::Function* function = program().function_containing(entry);
+        KernelCode code;
+        code.kernel = &kernel;
+        code.kernel_index = kernel_index;
+        code.function = true;
+        code.name = function && function->start == entry ? function->name : hex(entry);
+        code.entry = entry;
+        try {
+          p.functions.push_back({decode_code(input_, decoder_, std::move(code)), {}, 0});
+        } catch (const Error& error) {
+          fail(input_.name(), "kernel '" + kernel.name + "' reaches a device function that " +
+                                  "cannot be relocated: " + error.what());
+        }
+        relocated.insert(entry);
+      }
     }
     // Likewise the probes (their transitive footprint, from the library's note)
     // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
@@ -863,14 +1030,6 @@ RewriteResult Engine::run() {
     if (probe_calls) {
       calls.emplace();
       calls->sgprs.base = reserved.base + detail::ReservedSgprs::kCount;
-      const analysis::Program& analysed = program();
-      const auto function = std::find_if(
-          analysed.functions.begin(), analysed.functions.end(),
-          [&](const analysis::Function& f) { return f.start == kernel.entry_address; });
-      if (function == analysed.functions.end())
-        fail(input_.name(), "kernel '" + kernel.name + "': the analysis found no function at " +
-                                hex(kernel.entry_address));
-      calls->function = static_cast<std::size_t>(function - analysed.functions.begin());
       for (const isa::Instruction& inst : p.code.instructions)
         if (inst.flow == isa::ControlFlow::call && p.code.reachable.count(inst.address))
           calls->call_sites.push_back(inst.address);
@@ -940,8 +1099,11 @@ RewriteResult Engine::run() {
       fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
     new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
 
-    p.chunks =
-        build_chunks(p.code, instrumented, reserved, prologue, calls, &result.points_instrumented);
+    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, calls, relocated,
+                            &result.points_instrumented);
+    for (Placed::Function& function : p.functions)
+      function.chunks = build_chunks(function.code, instrumented, reserved, prologue, calls,
+                                     relocated, &result.points_instrumented);
 
     // Lay the kernel out: entries are 256-byte aligned.
     while (text.size() % 256) {
@@ -953,6 +1115,14 @@ RewriteResult Engine::run() {
       chunk.offset = text.size();
       text.insert(text.end(), chunk.bytes.begin(), chunk.bytes.end());
       if (chunk.kind == Chunk::Kind::instruction) ++result.instructions_relocated;
+    }
+    for (Placed::Function& function : p.functions) {
+      function.start = text.size();
+      for (Chunk& chunk : function.chunks) {
+        chunk.offset = text.size();
+        text.insert(text.end(), chunk.bytes.begin(), chunk.bytes.end());
+        if (chunk.kind == Chunk::Kind::instruction) ++result.instructions_relocated;
+      }
     }
 
     // Descriptor and note in agreement (rewriting.md §6).
@@ -986,68 +1156,76 @@ RewriteResult Engine::run() {
   const std::size_t section_index = output.add_loaded_section(std::move(section));
   const std::uint64_t base = output.sections()[section_index].address;
 
-  std::map<std::uint64_t, std::uint64_t> new_address_of;  // original -> new, per block start
-  for (Placed& p : placed) {
-    // A branch to a block start lands on the code inserted before it, so that the block's
-    // points run however control arrives.
-    const Chunk* pending = nullptr;
-    for (const Chunk& chunk : p.chunks) {
-      if (chunk.kind == Chunk::Kind::prologue) continue;
-      if (chunk.kind == Chunk::Kind::code) {
-        if (!pending) pending = &chunk;
-        continue;
-      }
-      new_address_of[chunk.original->address] = base + (pending ? pending->offset : chunk.offset);
-      pending = nullptr;
-    }
-    // The prologue is skipped on purpose: a branch back to the first block must not run it
-    // again (rewriting.md §6).
-  }
-
   for (std::size_t k = 0; k < placed.size(); ++k) {
     Placed& p = placed[k];
-    for (Chunk& chunk : p.chunks) {
-      for (const GotFixup& fix : chunk.got) {
-        // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
-        // literals follow their 4-byte opcodes.
-        const std::uint64_t pc = base + chunk.offset + fix.at + 4;
-        const std::uint64_t delta = base + got_offset + 8 * fix.slot - pc;
-        const std::uint32_t lo = static_cast<std::uint32_t>(delta);
-        const std::uint32_t hi = static_cast<std::uint32_t>(delta >> 32);
-        std::memcpy(&text[chunk.offset + fix.at + 4 + 4], &lo, 4);
-        std::memcpy(&text[chunk.offset + fix.at + 4 + 8 + 4], &hi, 4);
-      }
-      if (chunk.kind != Chunk::Kind::instruction) continue;
-      const isa::Instruction& inst = *chunk.original;
-      const std::uint64_t new_pc = base + chunk.offset;
-      if (inst.branch_target) {
-        auto target_it = new_address_of.find(*inst.branch_target);
-        if (target_it == new_address_of.end())
-          fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': branch at " +
-                                  hex(inst.address) + " targets " + hex(*inst.branch_target) +
-                                  ", outside the relocated code");
-        const std::int64_t delta =
-            (static_cast<std::int64_t>(target_it->second) - static_cast<std::int64_t>(new_pc + 4)) /
-            4;
-        if (delta < INT16_MIN || delta > INT16_MAX)
-          fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': relocated branch at " +
-                                  hex(inst.address) + " is out of the 16-bit range");
-        const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
-        text[chunk.offset] = static_cast<std::uint8_t>(simm & 0xff);
-        text[chunk.offset + 1] = static_cast<std::uint8_t>(simm >> 8);
-      }
-      if (chunk.getpc) {
-        // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
-        const std::uint64_t correction = (inst.address + inst.size) - (new_pc + inst.size);
-        const std::uint32_t lo = static_cast<std::uint32_t>(correction);
-        const std::uint32_t hi = static_cast<std::uint32_t>(correction >> 32);
-        // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal), s_addc_u32
-        // (4 + literal), s_cmp (4).
-        std::memcpy(&text[chunk.offset + inst.size + 4 + 4], &lo, 4);
-        std::memcpy(&text[chunk.offset + inst.size + 4 + 8 + 4], &hi, 4);
-      }
-      result.note.address_map.push_back({new_pc, inst.address, inst.size});
+    std::vector<std::vector<Chunk>*> lists{&p.chunks};
+    std::map<std::uint64_t, std::uint64_t> function_entry;  // original entry -> copy's entry
+    for (Placed::Function& function : p.functions) {
+      lists.push_back(&function.chunks);
+      function_entry[function.code.entry] = base + function.start;
     }
+    // Original -> new, per instruction of this kernel and its functions' copies. A branch to a
+    // block start lands on the code inserted before it, so that the block's points run however
+    // control arrives. Entry chunks are skipped on purpose: a branch back to the first block
+    // must not run the prologue (rewriting.md §6) or function_entry points again.
+    std::map<std::uint64_t, std::uint64_t> new_address_of;
+    for (const std::vector<Chunk>* chunks : lists) {
+      const Chunk* pending = nullptr;
+      for (const Chunk& chunk : *chunks) {
+        if (chunk.kind == Chunk::Kind::prologue) continue;
+        if (chunk.kind == Chunk::Kind::code) {
+          if (!pending) pending = &chunk;
+          continue;
+        }
+        new_address_of[chunk.original->address] = base + (pending ? pending->offset : chunk.offset);
+        pending = nullptr;
+      }
+    }
+    auto patch64 = [&](std::size_t at, std::uint64_t value) {
+      const std::uint32_t lo = static_cast<std::uint32_t>(value);
+      const std::uint32_t hi = static_cast<std::uint32_t>(value >> 32);
+      std::memcpy(&text[at], &lo, 4);
+      std::memcpy(&text[at + 8], &hi, 4);
+    };
+    for (std::vector<Chunk>* chunks : lists)
+      for (Chunk& chunk : *chunks) {
+        for (const GotFixup& fix : chunk.got) {
+          // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
+          // literals follow their 4-byte opcodes.
+          const std::uint64_t pc = base + chunk.offset + fix.at + 4;
+          patch64(chunk.offset + fix.at + 4 + 4, base + got_offset + 8 * fix.slot - pc);
+        }
+        for (const CallFixup& fix : chunk.calls)
+          // s_cselect (4), then s_add_u32 and s_addc_u32 with their literals after 4 bytes.
+          patch64(chunk.offset + fix.at + 4 + 4, function_entry.at(fix.callee) - fix.callee);
+        if (chunk.kind != Chunk::Kind::instruction) continue;
+        const isa::Instruction& inst = *chunk.original;
+        const std::uint64_t new_pc = base + chunk.offset;
+        if (inst.branch_target) {
+          auto target_it = new_address_of.find(*inst.branch_target);
+          if (target_it == new_address_of.end())
+            fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': branch at " +
+                                    hex(inst.address) + " targets " + hex(*inst.branch_target) +
+                                    ", outside the relocated code");
+          const std::int64_t delta = (static_cast<std::int64_t>(target_it->second) -
+                                      static_cast<std::int64_t>(new_pc + 4)) /
+                                     4;
+          if (delta < INT16_MIN || delta > INT16_MAX)
+            fail(input_.name(), "kernel '" + result.note.kernels[k].name +
+                                    "': relocated branch at " + hex(inst.address) +
+                                    " is out of the 16-bit range");
+          const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
+          text[chunk.offset] = static_cast<std::uint8_t>(simm & 0xff);
+          text[chunk.offset + 1] = static_cast<std::uint8_t>(simm >> 8);
+        }
+        if (chunk.getpc)
+          // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
+          // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal),
+          // s_addc_u32 (4 + literal), s_cmp (4).
+          patch64(chunk.offset + inst.size + 4 + 4,
+                  (inst.address + inst.size) - (new_pc + inst.size));
+        result.note.address_map.push_back({new_pc, inst.address, inst.size});
+      }
     codeobj::KernelDescriptor kd = output.kernels()[p.code.kernel_index].descriptor;
     kd.kernel_code_entry_byte_offset =
         static_cast<std::int64_t>(base + p.start) -
@@ -1111,39 +1289,86 @@ RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
   return Engine(object, plan, options).run();
 }
 
+namespace {
+
+std::vector<BlockView> block_views(const KernelCode& code) {
+  std::vector<BlockView> blocks;
+  for (std::size_t b = 0; b < code.leaders.size(); ++b) {
+    BlockView block;
+    block.index = b;
+    block.start = code.leaders[b];
+    const std::uint64_t next = b + 1 < code.leaders.size() ? code.leaders[b + 1] : UINT64_MAX;
+    for (const isa::Instruction& inst : code.instructions) {
+      if (inst.address < block.start || inst.address >= next || !code.reachable.count(inst.address))
+        continue;
+      InstructionView iv;
+      iv.address = inst.address;
+      iv.size = inst.size;
+      iv.text = inst.text;
+      iv.mnemonic = inst.mnemonic;
+      iv.is_branch = inst.flow == isa::ControlFlow::branch ||
+                     inst.flow == isa::ControlFlow::conditional_branch;
+      iv.is_call = inst.flow == isa::ControlFlow::call;
+      iv.is_return = inst.flow == isa::ControlFlow::indirect;
+      iv.is_end = inst.flow == isa::ControlFlow::end_program;
+      iv.memory = memory_kind_of(inst.memory);
+      block.end = inst.address + inst.size;
+      block.instructions.push_back(std::move(iv));
+    }
+    blocks.push_back(std::move(block));
+  }
+  return blocks;
+}
+
+}  // namespace
+
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
   isa::Decoder decoder(object.target().processor);
+  const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<KernelView> views;
   for (std::size_t i = 0; i < object.kernels().size(); ++i) {
-    const KernelCode code = decode_kernel(object, decoder, i);
     KernelView view;
     view.name = object.kernels()[i].name;
     view.descriptor_symbol = object.kernels()[i].descriptor_symbol;
     view.entry = object.kernels()[i].entry_address;
-    for (std::size_t b = 0; b < code.leaders.size(); ++b) {
-      BlockView block;
-      block.index = b;
-      block.start = code.leaders[b];
-      const std::uint64_t next = b + 1 < code.leaders.size() ? code.leaders[b + 1] : UINT64_MAX;
-      for (const isa::Instruction& inst : code.instructions) {
-        if (inst.address < block.start || inst.address >= next ||
-            !code.reachable.count(inst.address))
-          continue;
-        InstructionView iv;
-        iv.address = inst.address;
-        iv.size = inst.size;
-        iv.text = inst.text;
-        iv.mnemonic = inst.mnemonic;
-        iv.is_branch = inst.flow == isa::ControlFlow::branch ||
-                       inst.flow == isa::ControlFlow::conditional_branch;
-        iv.is_call = inst.flow == isa::ControlFlow::call;
-        iv.is_return = inst.flow == isa::ControlFlow::indirect;
-        iv.is_end = inst.flow == isa::ControlFlow::end_program;
-        iv.memory = memory_kind_of(inst.memory);
-        block.end = inst.address + inst.size;
-        block.instructions.push_back(std::move(iv));
-      }
-      view.blocks.push_back(std::move(block));
+    view.blocks = block_views(decode_kernel(object, decoder, i));
+    std::set<std::size_t> reached;
+    std::vector<std::size_t> work;
+    for (std::size_t f = 0; f < program.functions.size(); ++f)
+      if (program.functions[f].start == view.entry) work.push_back(f);
+    while (!work.empty()) {
+      const std::size_t f = work.back();
+      work.pop_back();
+      for (std::size_t callee : program.callees[f])
+        if (reached.insert(callee).second) work.push_back(callee);
+    }
+    for (std::size_t f : reached)
+      if (program.functions[f].kind == analysis::Function::Kind::device)
+        view.callees.push_back(program.functions[f].start);
+    std::sort(view.callees.begin(), view.callees.end());
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object) {
+  isa::Decoder decoder(object.target().processor);
+  const analysis::Program program = analysis::analyze(analysis::make_input(object));
+  std::vector<FunctionView> views;
+  for (const analysis::Function& function : program.functions) {
+    if (function.kind != analysis::Function::Kind::device) continue;
+    FunctionView view;
+    view.name = function.name;
+    view.named = function.name != "function_" + hex(function.start);
+    view.entry = function.start;
+    KernelCode code;
+    code.function = true;
+    code.name = function.name;
+    code.entry = function.start;
+    try {
+      view.blocks = block_views(decode_code(object, decoder, std::move(code)));
+    } catch (const Error& error) {
+      view.refusal = error.what();
     }
     views.push_back(std::move(view));
   }

@@ -10,6 +10,7 @@ struct Mutator::State {
   codeobj::CodeObject object;
   Plan plan;
   mutable std::optional<std::vector<KernelView>> kernels;
+  mutable std::optional<std::vector<FunctionView>> functions;
 };
 
 Mutator::Mutator(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -34,8 +35,9 @@ Mutator Mutator::open(std::span<const std::uint8_t> bytes, std::string name,
                    : "holds no code object for " + processor + " (it has: " + available + ")");
   if (matching.size() > 1)
     fail(name, "holds code objects for several processors (" + available + "): choose one");
-  auto state = std::make_unique<State>(
-      State{codeobj::CodeObject::parse(matching.front()->bytes, name), Plan{}, std::nullopt});
+  auto state =
+      std::make_unique<State>(State{codeobj::CodeObject::parse(matching.front()->bytes, name),
+                                    Plan{}, std::nullopt, std::nullopt});
   return Mutator(std::move(state));
 }
 
@@ -49,6 +51,17 @@ const std::vector<KernelView>& Mutator::kernels() const {
 const KernelView* Mutator::kernel(const std::string& name) const {
   for (const KernelView& view : kernels())
     if (view.name == name || view.descriptor_symbol == name) return &view;
+  return nullptr;
+}
+
+const std::vector<FunctionView>& Mutator::functions() const {
+  if (!state_->functions) state_->functions = analyse_functions(state_->object);
+  return *state_->functions;
+}
+
+const FunctionView* Mutator::function(const std::string& name) const {
+  for (const FunctionView& view : functions())
+    if (view.name == name) return &view;
   return nullptr;
 }
 

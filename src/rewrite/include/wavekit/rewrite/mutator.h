@@ -57,6 +57,21 @@ struct KernelView {
   std::string descriptor_symbol;
   std::uint64_t entry = 0;  // original entry address
   std::vector<BlockView> blocks;
+  // Entries of the device functions the kernel reaches through calls with static targets,
+  // transitively, ascending (see functions()).
+  std::vector<std::uint64_t> callees;
+};
+
+// A device function: found from its symbol, or in a stripped object from the calls that reach
+// it (named "function_0x<entry>" then). Its blocks follow the kernels' rule. A function the
+// rewriter cannot relocate (a computed jump other than its return, a branch out of it) has no
+// blocks and says why in `refusal`; function points then refuse the kernels that reach it.
+struct FunctionView {
+  std::string name;
+  bool named = false;       // the name comes from a symbol
+  std::uint64_t entry = 0;  // original entry address
+  std::vector<BlockView> blocks;
+  std::string refusal;
 };
 
 // The rewriter's result: the object, and what it did, for reports and benchmarks.
@@ -92,6 +107,9 @@ class Mutator {
   // The kernels with their basic blocks (computed once, on first use).
   const std::vector<KernelView>& kernels() const;
   const KernelView* kernel(const std::string& name) const;
+  // The device functions, by entry address (computed once, on first use).
+  const std::vector<FunctionView>& functions() const;
+  const FunctionView* function(const std::string& name) const;
 
   // Restricts instrumentation to these kernels (by name or descriptor symbol; default: all).
   void select_kernels(std::vector<std::string> names);
@@ -119,5 +137,8 @@ RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
 
 // The basic blocks of each kernel, as the rewriter (and bbcount's keys) see them.
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object);
+// The device functions and their basic blocks (what function points and after/before
+// instruction points inside functions see).
+std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object);
 
 }  // namespace wavekit::rewrite

@@ -8,8 +8,9 @@
 
 namespace wavekit::rewrite::detail {
 
-CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t kernel_entry,
-                                 const std::string& kernel, const std::string& object_name) {
+CalleeFootprint callee_footprint(const analysis::Program& program, bool self_contained,
+                                 std::uint64_t kernel_entry, const std::string& kernel,
+                                 const std::string& object_name) {
   auto function_at = [&](std::uint64_t entry) -> const analysis::Function* {
     for (const analysis::Function& function : program.functions)
       if (function.start == entry) return &function;
@@ -23,12 +24,29 @@ CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t
   CalleeFootprint footprint;
   std::set<std::uint64_t> seen;
   std::vector<const analysis::Function*> work{root};
+  auto reach = [&](const analysis::Function& callee, const std::string& where) {
+    if (!callee.decode_errors.empty())
+      fail(object_name, where + " reaches '" + callee.name + "', whose code does not decode (" +
+                            callee.decode_errors.front().message + ")");
+    if (!seen.insert(callee.start).second) return;
+    for (const isa::Instruction& inst : callee.instructions) {
+      footprint.used |= inst.reads;
+      footprint.used |= inst.writes;
+    }
+    work.push_back(&callee);
+  };
   while (!work.empty()) {
     const analysis::Function* caller = work.back();
     work.pop_back();
     for (const analysis::CallSite& call : caller->calls) {
       const std::string where = "kernel '" + kernel + "': the call at " + hex(call.address) +
                                 (caller == root ? "" : " in '" + caller->name + "'");
+      if (call.resolution == analysis::CallSite::Resolution::unresolved && self_contained) {
+        // A target computed at run time (unoptimised code keeps it in a VGPR lane) can only be
+        // a function of this object, which imports none: count every one of them.
+        for (const analysis::Function& function : program.functions) reach(function, where);
+        continue;
+      }
       if (call.resolution != analysis::CallSite::Resolution::pc_relative || !call.target)
         fail(object_name, where +
                               " has a target computed at run time (or taken from another "
@@ -36,15 +54,7 @@ CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t
       const analysis::Function* callee = function_at(*call.target);
       if (!callee)
         fail(object_name, where + " reaches " + hex(*call.target) + ", which is not a function");
-      if (!callee->decode_errors.empty())
-        fail(object_name, where + " reaches '" + callee->name + "', whose code does not decode (" +
-                              callee->decode_errors.front().message + ")");
-      if (!seen.insert(callee->start).second) continue;
-      for (const isa::Instruction& inst : callee->instructions) {
-        footprint.used |= inst.reads;
-        footprint.used |= inst.writes;
-      }
-      work.push_back(callee);
+      reach(*callee, where);
     }
   }
   footprint.callees.assign(seen.begin(), seen.end());

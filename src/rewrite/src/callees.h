@@ -19,10 +19,14 @@ struct CalleeFootprint {
   std::vector<std::uint64_t> callees;  // entry addresses, ascending
 };
 
-// Throws wavekit::Error naming `object_name`, the kernel, the call's address and the reason for
-// a call the footprint cannot cover (a computed target, a call through the GOT to another
-// object, undecodable callee code).
-CalleeFootprint callee_footprint(const analysis::Program& program, std::uint64_t kernel_entry,
-                                 const std::string& kernel, const std::string& object_name);
+// `self_contained`: the object imports no symbols (no GOT slot is relocated against one), so a
+// call whose target is computed at run time can only reach one of its own functions, and
+// counts as reaching all of them. Throws wavekit::Error naming `object_name`, the kernel, the
+// call's address and the reason for a call the footprint cannot cover (a computed target in
+// an object that imports symbols, a call through the GOT to another object, undecodable callee
+// code).
+CalleeFootprint callee_footprint(const analysis::Program& program, bool self_contained,
+                                 std::uint64_t kernel_entry, const std::string& kernel,
+                                 const std::string& object_name);
 
 }  // namespace wavekit::rewrite::detail

@@ -259,7 +259,11 @@ class Engine {
 
   // The whole input's functions and call graph, built on the first kernel that makes calls.
   const analysis::Program& program() {
-    if (!program_) program_ = analysis::analyze(analysis::make_input(input_));
+    if (!program_) {
+      const analysis::ProgramInput input = analysis::make_input(input_);
+      self_contained_ = input.got_symbols.empty();
+      program_ = analysis::analyze(input);
+    }
     return *program_;
   }
   const analysis::Liveness& liveness() {
@@ -270,6 +274,7 @@ class Engine {
   const codeobj::CodeObject& input_;
   const Plan& plan_;
   std::optional<analysis::Program> program_;
+  bool self_contained_ = false;  // the input imports no symbols (program() sets it)
   std::optional<analysis::Liveness> liveness_;
   std::map<std::string, LoadedProbe> probes_;  // the plan's probes, by name
   // Resolved call targets of the whole object (s_swappc_b64 address -> callee entry), filled
@@ -967,8 +972,9 @@ RewriteResult Engine::run() {
         });
     detail::CalleeFootprint callees;
     if (makes_calls) {
-      callees =
-          detail::callee_footprint(program(), kernel.entry_address, kernel.name, input_.name());
+      const analysis::Program& analysed = program();
+      callees = detail::callee_footprint(analysed, self_contained_, kernel.entry_address,
+                                         kernel.name, input_.name());
       for (unsigned s = 0; s < kNumberedSgprs; ++s)
         if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
     }
@@ -984,6 +990,20 @@ RewriteResult Engine::run() {
         });
     std::set<std::uint64_t> relocated;
     if (makes_calls && function_points) {
+      // Relocated code reaches the instrumented copies by retargeting each call's resolved
+      // target; a target computed at run time would run the original, uninstrumented function.
+      for (const analysis::Function& function : program().functions) {
+        if (function.start != kernel.entry_address &&
+            !std::binary_search(callees.callees.begin(), callees.callees.end(), function.start))
+          continue;
+        for (const analysis::CallSite& call : function.calls)
+          if (call.resolution == analysis::CallSite::Resolution::unresolved)
+            fail(input_.name(), "kernel '" + kernel.name + "': the call at " + hex(call.address) +
+                                    " has a target computed at run time, which cannot be sent "
+                                    "to the instrumented copy of its callee (function and "
+                                    "instruction points in device functions need resolved "
+                                    "calls)");
+      }
       if (call_targets_.empty())
         for (const analysis::Function& function : program().functions)
           for (const analysis::CallSite& call : function.calls)

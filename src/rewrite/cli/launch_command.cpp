@@ -12,6 +12,7 @@
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/hsa/launch.h"
 #include "wavekit/rewrite/launch.h"
+#include "wavekit/rewrite/tools.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
@@ -77,7 +78,8 @@ int run_launch(wavekit::cli::Arguments args) {
                 "write DIR/wave_<id>.txt: executed block starts in order");
   parser.option("--tool-out", &tool_out, "PATH",
                 "a rewritten object: write its tool's report there (bbcount: the --trace-blocks "
-                "JSON, keyed by original block addresses)");
+                "JSON, keyed by original block addresses; blocktrace: PATH is the directory of "
+                "the waves' files, the --trace-sequence format)");
   parser.option("--threads", &threads, "N", "host threads (default: every core)");
   parser.option("--max-resident-waves", &max_resident, "N",
                 "limit on resident waves (default: the emulator's)");
@@ -109,11 +111,12 @@ int run_launch(wavekit::cli::Arguments args) {
   request.record_block_sequence = !trace_sequence.empty();
 
   // A rewritten object needs its arena (the argument the rewriter appended) and has a report.
-  bool instrumented = false;
+  bool instrumented = false, tool_files = false;
   try {
-    instrumented = wavekit::rewrite::find_note(wavekit::codeobj::CodeObject::parse(
-                                                   wavekit::read_file(code_object), code_object))
-                       .has_value();
+    const auto note = wavekit::rewrite::find_note(
+        wavekit::codeobj::CodeObject::parse(wavekit::read_file(code_object), code_object));
+    instrumented = note.has_value();
+    tool_files = instrumented && wavekit::rewrite::tool_writes_files(note->tool);
   } catch (const wavekit::Error&) {
     // Not a readable code object: the launch below says precisely what is wrong with it.
   }
@@ -121,6 +124,12 @@ int run_launch(wavekit::cli::Arguments args) {
     throw UsageError(code_object +
                      " was not rewritten by wavekit (no WAVEKIT note), so it has no "
                      "tool report: rewrite it first (wavekit rewrite --tool ...)");
+  // A tool that writes files (blocktrace) writes them from its probes, during the run: its
+  // --tool-out is the file service's directory, in place of --out.
+  if (tool_files && !tool_out.empty()) {
+    std::filesystem::create_directories(tool_out);
+    request.hostcall_file_root = tool_out;
+  }
   wavekit::hsa::LaunchOutcome outcome;
   nlohmann::json report;
   if (instrumented) {
@@ -150,7 +159,7 @@ int run_launch(wavekit::cli::Arguments args) {
   }
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
   if (!trace_sequence.empty()) write_sequences(trace_sequence, outcome);
-  if (!tool_out.empty()) wavekit::write_file(tool_out, report.dump(1) + "\n");
+  if (!tool_out.empty() && !tool_files) wavekit::write_file(tool_out, report.dump(1) + "\n");
   return 0;
 }
 

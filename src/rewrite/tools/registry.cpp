@@ -12,7 +12,8 @@ namespace wavekit::rewrite {
 namespace {
 
 const std::vector<tools::ToolDefinition>& registry() {
-  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool()};
+  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool(),
+                                                      tools::blocktrace_tool()};
   return all;
 }
 
@@ -53,6 +54,11 @@ std::string tool_probe_library(const std::string& tool, const std::string& proce
     throw Error("tool '" + tool + "' has no probe library for " + processor + " (looked for " +
                 path.string() + "; WAVEKIT_PROBE_DIR overrides the directory)");
   return path.string();
+}
+
+bool tool_writes_files(const std::string& tool) {
+  const tools::ToolDefinition* found = find_tool(tool);
+  return found && found->writes_files;
 }
 
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,

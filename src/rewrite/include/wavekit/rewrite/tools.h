@@ -34,6 +34,10 @@ Plan tool_plan(const std::string& tool);
 // wavekit::Error for an arena that does not fit the note.
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
                            std::span<const std::uint8_t> arena);
+// True for a tool whose output is the files its probes write through the hostcall file service
+// (blocktrace): launchers make the tool-output path that service's directory, and the report
+// is only a summary. False for unknown names.
+bool tool_writes_files(const std::string& tool);
 // Every per-wave variable of every wave that ran, by name: {"kernel", "waves": [{"id",
 // "workgroup", "wave_in_workgroup", "variables": {"name": [element, ...]}}]}, elements of 1, 2,
 // 4 or 8 bytes as unsigned integers, others as hex strings of their bytes in memory order.

@@ -41,6 +41,23 @@ void write_sequences(const std::string& directory, const wavekit::hsa::LaunchOut
   }
 }
 
+// A file-writing tool's probes write a dispatch's files under a subdirectory named after its
+// kernarg segment (tool_files_subdirectory); this launch made one dispatch, so they move up.
+void collect_tool_files(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> dispatches;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
+        name.find_first_not_of("0123456789abcdef", 1) == std::string::npos)
+      dispatches.push_back(entry.path());
+  }
+  for (const std::filesystem::path& dispatch : dispatches) {
+    for (const auto& file : std::filesystem::directory_iterator(dispatch))
+      std::filesystem::rename(file.path(), directory / file.path().filename());
+    std::filesystem::remove(dispatch);
+  }
+}
+
 int run_launch(wavekit::cli::Arguments args) {
   std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, threads,
       max_resident, tool_out;
@@ -160,6 +177,7 @@ int run_launch(wavekit::cli::Arguments args) {
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
   if (!trace_sequence.empty()) write_sequences(trace_sequence, outcome);
   if (!tool_out.empty() && !tool_files) wavekit::write_file(tool_out, report.dump(1) + "\n");
+  if (!tool_out.empty() && tool_files) collect_tool_files(tool_out);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // tool_names / tool_plan / tool_report over the tools this build ships (registry.h).
 #include "registry.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -59,6 +60,12 @@ std::string tool_probe_library(const std::string& tool, const std::string& proce
 bool tool_writes_files(const std::string& tool) {
   const tools::ToolDefinition* found = find_tool(tool);
   return found && found->writes_files;
+}
+
+std::string tool_files_subdirectory(std::uint64_t kernarg_address) {
+  char name[24];
+  std::snprintf(name, sizeof name, "k%llx", static_cast<unsigned long long>(kernarg_address));
+  return name;
 }
 
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,

@@ -38,6 +38,10 @@ nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& ke
 // (blocktrace): launchers make the tool-output path that service's directory, and the report
 // is only a summary. False for unknown names.
 bool tool_writes_files(const std::string& tool);
+// Such a tool's probes write one dispatch's files under this subdirectory of the file service's
+// directory: "k" + the address of the dispatch's kernarg segment in lowercase hex, which no two
+// dispatches in flight share. Launchers rename it once the dispatch is complete.
+std::string tool_files_subdirectory(std::uint64_t kernarg_address);
 // Every per-wave variable of every wave that ran, by name: {"kernel", "waves": [{"id",
 // "workgroup", "wave_in_workgroup", "variables": {"name": [element, ...]}}]}, elements of 1, 2,
 // 4 or 8 bytes as unsigned integers, others as hex strings of their bytes in memory order.

@@ -124,6 +124,43 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   fs::remove_all(dir);
 }
 
+// blocktrace under the shim: each wave of the unmodified program's dispatch writes its own
+// file through the process's hostcall service; the dispatch's directory must be, file by file,
+// what `wavekit launch --trace-sequence` writes for the original kernel (it makes no calls, so
+// every block is the kernel's own).
+TEST(Run, BlocktraceWritesTheGroundTruthSequencePerWave) {
+  fs::path dir = scratch("blocktrace");
+  Outcome reference = plain(example("divergent"));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  Outcome run =
+      instrumented("--tool blocktrace --tool-out " + (dir / "out").string(), example("divergent"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.out, reference.out);
+  ASSERT_TRUE(fs::is_directory(dir / "out" / "divergent.0")) << run.err;
+
+  write_divergent_input(dir / "input.bin", 4096);
+  Outcome truth = shell(
+      std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
+      " --kernel divergent --grid 4096 --block 128 --arg file:" + (dir / "input.bin").string() +
+      " --arg zeros:16384 --arg u32:4096" + " --trace-sequence " + (dir / "truth").string());
+  ASSERT_EQ(truth.status, 0) << truth.err;
+  std::size_t files = 0;
+  std::set<std::string> sequences;
+  for (const auto& entry : fs::directory_iterator(dir / "truth")) {
+    const fs::path mine = dir / "out" / "divergent.0" / entry.path().filename();
+    ASSERT_TRUE(fs::exists(mine)) << mine;
+    EXPECT_EQ(slurp(mine), slurp(entry.path())) << entry.path().filename();
+    sequences.insert(slurp(entry.path()));
+    ++files;
+  }
+  EXPECT_EQ(files, 64u);  // 4096 work-items in waves of 64
+  EXPECT_EQ(static_cast<std::size_t>(std::distance(
+                fs::directory_iterator(dir / "out" / "divergent.0"), fs::directory_iterator())),
+            files);
+  EXPECT_GT(sequences.size(), 1u);  // divergent: the waves do not all take the same path
+  fs::remove_all(dir);
+}
+
 // The offline path to the same answer: `wavekit rewrite`, then `wavekit launch --tool-out`.
 TEST(Run, OfflineRewriteAndLaunchGiveTheSameCountsAndOutputs) {
   fs::path dir = scratch("offline");
@@ -251,7 +288,8 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
 TEST(Run, ProbeLibraryWithTheHostcallRingStartsTheService) {
   fs::path dir = scratch("hostcall");
   fs::path plan = dir / "plan.json";
-  wavekit::write_file(plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
+  wavekit::write_file(
+      plan.string(), std::string(R"({"variables": [{"name": "hits", "element_size": 8, "count": 1}],
       "points": [{"where": "kernel_entry", "snippet": {"op": "increment", "variable": "hits"}}]})"));
   Outcome run = instrumented("--plan " + plan.string() + " --probe-lib " + WAVEKIT_HOSTCALL_PROBES +
                                  " --tool-out " + (dir / "out").string(),

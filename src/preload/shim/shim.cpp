@@ -122,6 +122,7 @@ struct PendingReport {
   std::uint64_t arena_bytes = 0;
   std::string kernel;
   std::uint64_t dispatch = 0;
+  std::uint64_t kernarg = 0;  // names the dispatch's files of a file-writing tool
   const rewrite::InstrumentedKernel* note_kernel = nullptr;
 };
 
@@ -582,6 +583,7 @@ class Shim {
     report.arena_bytes = bytes;
     report.kernel = note_kernel.name;
     report.dispatch = kernel.dispatches++;
+    report.kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
     report.note_kernel = &note_kernel;
     lock.unlock();
     if (real().hsa_signal_create(1, 0, nullptr, &report.done) != HSA_STATUS_SUCCESS) {
@@ -639,7 +641,20 @@ class Shim {
           config_.tool, *report.note_kernel,
           std::span(static_cast<const std::uint8_t*>(report.arena), report.arena_bytes));
       entry["waves"] = result.contains("waves") ? result["waves"].size() : 0;
-      if (!config_.tool_out.empty()) {
+      if (!config_.tool_out.empty() && rewrite::tool_writes_files(config_.tool)) {
+        // The probes wrote the files during the dispatch (blocking closes: all are closed by
+        // now), under a name only the dispatch's kernarg segment gave them.
+        const std::filesystem::path written = std::filesystem::path(config_.tool_out) /
+                                              rewrite::tool_files_subdirectory(report.kernarg);
+        const std::string path =
+            config_.tool_out + "/" + report.kernel + "." + std::to_string(report.dispatch);
+        std::filesystem::remove_all(path);
+        if (std::filesystem::exists(written))
+          std::filesystem::rename(written, path);
+        else
+          std::filesystem::create_directories(path);  // a dispatch of no waves
+        entry["directory"] = path;
+      } else if (!config_.tool_out.empty()) {
         std::filesystem::create_directories(config_.tool_out);
         std::string path = config_.tool_out + "/" + report.kernel + "." +
                            std::to_string(report.dispatch) + ".json";

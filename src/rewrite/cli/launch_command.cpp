@@ -12,6 +12,7 @@
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/hsa/launch.h"
 #include "wavekit/rewrite/launch.h"
+#include "wavekit/rewrite/tools.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
@@ -37,6 +38,23 @@ void write_sequences(const std::string& directory, const wavekit::hsa::LaunchOut
       text += line;
     }
     wavekit::write_file(directory + "/wave_" + std::to_string(wave) + ".txt", text);
+  }
+}
+
+// A file-writing tool's probes write a dispatch's files under a subdirectory named after its
+// kernarg segment (tool_files_subdirectory); this launch made one dispatch, so they move up.
+void collect_tool_files(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> dispatches;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
+        name.find_first_not_of("0123456789abcdef", 1) == std::string::npos)
+      dispatches.push_back(entry.path());
+  }
+  for (const std::filesystem::path& dispatch : dispatches) {
+    for (const auto& file : std::filesystem::directory_iterator(dispatch))
+      std::filesystem::rename(file.path(), directory / file.path().filename());
+    std::filesystem::remove(dispatch);
   }
 }
 
@@ -77,7 +95,8 @@ int run_launch(wavekit::cli::Arguments args) {
                 "write DIR/wave_<id>.txt: executed block starts in order");
   parser.option("--tool-out", &tool_out, "PATH",
                 "a rewritten object: write its tool's report there (bbcount: the --trace-blocks "
-                "JSON, keyed by original block addresses)");
+                "JSON, keyed by original block addresses; blocktrace: PATH is the directory of "
+                "the waves' files, the --trace-sequence format)");
   parser.option("--threads", &threads, "N", "host threads (default: every core)");
   parser.option("--max-resident-waves", &max_resident, "N",
                 "limit on resident waves (default: the emulator's)");
@@ -109,11 +128,12 @@ int run_launch(wavekit::cli::Arguments args) {
   request.record_block_sequence = !trace_sequence.empty();
 
   // A rewritten object needs its arena (the argument the rewriter appended) and has a report.
-  bool instrumented = false;
+  bool instrumented = false, tool_files = false;
   try {
-    instrumented = wavekit::rewrite::find_note(wavekit::codeobj::CodeObject::parse(
-                                                   wavekit::read_file(code_object), code_object))
-                       .has_value();
+    const auto note = wavekit::rewrite::find_note(
+        wavekit::codeobj::CodeObject::parse(wavekit::read_file(code_object), code_object));
+    instrumented = note.has_value();
+    tool_files = instrumented && wavekit::rewrite::tool_writes_files(note->tool);
   } catch (const wavekit::Error&) {
     // Not a readable code object: the launch below says precisely what is wrong with it.
   }
@@ -121,6 +141,12 @@ int run_launch(wavekit::cli::Arguments args) {
     throw UsageError(code_object +
                      " was not rewritten by wavekit (no WAVEKIT note), so it has no "
                      "tool report: rewrite it first (wavekit rewrite --tool ...)");
+  // A tool that writes files (blocktrace) writes them from its probes, during the run: its
+  // --tool-out is the file service's directory, in place of --out.
+  if (tool_files && !tool_out.empty()) {
+    std::filesystem::create_directories(tool_out);
+    request.hostcall_file_root = tool_out;
+  }
   wavekit::hsa::LaunchOutcome outcome;
   nlohmann::json report;
   if (instrumented) {
@@ -150,7 +176,8 @@ int run_launch(wavekit::cli::Arguments args) {
   }
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
   if (!trace_sequence.empty()) write_sequences(trace_sequence, outcome);
-  if (!tool_out.empty()) wavekit::write_file(tool_out, report.dump(1) + "\n");
+  if (!tool_out.empty() && !tool_files) wavekit::write_file(tool_out, report.dump(1) + "\n");
+  if (!tool_out.empty() && tool_files) collect_tool_files(tool_out);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // tool_names / tool_plan / tool_report over the tools this build ships (registry.h).
 #include "registry.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
@@ -12,7 +13,8 @@ namespace wavekit::rewrite {
 namespace {
 
 const std::vector<tools::ToolDefinition>& registry() {
-  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool()};
+  static const std::vector<tools::ToolDefinition> all{tools::bbcount_tool(), tools::callret_tool(),
+                                                      tools::blocktrace_tool()};
   return all;
 }
 
@@ -53,6 +55,17 @@ std::string tool_probe_library(const std::string& tool, const std::string& proce
     throw Error("tool '" + tool + "' has no probe library for " + processor + " (looked for " +
                 path.string() + "; WAVEKIT_PROBE_DIR overrides the directory)");
   return path.string();
+}
+
+bool tool_writes_files(const std::string& tool) {
+  const tools::ToolDefinition* found = find_tool(tool);
+  return found && found->writes_files;
+}
+
+std::string tool_files_subdirectory(std::uint64_t kernarg_address) {
+  char name[24];
+  std::snprintf(name, sizeof name, "k%llx", static_cast<unsigned long long>(kernarg_address));
+  return name;
 }
 
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,

@@ -19,9 +19,13 @@ struct ToolDefinition {
   // The stem of the tool's probe library ("callret": callret.<processor>.co in the probe
   // directory, see tool_probe_library), or nullptr for a tool of inline snippets only.
   const char* probe_library = nullptr;
+  // The tool's output is the files its probes write through the hostcall file service: a
+  // launcher makes its tool-output path the directory those files go to (tool_writes_files).
+  bool writes_files = false;
 };
 
 ToolDefinition bbcount_tool();
 ToolDefinition callret_tool();
+ToolDefinition blocktrace_tool();
 
 }  // namespace wavekit::rewrite::tools

@@ -34,6 +34,14 @@ Plan tool_plan(const std::string& tool);
 // wavekit::Error for an arena that does not fit the note.
 nlohmann::json tool_report(const std::string& tool, const InstrumentedKernel& kernel,
                            std::span<const std::uint8_t> arena);
+// True for a tool whose output is the files its probes write through the hostcall file service
+// (blocktrace): launchers make the tool-output path that service's directory, and the report
+// is only a summary. False for unknown names.
+bool tool_writes_files(const std::string& tool);
+// Such a tool's probes write one dispatch's files under this subdirectory of the file service's
+// directory: "k" + the address of the dispatch's kernarg segment in lowercase hex, which no two
+// dispatches in flight share. Launchers rename it once the dispatch is complete.
+std::string tool_files_subdirectory(std::uint64_t kernarg_address);
 // Every per-wave variable of every wave that ran, by name: {"kernel", "waves": [{"id",
 // "workgroup", "wave_in_workgroup", "variables": {"name": [element, ...]}}]}, elements of 1, 2,
 // 4 or 8 bytes as unsigned integers, others as hex strings of their bytes in memory order.

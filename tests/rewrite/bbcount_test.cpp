@@ -19,30 +19,8 @@
 namespace wavekit::rewrite {
 namespace {
 
-struct Case {
-  std::string object;  // corpus object name
-  std::string path;
-  std::string processor;
-  std::string kernel;
-};
-
-void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
-
 std::vector<Case> cases() {
-  std::vector<Case> all;
-  for (const corpus::CorpusObject& object : corpus::objects()) {
-    if (object.fat_binary || object.stripped) continue;
-    for (const std::string& kernel : object.kernels)
-      all.push_back({object.name, object.path, object.targets.at(0), kernel});
-  }
-  return all;
-}
-
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.object + "_" + info.param.kernel;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return corpus_cases([](const corpus::CorpusObject& o) { return !o.fat_binary && !o.stripped; });
 }
 
 // The emulator's block counts of the REWRITTEN run, translated to original addresses through

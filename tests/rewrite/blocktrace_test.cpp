@@ -21,30 +21,11 @@
 namespace wavekit::rewrite {
 namespace {
 
-struct Case {
-  std::string object;
-  std::string path;
-  std::string processor;
-  std::string kernel;
-};
-void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
-
 // -O2 objects of every processor: a few hundred waves per kernel, each making a few hostcall
 // requests (the known double-service bug, docs/hostcall.md, shows at tens of thousands).
 std::vector<Case> cases() {
-  std::vector<Case> all;
-  for (const corpus::CorpusObject& object : corpus::objects()) {
-    if (object.fat_binary || object.stripped || object.opt != "-O2") continue;
-    for (const std::string& kernel : object.kernels)
-      all.push_back({object.name, object.path, object.targets.at(0), kernel});
-  }
-  return all;
-}
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  std::string name = info.param.object + "_" + info.param.kernel;
-  for (char& c : name)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return name;
+  return corpus_cases(
+      [](const corpus::CorpusObject& o) { return !o.fat_binary && !o.stripped && o.opt == "-O2"; });
 }
 
 // Kernels whose block sequences depend on how waves interleave (compare-and-swap retry loops):

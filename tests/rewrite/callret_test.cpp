@@ -55,26 +55,14 @@ std::map<std::uint64_t, std::string> callees_of(const std::string& path) {
   return callees;
 }
 
-struct Case {
-  std::string object;
-  std::string path;
-  std::string processor;
-  std::string kernel;
-};
-void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
-
 std::vector<Case> cases() {
-  std::vector<Case> all;
-  for (const corpus::CorpusObject& object : corpus::objects()) {
-    if (object.source.find("calls") == std::string::npos || object.fat_binary || object.stripped)
-      continue;
-    for (const std::string kernel : {"call_chain", "recursive_fib"})
-      all.push_back({object.name, object.path, object.targets.at(0), kernel});
-  }
-  return all;
-}
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  return info.param.object + "_" + info.param.kernel;
+  return corpus_cases(
+      [](const corpus::CorpusObject& o) {
+        return o.source.find("calls") != std::string::npos && !o.fat_binary && !o.stripped;
+      },
+      [](const std::string& kernel) {
+        return kernel == "call_chain" || kernel == "recursive_fib";
+      });
 }
 
 // The report callret must give: per wave of the dispatch, per call site the lanes that made

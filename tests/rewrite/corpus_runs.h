@@ -2,8 +2,13 @@
 // corpus kernel with its generated inputs.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cctype>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -12,6 +17,37 @@
 #include "wavekit/rewrite/mutator.h"
 
 namespace wavekit::rewrite {
+
+// One kernel of one corpus object: the parameter of the rewriter's corpus tests.
+struct Case {
+  std::string object;  // corpus object name
+  std::string path;
+  std::string processor;
+  std::string kernel;
+};
+inline void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
+
+// The kernels of every corpus object that `keep_object` accepts, and of those the ones
+// `keep_kernel` accepts (default: all).
+inline std::vector<Case> corpus_cases(
+    const std::function<bool(const corpus::CorpusObject&)>& keep_object,
+    const std::function<bool(const std::string&)>& keep_kernel = {}) {
+  std::vector<Case> all;
+  for (const corpus::CorpusObject& object : corpus::objects()) {
+    if (!keep_object(object)) continue;
+    for (const std::string& kernel : object.kernels)
+      if (!keep_kernel || keep_kernel(kernel))
+        all.push_back({object.name, object.path, object.targets.at(0), kernel});
+  }
+  return all;
+}
+
+inline std::string case_name(const testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.object + "_" + info.param.kernel;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
 
 struct Command {
   int status = -1;

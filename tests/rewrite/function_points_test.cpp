@@ -24,25 +24,8 @@
 namespace wavekit::rewrite {
 namespace {
 
-struct Case {
-  std::string object;
-  std::string path;
-  std::string processor;
-  std::string kernel;
-};
-void PrintTo(const Case& c, std::ostream* out) { *out << c.object << " " << c.kernel; }
-
 std::vector<Case> cases() {
-  std::vector<Case> all;
-  for (const corpus::CorpusObject& object : corpus::objects()) {
-    if (object.fat_binary) continue;
-    for (const std::string& kernel : object.kernels)
-      all.push_back({object.name, object.path, object.targets.at(0), kernel});
-  }
-  return all;
-}
-std::string case_name(const testing::TestParamInfo<Case>& info) {
-  return info.param.object + "_" + info.param.kernel;
+  return corpus_cases([](const corpus::CorpusObject& o) { return !o.fat_binary; });
 }
 
 // The instructions an after_instruction point may follow (not a branch, return or s_endpgm).

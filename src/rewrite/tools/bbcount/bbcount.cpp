@@ -1,19 +1,13 @@
 // bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls).
-#include <cstdio>
 
 #include "../registry.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
 
 constexpr const char* kCounters = "block_counts";
-
-std::string address_key(std::uint64_t address) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
-  return text;
-}
 
 Plan bbcount_plan() {
   Plan plan;
@@ -47,7 +41,7 @@ nlohmann::json bbcount_report(const InstrumentedKernel& kernel,
     nlohmann::json blocks = nlohmann::json::object();
     for (std::size_t i = 0; i < counters->variable.count; ++i) {
       const std::uint64_t count = read_element(slot, *counters, i);
-      if (count != 0) blocks[address_key(counters->variable.keys.at(i))] = count;
+      if (count != 0) blocks[hex(counters->variable.keys.at(i))] = count;
     }
     waves.push_back(
         {{"id", slot.wave_id},

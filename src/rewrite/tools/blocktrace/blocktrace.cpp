@@ -3,7 +3,6 @@
 // the block's original address to a per-wave text buffer, written to wave_<id>.txt when full
 // and at the kernel's end: the files are `wavekit launch --trace-sequence`'s (docs/rewrite.md,
 // "Tools"). The arena keeps only the buffer and a summary, which the reporter reads.
-#include <cstring>
 
 #include "../registry.h"
 #include "wavekit/support/error.h"
@@ -49,13 +48,6 @@ Plan blocktrace_plan() {
   return plan;
 }
 
-template <typename T>
-T field(const WaveSlot& slot, std::uint64_t offset) {
-  T value;
-  std::memcpy(&value, slot.bytes.data() + offset, sizeof value);
-  return value;
-}
-
 // Per wave, how many blocks its file got; throws when a wave's file egress failed, since its
 // file is then incomplete.
 nlohmann::json blocktrace_report(const InstrumentedKernel& kernel,
@@ -68,7 +60,7 @@ nlohmann::json blocktrace_report(const InstrumentedKernel& kernel,
                                    "could not close its file"};
   nlohmann::json waves = nlohmann::json::array();
   for (const WaveSlot& slot : read_arena(arena, kernel)) {
-    const auto failed = field<std::uint32_t>(slot, state->offset + 12);
+    const auto failed = read_slot_field<std::uint32_t>(slot, state->offset + 12);
     if (failed != 0)
       throw Error("blocktrace: wave " + std::to_string(slot.wave_id) + " of '" + kernel.name +
                   "': " + (failed < 4 ? failures[failed] : "unknown failure") +
@@ -77,7 +69,7 @@ nlohmann::json blocktrace_report(const InstrumentedKernel& kernel,
         {{"id", slot.wave_id},
          {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
          {"wave_in_workgroup", slot.wave_in_workgroup},
-         {"blocks", field<std::uint64_t>(slot, state->offset + 16)}});
+         {"blocks", read_slot_field<std::uint64_t>(slot, state->offset + 16)}});
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

@@ -1,23 +1,16 @@
 // callret: call-return capture. At each return of each call a kernel makes, a probe
 // (callret_probes.hip) folds the active lanes' 32-bit return values into one record per call
 // site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools").
-#include <cstdio>
-#include <cstring>
 
 #include "../registry.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
 
 constexpr const char* kRecords = "call_returns";
 constexpr std::uint32_t kRecordSize = 40;  // CallRecord in callret_probes.hip
-
-std::string hex_text(std::uint64_t value) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 Plan callret_plan() {
   Plan plan;
@@ -45,13 +38,6 @@ Plan callret_plan() {
   return plan;
 }
 
-template <typename T>
-T field(const WaveSlot& slot, std::uint64_t offset) {
-  T value;
-  std::memcpy(&value, slot.bytes.data() + offset, sizeof value);
-  return value;
-}
-
 nlohmann::json callret_report(const InstrumentedKernel& kernel,
                               std::span<const std::uint8_t> arena) {
   const PlacedVariable* records = kernel.layout.find(kRecords);
@@ -63,16 +49,16 @@ nlohmann::json callret_report(const InstrumentedKernel& kernel,
     nlohmann::json calls = nlohmann::json::object();
     for (std::size_t i = 0; i < records->variable.keys.size(); ++i) {
       const std::uint64_t at = records->offset + i * kRecordSize;
-      const auto returns = field<std::uint64_t>(slot, at);
+      const auto returns = read_slot_field<std::uint64_t>(slot, at);
       if (returns == 0) continue;
-      calls[hex_text(records->variable.keys[i])] = {
+      calls[hex(records->variable.keys[i])] = {
           {"returns", returns},
-          {"lanes", field<std::uint64_t>(slot, at + 8)},
-          {"first_lane", field<std::uint32_t>(slot, at + 16)},
-          {"first_value", field<std::int32_t>(slot, at + 20)},
-          {"min", field<std::int32_t>(slot, at + 24)},
-          {"max", field<std::int32_t>(slot, at + 28)},
-          {"hash", hex_text(field<std::uint64_t>(slot, at + 32))}};
+          {"lanes", read_slot_field<std::uint64_t>(slot, at + 8)},
+          {"first_lane", read_slot_field<std::uint32_t>(slot, at + 16)},
+          {"first_value", read_slot_field<std::int32_t>(slot, at + 20)},
+          {"min", read_slot_field<std::int32_t>(slot, at + 24)},
+          {"max", read_slot_field<std::int32_t>(slot, at + 28)},
+          {"hash", hex(read_slot_field<std::uint64_t>(slot, at + 32))}};
     }
     waves.push_back(
         {{"id", slot.wave_id},

@@ -9,11 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "wavekit/support/error.h"
 
 namespace wavekit::codeobj {
 class CodeObject;
@@ -141,5 +144,17 @@ std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
 // Element `index` of a variable in a slot, as an unsigned integer of the variable's element
 // size (1, 2, 4 or 8 bytes).
 std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable, std::size_t index);
+// The plain value of type T at byte `offset` of a slot (a field of a tool's record, as the
+// probes laid it out). Throws wavekit::Error when it does not lie inside the slot.
+template <typename T>
+T read_slot_field(const WaveSlot& slot, std::uint64_t offset) {
+  if (offset > slot.bytes.size() || slot.bytes.size() - offset < sizeof(T))
+    throw Error("a " + std::to_string(sizeof(T)) + "-byte field at offset " +
+                std::to_string(offset) + " lies outside the " + std::to_string(slot.bytes.size()) +
+                "-byte slot of wave " + std::to_string(slot.wave_id));
+  T value;
+  std::memcpy(&value, slot.bytes.data() + offset, sizeof value);
+  return value;
+}
 
 }  // namespace wavekit::rewrite

@@ -161,6 +161,13 @@ TEST(CallretView, OneRowPerSiteSummedOverWavesInAddressOrder) {
       << table;
   EXPECT_THROW(callret_table(nlohmann::json::parse(R"({"kernel": "k"})")), Error);
   EXPECT_THROW(callret_table(nlohmann::json::parse(R"({"waves": [{"id": 0}]})")), Error);
+  // A record without its fields, or a call site that is not an address: named, not a crash.
+  EXPECT_THROW(callret_table(nlohmann::json::parse(R"({"waves": [{"calls": {"0x10": {}}}]})")),
+               Error);
+  EXPECT_THROW(callret_table(nlohmann::json::parse(
+                   R"({"waves": [{"calls": {"site": {"returns": 1, "lanes": 1, "min": 0,
+                                                        "max": 0}}}]})")),
+               Error);
 }
 
 }  // namespace

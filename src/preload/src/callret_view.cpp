@@ -17,14 +17,9 @@ struct SiteSummary {
   std::optional<std::int64_t> wave0_value;  // wave 0's first active lane at its first return
 };
 
-}  // namespace
-
-std::string callret_table(const nlohmann::json& report) {
-  if (!report.is_object() || !report.contains("waves") || !report["waves"].is_array())
-    throw Error("not a callret report: no \"waves\" array");
-  // Sites sort by address (keys are "0x..." of one width per object, so compare as numbers).
-  std::map<std::uint64_t, SiteSummary> sites;
-  for (const auto& wave : report["waves"]) {
+// Sums each call site's records over the waves.
+void add_waves(const nlohmann::json& waves, std::map<std::uint64_t, SiteSummary>& sites) {
+  for (const auto& wave : waves) {
     if (!wave.contains("calls")) throw Error("not a callret report: a wave has no \"calls\"");
     for (const auto& [address, record] : wave["calls"].items()) {
       SiteSummary& site = sites[std::stoull(address, nullptr, 16)];
@@ -36,6 +31,21 @@ std::string callret_table(const nlohmann::json& report) {
       if (wave.value("id", std::uint64_t{1}) == 0)
         site.wave0_value = record.at("first_value").get<std::int64_t>();
     }
+  }
+}
+
+}  // namespace
+
+std::string callret_table(const nlohmann::json& report) {
+  if (!report.is_object() || !report.contains("waves") || !report["waves"].is_array())
+    throw Error("not a callret report: no \"waves\" array");
+  std::map<std::uint64_t, SiteSummary> sites;  // by address: keys read as numbers
+  try {
+    add_waves(report["waves"], sites);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& error) {  // a missing or mistyped field, a bad address key
+    throw Error(std::string("not a callret report: ") + error.what());
   }
   std::string text = "kernel " + report.value("kernel", std::string("?")) + ": " +
                      std::to_string(report["waves"].size()) + " waves, " +

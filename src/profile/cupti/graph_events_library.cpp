@@ -1,7 +1,8 @@
 // The CUPTI-free graph mode (`wavekit profile --graphs events`) as a library of its own, loaded
-// with LD_PRELOAD: it starts a session whose backend times graph launches with event pairs
-// (launch_hooks.h) when WAVEKIT_PROFILE_OUTPUT is set. A library apart from the CUPTI one so that
-// the `dlsym` it must define is in a process only when this mode is asked for.
+// with LD_PRELOAD: when WAVEKIT_PROFILE_OUTPUT is set, it prepares a backend that times graph
+// launches with event pairs (launch_hooks.h) and starts the session at CUDA initialisation. A
+// library apart from the CUPTI one so that the `dlsym` it must define is in a process only when
+// this mode is asked for.
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -15,6 +16,8 @@ namespace wavekit::profile {
 namespace {
 
 Session* session = nullptr;
+Backend* backend = nullptr;
+SessionConfig* config = nullptr;  // read at load, so that bad settings are reported at once
 
 void stop_at_exit() {
   if (!session) return;
@@ -30,23 +33,28 @@ void stop_at_exit() {
                  std::getenv("WAVEKIT_PROFILE_OUTPUT"));
 }
 
-__attribute__((constructor)) void start_if_preloaded() {
-  if (std::getenv("WAVEKIT_PROFILE_OUTPUT") == nullptr) return;
+// At CUDA initialisation (launch_hooks.h).
+void start_session() {
   try {
-    SessionConfig config = SessionConfig::from_environment();
-    config.graph_events = true;
-    config.graph_level = false;
-    std::string why;
-    Backend* backend = make_graph_event_backend(why);
-    if (!backend) {
-      std::fprintf(stderr, "wavekit profile: not started: %s\n", why.c_str());
-      return;
-    }
-    session = new Session(config, backend);
+    session = new Session(*config, backend);
     set_global_session(session);
     session->start();
     activate_graph_event_hooks(session);
     std::atexit(stop_at_exit);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());
+  }
+}
+
+__attribute__((constructor)) void prepare_if_preloaded() {
+  if (std::getenv("WAVEKIT_PROFILE_OUTPUT") == nullptr) return;
+  try {
+    config = new SessionConfig(SessionConfig::from_environment());
+    config->graph_events = true;
+    config->graph_level = false;
+    std::string why;
+    backend = make_graph_event_backend(why, start_session);
+    if (!backend) std::fprintf(stderr, "wavekit profile: not started: %s\n", why.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());
   }

@@ -260,6 +260,17 @@ class GraphEventBackend final : public Backend {
 };
 
 GraphEventBackend* events_backend = nullptr;
+void (*start_session)() = nullptr;
+std::once_flag session_started;
+
+// The session starts when the program first takes a hooked driver function (CUDA
+// initialisation), so that the processes a program runs without CUDA start nothing and write
+// nothing.
+void start_session_once() {
+  std::call_once(session_started, [] {
+    if (start_session) start_session();
+  });
+}
 std::atomic<Session*> hooked_session{nullptr};
 std::atomic<std::uint64_t> next_correlation{1};
 
@@ -374,6 +385,10 @@ CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version,
 // The answer of `dlsym` for `name`, hooked when the event mode is active.
 void* hook_symbol(const char* name, void* found) {
   if (!found || !name || !events_backend || name[0] != 'c' || name[1] != 'u') return found;
+  if (std::strcmp(name, "cuGetProcAddress_v2") == 0 || std::strcmp(name, "cuGetProcAddress") == 0 ||
+      std::strcmp(name, "cuGraphLaunch") == 0 || std::strcmp(name, "cuGraphLaunch_ptsz") == 0 ||
+      std::strcmp(name, "cuGraphExecDestroy") == 0)
+    start_session_once();
   if (std::strcmp(name, "cuGetProcAddress_v2") == 0) {
     real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v2);
@@ -397,7 +412,7 @@ void* hook_symbol(const char* name, void* found) {
 
 }  // namespace
 
-Backend* make_graph_event_backend(std::string& why) {
+Backend* make_graph_event_backend(std::string& why, void (*start)()) {
   // Only a preloaded library's dlsym is the one the runtime calls. (Comparing with &::dlsym
   // would not do: inside this library that address resolves to the global one too.)
   void* global = real_dlsym() ? real_dlsym()(RTLD_DEFAULT, "dlsym") : nullptr;
@@ -411,6 +426,7 @@ Backend* make_graph_event_backend(std::string& why) {
         "events' does that), not loaded through CUDA_INJECTION64_PATH";
     return nullptr;
   }
+  start_session = start;
   events_backend = new GraphEventBackend();
   return events_backend;
 }

@@ -11,8 +11,10 @@
 namespace wavekit::profile {
 
 // The backend of the event mode, or null with the reason in `why` (the library was not
-// preloaded, so its hooks would never be called).
-Backend* make_graph_event_backend(std::string& why);
+// preloaded, so its hooks would never be called). `start` is called once, when the program first
+// takes a hooked driver function (CUDA initialisation): it makes the session and activates the
+// hooks, so that a process that never uses CUDA starts no session and writes no output.
+Backend* make_graph_event_backend(std::string& why, void (*start)());
 // From now on graph launches are timed for `session` (non-null, outlives the process).
 void activate_graph_event_hooks(Session* session);
 

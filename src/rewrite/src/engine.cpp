@@ -1091,8 +1091,12 @@ RewriteResult Engine::run() {
       auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
       calls->spill_base = align16(kd.private_segment_fixed_size);
       calls->stack_base = align16(calls->spill_base + 4 * (vgprs_needed + 2));
+      // Inside relocated functions the spill area and the probe's stack lie spill_base above
+      // s32 (call_envelope.h: stack_relative), and s32 reaches the kernel's own private segment
+      // on its deepest static call chain: room for that once more.
+      const std::uint64_t function_stack = relocated.empty() ? 0 : calls->spill_base;
       new_kd.private_segment_fixed_size =
-          static_cast<std::uint32_t>(align16(calls->stack_base + probe_stack));
+          static_cast<std::uint32_t>(align16(function_stack + calls->stack_base + probe_stack));
       meta->set_private_segment_fixed_size(new_kd.private_segment_fixed_size);
       // VGPRs: the probes' and the envelope's; on the unified file of gfx90a/gfx942 the
       // accumulation registers start at ACCUM_OFFSET, which must stay above them.

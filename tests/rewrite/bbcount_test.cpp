@@ -1,6 +1,7 @@
 // bbcount over the corpus, end to end on the emulator: rewrite, re-read the object with LLVM's
 // tools, run original and rewritten, and compare (a) every output buffer, bit for bit, and
-// (b) the tool's per-wave block counts with the emulator's own ground truth for the original.
+// (b) the tool's per-wave block counts with the emulator's own ground truth for the original,
+// every block the waves ran, the callees' included.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -27,18 +28,18 @@ std::vector<Case> cases() {
 // the object's address map: a block that starts in inserted code stands for the original
 // instruction it precedes, and where two rewritten blocks stand for the same instruction (the
 // prologue, then the first block's counter), the later one is the block's own count.
-// Blocks outside `relocated` (the callees, which run uninstrumented at their original
-// addresses) are left out: the tool counts the kernel's own blocks.
+// A block outside `relocated` ran at its original address, uninstrumented (a callee that was
+// not relocated): it is kept as it is, so that the comparison with the tool fails.
 nlohmann::json translate_trace(const nlohmann::json& trace, const RewriteNote& note,
                                const codeobj::Section& relocated) {
   nlohmann::json waves = nlohmann::json::array();
   for (const nlohmann::json& wave : trace["waves"]) {
-    std::map<std::uint64_t, std::uint64_t> by_new_address;
+    std::map<std::uint64_t, std::uint64_t> by_new_address, by_original;
     for (const auto& [key, count] : wave["blocks"].items()) {
       const std::uint64_t address = std::stoull(key, nullptr, 16);
-      if (relocated.contains_address(address)) by_new_address[address] = count.get<std::uint64_t>();
+      (relocated.contains_address(address) ? by_new_address : by_original)[address] =
+          count.get<std::uint64_t>();
     }
-    std::map<std::uint64_t, std::uint64_t> by_original;
     for (const auto& [address, count] : by_new_address)
       if (std::optional<std::uint64_t> original = note.original_instruction_at_or_after(address))
         by_original[*original] = count;
@@ -144,11 +145,21 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
   for (const KernelView& candidate : views)
     if (candidate.name == c.kernel) view = &candidate;
   ASSERT_NE(view, nullptr);
-  const nlohmann::json kernel_truth = kernel_blocks_only(truth.block_trace, *view);
+  // The whole ground truth: the blocks of the device functions the kernel calls are counted
+  // too (they run as instrumented copies), under their original addresses.
   if (!schedule_dependent(c.kernel))
-    EXPECT_EQ(tool.report, kernel_truth) << "tool:\n"
-                                         << tool.report.dump(1) << "\nground truth:\n"
-                                         << kernel_truth.dump(1);
+    EXPECT_EQ(tool.report, truth.block_trace) << "tool:\n"
+                                              << tool.report.dump(1) << "\nground truth:\n"
+                                              << truth.block_trace.dump(1);
+  // Every callee's entry block is in the report (calls.hip: polynomial and mix for call_chain,
+  // fibonacci, recursively, for recursive_fib).
+  for (std::uint64_t callee : view->callees) {
+    bool counted = false;
+    for (const nlohmann::json& wave : tool.report["waves"])
+      counted = counted || wave["blocks"].contains(block_key(callee));
+    EXPECT_TRUE(counted) << "the entry block of the callee at " << block_key(callee)
+                         << " is counted in no wave";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name);

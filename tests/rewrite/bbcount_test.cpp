@@ -4,6 +4,7 @@
 // every block the waves ran, the callees' included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -163,6 +164,46 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name);
+
+// Every kernel of an object rewritten at once, where several kernels reach the same device
+// function (at -O0 the work-item id is a call): each kernel runs its own instrumented copy, with
+// its own reserved SGPRs and block keys, and counts exactly the ground truth, callees included.
+TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
+  const corpus::CorpusObject* object = nullptr;
+  for (const corpus::CorpusObject& candidate : corpus::objects())
+    if (candidate.name == "basic_gfx90a_O0_cov5") object = &candidate;
+  ASSERT_NE(object, nullptr);
+  const codeobj::CodeObject input =
+      codeobj::CodeObject::parse(read_file(object->path), object->path);
+  const std::vector<KernelView> views = analyse_kernels(input);
+  std::map<std::uint64_t, std::size_t> reached_by;  // callee entry -> kernels reaching it
+  for (const KernelView& view : views)
+    for (std::uint64_t callee : view.callees) ++reached_by[callee];
+  ASSERT_TRUE(std::any_of(reached_by.begin(), reached_by.end(),
+                          [](const auto& entry) { return entry.second > 1; }))
+      << "no device function of " << object->name << " is reached by two kernels";
+
+  const RewriteResult result = rewrite(input, tool_plan("bbcount"));
+  const std::string out =
+      (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / (object->name + ".all.bbcount.co"))
+          .string();
+  std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+  write_file(out, result.bytes);
+  for (const KernelView& view : views) {
+    const corpus::CorpusKernel& k = corpus::kernel(view.name);
+    const std::vector<corpus::Argument> inputs = k.make_inputs(7);
+    hsa::LaunchRequest original = request_for(k, inputs, object->path);
+    original.record_block_counts = true;
+    const hsa::LaunchOutcome truth = hsa::launch(original);
+    ASSERT_TRUE(truth.ok) << truth.error;
+    const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
+    ASSERT_TRUE(tool.launch.ok) << view.name << ": " << tool.launch.error;
+    for (std::size_t i = 0; i < truth.buffers.size(); ++i)
+      EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
+          << view.name << ": argument " << truth.buffers[i].first << " differs";
+    EXPECT_EQ(tool.report, truth.block_trace) << view.name;
+  }
+}
 
 // The mutator API builds the same plan as the ready-made tool, and the engine is deterministic:
 // the same input and plan give the same bytes (rewriting.md §1: offline and load-time rewrites

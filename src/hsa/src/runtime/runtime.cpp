@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace wavekit::hsa::runtime {
@@ -33,6 +34,19 @@ unsigned environment_unsigned(const char* variable, unsigned fallback) {
     std::exit(1);
   }
   return static_cast<unsigned>(value);
+}
+
+std::string environment_directory(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return "";
+  std::error_code error;
+  std::filesystem::create_directories(text, error);
+  if (error) {
+    std::fprintf(stderr, "wavekit emulator: %s: cannot create %s: %s\n", variable, text,
+                 error.message().c_str());
+    std::exit(1);
+  }
+  return text;
 }
 
 Runtime::Runtime() {
@@ -70,6 +84,8 @@ Runtime::Runtime() {
 
   host_threads = environment_unsigned("WAVEKIT_EMU_THREADS", 0);
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
+  trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
+  trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
 }
 
 Runtime& runtime() {

@@ -1,8 +1,10 @@
 // bbcount over the corpus, end to end on the emulator: rewrite, re-read the object with LLVM's
 // tools, run original and rewritten, and compare (a) every output buffer, bit for bit, and
-// (b) the tool's per-wave block counts with the emulator's own ground truth for the original.
+// (b) the tool's per-wave block counts with the emulator's own ground truth for the original,
+// every block the waves ran, the callees' included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -27,18 +29,18 @@ std::vector<Case> cases() {
 // the object's address map: a block that starts in inserted code stands for the original
 // instruction it precedes, and where two rewritten blocks stand for the same instruction (the
 // prologue, then the first block's counter), the later one is the block's own count.
-// Blocks outside `relocated` (the callees, which run uninstrumented at their original
-// addresses) are left out: the tool counts the kernel's own blocks.
+// A block outside `relocated` ran at its original address, uninstrumented (a callee that was
+// not relocated): it is kept as it is, so that the comparison with the tool fails.
 nlohmann::json translate_trace(const nlohmann::json& trace, const RewriteNote& note,
                                const codeobj::Section& relocated) {
   nlohmann::json waves = nlohmann::json::array();
   for (const nlohmann::json& wave : trace["waves"]) {
-    std::map<std::uint64_t, std::uint64_t> by_new_address;
+    std::map<std::uint64_t, std::uint64_t> by_new_address, by_original;
     for (const auto& [key, count] : wave["blocks"].items()) {
       const std::uint64_t address = std::stoull(key, nullptr, 16);
-      if (relocated.contains_address(address)) by_new_address[address] = count.get<std::uint64_t>();
+      (relocated.contains_address(address) ? by_new_address : by_original)[address] =
+          count.get<std::uint64_t>();
     }
-    std::map<std::uint64_t, std::uint64_t> by_original;
     for (const auto& [address, count] : by_new_address)
       if (std::optional<std::uint64_t> original = note.original_instruction_at_or_after(address))
         by_original[*original] = count;
@@ -144,14 +146,64 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
   for (const KernelView& candidate : views)
     if (candidate.name == c.kernel) view = &candidate;
   ASSERT_NE(view, nullptr);
-  const nlohmann::json kernel_truth = kernel_blocks_only(truth.block_trace, *view);
+  // The whole ground truth: the blocks of the device functions the kernel calls are counted
+  // too (they run as instrumented copies), under their original addresses.
   if (!schedule_dependent(c.kernel))
-    EXPECT_EQ(tool.report, kernel_truth) << "tool:\n"
-                                         << tool.report.dump(1) << "\nground truth:\n"
-                                         << kernel_truth.dump(1);
+    EXPECT_EQ(tool.report, truth.block_trace) << "tool:\n"
+                                              << tool.report.dump(1) << "\nground truth:\n"
+                                              << truth.block_trace.dump(1);
+  // Every callee's entry block is in the report (calls.hip: polynomial and mix for call_chain,
+  // fibonacci, recursively, for recursive_fib).
+  for (std::uint64_t callee : view->callees) {
+    bool counted = false;
+    for (const nlohmann::json& wave : tool.report["waves"])
+      counted = counted || wave["blocks"].contains(block_key(callee));
+    EXPECT_TRUE(counted) << "the entry block of the callee at " << block_key(callee)
+                         << " is counted in no wave";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name);
+
+// Every kernel of an object rewritten at once, where several kernels reach the same device
+// function (at -O0 the work-item id is a call): each kernel runs its own instrumented copy, with
+// its own reserved SGPRs and block keys, and counts exactly the ground truth, callees included.
+TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
+  const corpus::CorpusObject* object = nullptr;
+  for (const corpus::CorpusObject& candidate : corpus::objects())
+    if (candidate.name == "basic_gfx90a_O0_cov5") object = &candidate;
+  ASSERT_NE(object, nullptr);
+  const codeobj::CodeObject input =
+      codeobj::CodeObject::parse(read_file(object->path), object->path);
+  const std::vector<KernelView> views = analyse_kernels(input);
+  std::map<std::uint64_t, std::size_t> reached_by;  // callee entry -> kernels reaching it
+  for (const KernelView& view : views)
+    for (std::uint64_t callee : view.callees) ++reached_by[callee];
+  ASSERT_TRUE(std::any_of(reached_by.begin(), reached_by.end(),
+                          [](const auto& entry) { return entry.second > 1; }))
+      << "no device function of " << object->name << " is reached by two kernels";
+
+  const RewriteResult result = rewrite(input, tool_plan("bbcount"));
+  const std::string out =
+      (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / (object->name + ".all.bbcount.co"))
+          .string();
+  std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+  write_file(out, result.bytes);
+  for (const KernelView& view : views) {
+    const corpus::CorpusKernel& k = corpus::kernel(view.name);
+    const std::vector<corpus::Argument> inputs = k.make_inputs(7);
+    hsa::LaunchRequest original = request_for(k, inputs, object->path);
+    original.record_block_counts = true;
+    const hsa::LaunchOutcome truth = hsa::launch(original);
+    ASSERT_TRUE(truth.ok) << truth.error;
+    const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
+    ASSERT_TRUE(tool.launch.ok) << view.name << ": " << tool.launch.error;
+    for (std::size_t i = 0; i < truth.buffers.size(); ++i)
+      EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
+          << view.name << ": argument " << truth.buffers[i].first << " differs";
+    EXPECT_EQ(tool.report, truth.block_trace) << view.name;
+  }
+}
 
 // The mutator API builds the same plan as the ready-made tool, and the engine is deterministic:
 // the same input and plan give the same bytes (rewriting.md §1: offline and load-time rewrites

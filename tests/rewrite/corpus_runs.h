@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/hsa/launch.h"
 #include "wavekit/rewrite/mutator.h"
@@ -87,20 +88,29 @@ inline hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
   return request;
 }
 
-// The ground truth of the original run restricted to the kernel's own blocks: its callees'
-// blocks are not instrumented (they stay at their original addresses).
-inline nlohmann::json kernel_blocks_only(const nlohmann::json& trace, const KernelView& kernel) {
-  const std::uint64_t begin = kernel.entry, end = kernel.blocks.back().end;
-  nlohmann::json restricted = trace;
-  for (nlohmann::json& wave : restricted["waves"]) {
-    nlohmann::json blocks = nlohmann::json::object();
-    for (const auto& [key, count] : wave["blocks"].items()) {
-      const std::uint64_t address = std::stoull(key, nullptr, 16);
-      if (address >= begin && address < end) blocks[key] = count;
-    }
-    wave["blocks"] = blocks;
-  }
-  return restricted;
+// The blocks a kernel's block points instrument, in the order of its block keys (and point
+// ids): the kernel's own, then those of each device function it reaches, by entry address.
+// Device functions are relocated and instrumented with the kernel, so their blocks count too.
+struct ReachedBlock {
+  BlockView block;
+  bool in_kernel = false;  // the kernel's own code (not a callee's)
+};
+inline std::vector<ReachedBlock> reached_blocks(const codeobj::CodeObject& object,
+                                                const KernelView& kernel) {
+  std::vector<ReachedBlock> reached;
+  for (const BlockView& block : kernel.blocks) reached.push_back({block, true});
+  const std::vector<FunctionView> functions = analyse_functions(object);
+  for (std::uint64_t entry : kernel.callees)
+    for (const FunctionView& function : functions)
+      if (function.entry == entry)
+        for (const BlockView& block : function.blocks) reached.push_back({block, false});
+  return reached;
+}
+
+inline std::string block_key(std::uint64_t address) {
+  char key[24];
+  std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(address));
+  return key;
 }
 
 }  // namespace wavekit::rewrite

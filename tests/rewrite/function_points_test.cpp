@@ -211,11 +211,11 @@ TEST_P(FunctionPoints, ProbeCallsCountLikeTheGroundTruth) {
 INSTANTIATE_TEST_SUITE_P(Corpus, FunctionPoints, testing::ValuesIn(cases()), case_name);
 
 // Negative control: the probe-call test above would notice an envelope inside a function that
-// loses a register. On gfx942 the first SGPR the envelope restores in fibonacci is s30, the
-// return address, so dropping that restore must break the run (a fault or wrong outputs).
+// loses a register. At polynomial's and mix's returns the first VGPR the envelope restores is
+// v0, the value the function returns, so dropping that restore must change the outputs.
 TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
   for (const Case& c : cases()) {
-    if (c.object != "calls_gfx942_O2_cov5" || c.kernel != "recursive_fib") continue;
+    if (c.object != "calls_gfx942_O2_cov5" || c.kernel != "call_chain") continue;
     const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
     Plan plan;
     plan.kernels = {c.kernel};
@@ -234,7 +234,7 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
     index.kind = ArgumentKind::constant;
     call.args = {base, index};
     PointSpec point;
-    point.where = PointKind::function_entry;
+    point.where = PointKind::function_return;
     point.call = call;
     plan.points.push_back(point);
     RewriteOptions broken;
@@ -257,7 +257,7 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
     }
     return;
   }
-  FAIL() << "calls_gfx942_O2_cov5 recursive_fib is not in the corpus";
+  FAIL() << "calls_gfx942_O2_cov5 call_chain is not in the corpus";
 }
 
 // An instruction point at an address where no instruction starts is refused, naming it.

@@ -113,7 +113,8 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   // 3. VGPRs to scratch, then SGPRs through v_writelane into the temporaries, also to scratch
   // (never through scalar memory: a probe's s_dcache_inv would lose it).
   if (in.stack_relative)
-    b << "s_mov_b32 " << s(spill_offset) << ", " << s(kStackPointer) << "\n";
+    b << "s_add_u32 " << s(spill_offset) << ", " << s(kStackPointer) << ", "
+      << hex(in.spill_base * lanes) << "\n";
   else
     b << "s_mov_b32 " << s(spill_offset) << ", " << hex(in.spill_base * lanes) << "\n";
   for (unsigned reg : vgprs) b << store(reg, vgpr_offset[reg]);
@@ -224,13 +225,13 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
     for (unsigned t = 0; t < temps; ++t) a << load(temp + t, sgpr_spill + 4 * t);
     a << "s_waitcnt vmcnt(0)\n";
     for (std::size_t i = 0; i < sgprs.size(); ++i) {
-      if (in.skip_one_restore && i == 0) continue;
+      if (in.skip_one_restore && vgprs.empty() && i == 0) continue;
       a << "v_readlane_b32 " << s(sgprs[i]) << ", " << v(temp + static_cast<unsigned>(i / 64))
         << ", " << i % 64 << "\n";
     }
   }
   for (std::size_t i = 0; i < vgprs.size(); ++i) {
-    if (in.skip_one_restore && temps == 0 && i == 0) continue;
+    if (in.skip_one_restore && i == 0) continue;
     a << load(vgprs[i], vgpr_offset[vgprs[i]]);
   }
   a << "s_waitcnt vmcnt(0)\n";

@@ -61,9 +61,12 @@ struct EnvelopeInput {
   bool uniform = false;          // call with EXEC all ones
   std::uint64_t spill_base = 0;  // per lane: where the spill area starts
   std::uint64_t stack_base = 0;  // per lane: where the probe's stack starts
-  // Inside a device function: the function's frame lies below its stack pointer s32, and a
-  // recursive call chain's frames grow past any fixed offset, so the spill area starts at the
-  // s32 the point sees and the probe's stack (stack_base - spill_base) above it.
+  // Inside a device function: a recursive call chain's frames grow past any fixed offset, so
+  // the spill area starts spill_base above the s32 the point sees, and the probe's stack
+  // (stack_base - spill_base) above it. Not at s32 itself: the function's own frame is not
+  // always below s32 (a leaf addresses its frame upwards from s32; an epilogue moves s32 back to
+  // the frame pointer before it reloads the registers it saved there), and spill_base, the
+  // kernel's own private segment, bounds every function's frame on its static call chains.
   bool stack_relative = false;
   bool skip_one_restore = false;  // negative control only
 };

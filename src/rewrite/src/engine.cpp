@@ -237,14 +237,18 @@ class Engine {
  private:
   std::vector<std::size_t> selected_kernels() const;
   void check_plan() const;
-  ArenaLayout layout_for(const KernelCode& code) const;
+  // `blocks`: the original starts of every block the kernel's points can count, its own and
+  // those of the device functions relocated with it (see block_keys).
+  ArenaLayout layout_for(const KernelCode& code, const std::vector<std::uint64_t>& blocks) const;
   // `relocated`: the original entries of the device functions relocated with this kernel, which
-  // its calls (and theirs) are retargeted to.
+  // its calls (and theirs) are retargeted to. `blocks`: the kernel's block keys (layout_for);
+  // a block-indexed element is the block's position there.
   std::vector<Chunk> build_chunks(const KernelCode& code, const InstrumentedKernel& instrumented,
                                   const detail::ReservedSgprs& reserved,
                                   const detail::PrologueInput& prologue,
                                   const std::optional<KernelCalls>& calls,
-                                  const std::set<std::uint64_t>& relocated, std::uint64_t* points);
+                                  const std::set<std::uint64_t>& relocated,
+                                  const std::vector<std::uint64_t>& blocks, std::uint64_t* points);
   void load_probe_library();
   const LoadedProbe& probe(const std::string& name) const;
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
@@ -477,18 +481,19 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
   return args;
 }
 
-ArenaLayout Engine::layout_for(const KernelCode& code) const {
+ArenaLayout Engine::layout_for(const KernelCode& code,
+                               const std::vector<std::uint64_t>& blocks) const {
   ArenaLayout layout;
   for (PerWaveVariable variable : plan_.variables) {
-    // A variable indexed by block gets one element per block of this kernel, keyed by the
-    // blocks' original addresses.
+    // A variable indexed by block gets one element per block of this kernel and of the device
+    // functions relocated with it, keyed by the blocks' original addresses.
     const bool per_block =
         std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
           return p.snippet && p.snippet->indexed_by_block && p.snippet->variable == variable.name;
         });
     if (per_block) {
-      variable.count = static_cast<std::uint32_t>(code.leaders.size());
-      variable.keys = code.leaders;
+      variable.count = static_cast<std::uint32_t>(blocks.size());
+      variable.keys = blocks;
     }
     // One element per call site of this kernel, keyed by the calls' original addresses.
     const bool per_call_site =
@@ -514,13 +519,11 @@ ArenaLayout Engine::layout_for(const KernelCode& code) const {
   return layout;
 }
 
-std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
-                                        const InstrumentedKernel& instrumented,
-                                        const detail::ReservedSgprs& reserved,
-                                        const detail::PrologueInput& prologue,
-                                        const std::optional<KernelCalls>& calls,
-                                        const std::set<std::uint64_t>& relocated,
-                                        std::uint64_t* points) {
+std::vector<Chunk> Engine::build_chunks(
+    const KernelCode& code, const InstrumentedKernel& instrumented,
+    const detail::ReservedSgprs& reserved, const detail::PrologueInput& prologue,
+    const std::optional<KernelCalls>& calls, const std::set<std::uint64_t>& relocated,
+    const std::vector<std::uint64_t>& blocks, std::uint64_t* points) {
   // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue
   // left in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point
   // (the last argument) does not matter, and without glc it returns nothing: no wait, and
@@ -705,8 +708,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
     }
   };
 
+  const std::set<std::uint64_t> leaders(code.leaders.begin(), code.leaders.end());
   std::map<std::uint64_t, std::size_t> block_index;
-  for (std::size_t i = 0; i < code.leaders.size(); ++i) block_index[code.leaders[i]] = i;
+  for (std::size_t i = 0; i < blocks.size(); ++i) block_index[blocks[i]] = i;
 
   // The entry chunk: a kernel's prologue and kernel_entry points, a device function's
   // function_entry points. Branches back to the first block skip it (run() maps block starts
@@ -749,13 +753,14 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
       bool here = false;
       std::uint64_t element = 0;
       switch (point.where) {
-        // Kernel-wide kinds apply to the kernel's own code; a relocated device function takes
-        // the points that name its instructions and its own entry and returns.
+        // Blocks and memory instructions are instrumented in the kernel and in the device
+        // functions relocated with it; call_site (and call_return, below) only in the kernel's
+        // own code; a function takes function_entry / function_return points of its own.
         case PointKind::block_entry:
-          if (!code.function && block_index.count(inst.address)) {
+          if (leaders.count(inst.address)) {
             here = true;
             if (point.snippet && point.snippet->indexed_by_block)
-              element = block_index[inst.address];
+              element = block_index.at(inst.address);
           }
           break;
         case PointKind::kernel_exit:
@@ -766,10 +771,9 @@ std::vector<Chunk> Engine::build_chunks(const KernelCode& code,
           break;
         case PointKind::memory: {
           const std::optional<MemoryKind> kind = memory_kind_of(inst.memory);
-          here = !code.function && kind &&
-                 (point.memory_kinds.empty() ||
-                  std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
-                      point.memory_kinds.end());
+          here = kind && (point.memory_kinds.empty() ||
+                          std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
+                              point.memory_kinds.end());
           break;
         }
         case PointKind::call_site:
@@ -919,7 +923,6 @@ RewriteResult Engine::run() {
     instrumented.descriptor_symbol = kernel.descriptor_symbol;
     const std::uint64_t old_kernarg = meta->kernarg_segment_size();
     instrumented.arena_arg_offset = (old_kernarg + 7) / 8 * 8;
-    instrumented.layout = layout_for(p.code);
 
     // The entry SGPRs: what the original expects, and what the instrumented kernel launches
     // with (dispatch and kernarg pointers, all three workgroup ids, all three work-item ids).
@@ -979,17 +982,20 @@ RewriteResult Engine::run() {
         if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
     }
     // Points that can lie in device functions relocate every function the kernel reaches, with
-    // the kernel (rewriting.md §3). Their calls are retargeted to the copies; the originals
-    // stay intact for callers that are not relocated (docs/rewrite.md says why).
-    const bool function_points =
+    // the kernel (rewriting.md §3): block and memory points apply to the callees' code too, so
+    // that a block counter or trace sees every block the kernel's waves run. Their calls are
+    // retargeted to the copies; the originals stay intact for callers that are not relocated
+    // (docs/rewrite.md says why).
+    const bool points_in_functions =
         std::any_of(plan_.points.begin(), plan_.points.end(), [](const PointSpec& point) {
           return point.where == PointKind::function_entry ||
                  point.where == PointKind::function_return ||
                  point.where == PointKind::before_instruction ||
-                 point.where == PointKind::after_instruction;
+                 point.where == PointKind::after_instruction ||
+                 point.where == PointKind::block_entry || point.where == PointKind::memory;
         });
     std::set<std::uint64_t> relocated;
-    if (makes_calls && function_points) {
+    if (makes_calls && points_in_functions) {
       // Relocated code reaches the instrumented copies by retargeting each call's resolved
       // target; a target computed at run time would run the original, uninstrumented function.
       for (const analysis::Function& function : program().functions) {
@@ -1000,9 +1006,9 @@ RewriteResult Engine::run() {
           if (call.resolution == analysis::CallSite::Resolution::unresolved)
             fail(input_.name(), "kernel '" + kernel.name + "': the call at " + hex(call.address) +
                                     " has a target computed at run time, which cannot be sent "
-                                    "to the instrumented copy of its callee (function and "
-                                    "instruction points in device functions need resolved "
-                                    "calls)");
+                                    "to the instrumented copy of its callee (block, memory, "
+                                    "function and instruction points in device functions need "
+                                    "resolved calls)");
       }
       if (call_targets_.empty())
         for (const analysis::Function& function : program().functions)
@@ -1026,6 +1032,11 @@ RewriteResult Engine::run() {
         relocated.insert(entry);
       }
     }
+    // Block keys: the kernel's blocks, then each relocated function's, by entry address.
+    std::vector<std::uint64_t> blocks = p.code.leaders;
+    for (const Placed::Function& function : p.functions)
+      blocks.insert(blocks.end(), function.code.leaders.begin(), function.code.leaders.end());
+    instrumented.layout = layout_for(p.code, blocks);
     // Likewise the probes (their transitive footprint, from the library's note)
     // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
     for (const auto& [name, loaded] : probes_)
@@ -1091,8 +1102,12 @@ RewriteResult Engine::run() {
       auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
       calls->spill_base = align16(kd.private_segment_fixed_size);
       calls->stack_base = align16(calls->spill_base + 4 * (vgprs_needed + 2));
+      // Inside relocated functions the spill area and the probe's stack lie spill_base above
+      // s32 (call_envelope.h: stack_relative), and s32 reaches the kernel's own private segment
+      // on its deepest static call chain: room for that once more.
+      const std::uint64_t function_stack = relocated.empty() ? 0 : calls->spill_base;
       new_kd.private_segment_fixed_size =
-          static_cast<std::uint32_t>(align16(calls->stack_base + probe_stack));
+          static_cast<std::uint32_t>(align16(function_stack + calls->stack_base + probe_stack));
       meta->set_private_segment_fixed_size(new_kd.private_segment_fixed_size);
       // VGPRs: the probes' and the envelope's; on the unified file of gfx90a/gfx942 the
       // accumulation registers start at ACCUM_OFFSET, which must stay above them.
@@ -1119,11 +1134,11 @@ RewriteResult Engine::run() {
       fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
     new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
 
-    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, calls, relocated,
+    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, calls, relocated, blocks,
                             &result.points_instrumented);
     for (Placed::Function& function : p.functions)
       function.chunks = build_chunks(function.code, instrumented, reserved, prologue, calls,
-                                     relocated, &result.points_instrumented);
+                                     relocated, blocks, &result.points_instrumented);
 
     // Lay the kernel out: entries are 256-byte aligned.
     while (text.size() % 256) {

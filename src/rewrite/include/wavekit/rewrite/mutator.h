@@ -87,8 +87,10 @@ struct RewriteOptions {
   // Negative controls for the test suite: each disables one step the design requires, so a
   // test can prove the suite would notice its absence. Never set outside tests.
   bool test_skip_prologue_sgpr_moves = false;
-  // Drops the first register restore of every probe call's envelope (an SGPR read back from
-  // its spill VGPR, or else a VGPR reloaded from scratch).
+  // Drops the first register restore of every probe call's envelope (a VGPR reloaded from
+  // scratch, or else an SGPR read back from its spill VGPR). VGPRs first: inside a device
+  // function the first SGPR is s30, the return address, and losing it makes the function return
+  // into the envelope's own restore, then run again, forever, rather than fail.
   bool test_skip_envelope_restore = false;
 };
 

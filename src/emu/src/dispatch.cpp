@@ -35,6 +35,24 @@ std::string_view error_kind_name(ErrorKind kind) {
   return "?";
 }
 
+std::string_view memory_access_kind_name(MemoryAccessKind kind) {
+  switch (kind) {
+    case MemoryAccessKind::scalar:
+      return "scalar";
+    case MemoryAccessKind::global:
+      return "global";
+    case MemoryAccessKind::flat:
+      return "flat";
+    case MemoryAccessKind::scratch:
+      return "scratch";
+    case MemoryAccessKind::lds:
+      return "lds";
+    case MemoryAccessKind::buffer:
+      return "buffer";
+  }
+  return "?";
+}
+
 namespace detail {
 
 void fault(Wave& wave, ErrorKind kind, std::uint64_t address, std::string message) {
@@ -423,6 +441,15 @@ void Dispatcher::retire_workgroup(std::unique_ptr<Workgroup> group) {
     std::sort(record.block_counts.begin(), record.block_counts.end());
     for (std::uint64_t id : wave->block_sequence)
       record.block_sequence.push_back(ctx_.code->block_vaddr(std::uint32_t(id)));
+    if (!wave->memory_accesses.empty()) {
+      std::lock_guard code_lock(ctx_.code->mutex);
+      for (MemoryAccessRecord& access : wave->memory_accesses)
+        if (const detail::CodeObject* object = ctx_.code->object_at(access.pc)) {
+          access.pc = access.pc - object->host_base + object->vaddr_base;
+          access.object = object->host_base;
+        }
+      record.memory_accesses = std::move(wave->memory_accesses);
+    }
     result_.total_instructions += wave->instructions;
     records_.push_back(std::move(record));
     free_slots_.push_back(wave->private_slot);

@@ -158,7 +158,8 @@ struct Wave {
   std::uint64_t instructions = 0;
   std::vector<std::uint64_t> block_counts;  // indexed by Inst::block_id of the object
   std::vector<std::uint64_t> block_sequence;
-  const void* block_object = nullptr;  // the object block ids refer to
+  std::vector<MemoryAccessRecord> memory_accesses;  // PCs are host PCs until retired
+  const void* block_object = nullptr;               // the object block ids refer to
 
   // A cached memory-map range, to check most accesses without a lookup.
   std::uint64_t cached_base = 0, cached_end = 0;

@@ -930,12 +930,32 @@ void s_trap(Wave& w, const Inst& in) {
   fault(w, ErrorKind::trap, 0, "s_trap " + std::to_string(in.imm & 0xff));
 }
 
+// ---- memory access trace ----------------------------------------------------------------
+
+// The record of this execution of `in`, when the dispatch records memory accesses (nullptr
+// otherwise); the caller appends one address per lane of `lanes`, in lane order.
+MemoryAccessRecord* trace_access(Wave& w, const Inst& in, MemoryAccessKind kind, u64 lanes) {
+  if (!w.ctx->options.record_memory_accesses) return nullptr;
+  MemoryAccessRecord& record = w.memory_accesses.emplace_back();
+  record.pc = in.host_pc;
+  record.kind = kind;
+  record.lanes = lanes;
+  record.addresses.reserve(std::size_t(std::popcount(lanes)));
+  return &record;
+}
+
+void trace_scalar_access(Wave& w, const Inst& in, u64 address) {
+  if (MemoryAccessRecord* record = trace_access(w, in, MemoryAccessKind::scalar, 1))
+    record->addresses.push_back(address);
+}
+
 // ---- scalar memory ----------------------------------------------------------------------
 
 void s_load(Wave& w, const Inst& in) {
   u64 address = w.sreg64(in.saddr.index) + u64(in.imm);
   if (in.soffset.kind == OperandKind::sgpr) address += w.s[in.soffset.index];
   address &= ~3ull;
+  trace_scalar_access(w, in, address);
   std::uint8_t* pointer = global_pointer(w, address, in.width * 4u, MemoryMap::kRead);
   if (!pointer) return;
   Pending& entry = issue(w, w.lgkm);
@@ -951,6 +971,7 @@ void s_buffer_load(Wave& w, const Inst& in) {
   u64 offset = u64(in.imm);
   if (in.soffset.kind == OperandKind::sgpr) offset += w.s[in.soffset.index];
   offset &= ~3ull;
+  trace_scalar_access(w, in, base + offset);
   Pending& entry = issue(w, w.lgkm);
   entry.vector = false;
   entry.dst = in.dst.index;
@@ -968,6 +989,7 @@ void s_buffer_load(Wave& w, const Inst& in) {
 void s_store(Wave& w, const Inst& in) {
   u64 address = (w.sreg64(in.saddr.index) + u64(in.imm)) & ~3ull;
   if (in.soffset.kind == OperandKind::sgpr) address += w.s[in.soffset.index];
+  trace_scalar_access(w, in, address);
   std::uint8_t* pointer = global_pointer(w, address, in.width * 4u, MemoryMap::kWrite);
   if (!pointer) return;
   if (single_copy_64(pointer, in.width * 4u)) {
@@ -1178,6 +1200,7 @@ void s_atomic(Wave& w, const Inst& in) {
   } else {
     address = (w.sreg64(in.saddr.index) + offset) & ~3ull;
   }
+  trace_scalar_access(w, in, address);
   const unsigned data = in.dst.index;
   Pending* entry = nullptr;
   if (in.flags & kFlagGlc) {
@@ -1218,6 +1241,7 @@ void s_atomic(Wave& w, const Inst& in) {
 struct LaneAddress {
   u64 address;  // generic / global address, or per-lane private address (scratch)
   bool private_lane;
+  u64 named;  // the address as the instruction forms it (a FLAT generic address stays generic)
 };
 
 LaneAddress lane_address(Wave& w, const Inst& in, unsigned lane) {
@@ -1230,12 +1254,12 @@ LaneAddress lane_address(Wave& w, const Inst& in, unsigned lane) {
     bool use_vaddr = w.ctx->processor == Processor::gfx942 ? (in.flags & kFlagOffen) != 0
                                                            : in.saddr.kind != OperandKind::sgpr;
     if (use_vaddr) address += w.vreg(vector_index(w, in, in.src[0], 0))[lane];
-    return {u32(address), true};
+    return {u32(address), true, u32(address)};
   }
   if (segment == 2 && in.saddr.kind == OperandKind::sgpr) {
-    return {
-        w.sreg64(in.saddr.index) + w.vreg(vector_index(w, in, in.src[0], 0))[lane] + u64(in.imm),
-        false};
+    const u64 address =
+        w.sreg64(in.saddr.index) + w.vreg(vector_index(w, in, in.src[0], 0))[lane] + u64(in.imm);
+    return {address, false, address};
   }
   u32 index = vector_index(w, in, in.src[0], 0);
   u64 address =
@@ -1243,9 +1267,29 @@ LaneAddress lane_address(Wave& w, const Inst& in, unsigned lane) {
   address += u64(in.imm);
   if (segment == 0) {
     u64 aperture = address & 0xffffffff00000000ull;
-    if (aperture == kPrivateApertureBase) return {u32(address), true};
+    if (aperture == kPrivateApertureBase) return {u32(address), true, address};
   }
-  return {address, false};
+  return {address, false, address};
+}
+
+MemoryAccessKind vector_access_kind(const Inst& in) {
+  switch (in.op & 3) {
+    case 1:
+      return MemoryAccessKind::scratch;
+    case 2:
+      return MemoryAccessKind::global;
+    default:
+      return MemoryAccessKind::flat;
+  }
+}
+
+// Records every active lane's address of a FLAT / GLOBAL / SCRATCH instruction before it
+// accesses memory, so that an access that faults is in the trace too.
+void trace_vector_access(Wave& w, const Inst& in, u64 lanes) {
+  MemoryAccessRecord* record = trace_access(w, in, vector_access_kind(in), lanes);
+  if (!record) return;
+  for (unsigned lane = 0; lane < 64; ++lane)
+    if ((lanes >> lane) & 1) record->addresses.push_back(lane_address(w, in, lane).named);
 }
 
 // Host pointer for `bytes` (<= 4 within one element for private) at dword `d` of a lane.
@@ -1259,6 +1303,7 @@ std::uint8_t* lane_pointer(Wave& w, const Inst& in, const LaneAddress& at, unsig
 void vector_memory(Wave& w, const Inst& in) {
   u16 op = in.op >> 2;
   u64 lanes = w.exec();
+  trace_vector_access(w, in, lanes);
   if (op >= kAtomic) {
     u16 atomic = u16(op - kAtomic);
     bool wide = in.width == 2;
@@ -1401,6 +1446,7 @@ void buffer_memory(Wave& w, const Inst& in) {
     fault(w, ErrorKind::unimplemented_instruction, 0, std::string("buffer atomics: ") + in.name);
     return;
   }
+  MemoryAccessRecord* record = trace_access(w, in, MemoryAccessKind::buffer, lanes);
   Pending* entry = nullptr;
   if (!store) {
     entry = &issue(w, w.vm);
@@ -1428,6 +1474,7 @@ void buffer_memory(Wave& w, const Inst& in) {
       } else {
         address = base + soffset + u64(index) * stride + o;
       }
+      if (record && d == 0) record->addresses.push_back(address);
       unsigned piece = bytes < 4 ? bytes : 4;
       std::uint8_t* pointer;
       if (address >= w.scratch_base && address + piece <= w.scratch_base + w.scratch_size) {
@@ -1472,6 +1519,19 @@ enum DsOp : std::uint16_t {
   kDsSwizzle,
 };
 constexpr u16 kDsAtomic = 64;  // + AtomicOp, +32 for the returning form
+
+// Records every active lane's LDS address: VADDR + the 16-bit offset, or for the 2-address
+// forms the first address, VADDR + offset0 * the element size (x64 for *st64).
+void trace_lds_access(Wave& w, const Inst& in, u64 lanes, const u32* address, u32 offset16) {
+  MemoryAccessRecord* record = trace_access(w, in, MemoryAccessKind::lds, lanes);
+  if (!record) return;
+  const bool pair =
+      in.op == kDsRead2 || in.op == kDsRead2St64 || in.op == kDsWrite2 || in.op == kDsWrite2St64;
+  const bool st64 = in.op == kDsRead2St64 || in.op == kDsWrite2St64;
+  const u32 offset = pair ? u32(in.imm) * (st64 ? 64u : 1u) * in.width * 4 : offset16;
+  for (unsigned lane = 0; lane < 64; ++lane)
+    if ((lanes >> lane) & 1) record->addresses.push_back(u64(address[lane]) + offset);
+}
 
 void ds(Wave& w, const Inst& in) {
   u16 op = in.op;
@@ -1518,6 +1578,7 @@ void ds(Wave& w, const Inst& in) {
     }
     return;
   }
+  trace_lds_access(w, in, lanes, address, offset16);
   if (op >= kDsAtomic) {
     bool returns = op >= kDsAtomic + 32;
     u16 atomic = u16((op - kDsAtomic) & 31);

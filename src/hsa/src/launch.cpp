@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 
 #include "dispatch_report.h"
@@ -409,6 +410,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.options.max_resident_waves = request.max_resident_waves;
   params.options.record_block_counts = request.record_block_counts;
   params.options.record_block_sequence = request.record_block_sequence;
+  params.options.record_memory_accesses = request.record_memory_accesses;
 
   if (hostcall) {
     hostcall->map(memory);
@@ -443,6 +445,30 @@ LaunchOutcome launch(const LaunchRequest& request) {
   if (request.record_block_counts)
     outcome.block_trace = block_counts_document(kernel->name, result.waves);
   if (request.record_block_sequence) outcome.block_sequences = take_block_sequences(result.waves);
+  if (request.record_memory_accesses) {
+    std::map<std::uint64_t, std::string> object_names;  // by load base
+    for (const LoadedObject& object : executable.objects())
+      object_names[object.load_base] = object.name;
+    nlohmann::json waves = nlohmann::json::array();
+    for (const auto& wave : result.waves) {
+      nlohmann::json accesses = nlohmann::json::array();
+      for (const emu::MemoryAccessRecord& access : wave.memory_accesses) {
+        nlohmann::json addresses = nlohmann::json::array();
+        for (std::uint64_t address : access.addresses) addresses.push_back(hex(address));
+        const auto object = object_names.find(access.object);
+        accesses.push_back({{"object", object == object_names.end() ? "" : object->second},
+                            {"pc", hex(access.pc)},
+                            {"kind", emu::memory_access_kind_name(access.kind)},
+                            {"exec", hex(access.lanes)},
+                            {"addresses", std::move(addresses)}});
+      }
+      waves.push_back({{"id", wave.linear_wave_id},
+                       {"workgroup", {wave.workgroup[0], wave.workgroup[1], wave.workgroup[2]}},
+                       {"wave_in_workgroup", wave.wave_in_workgroup},
+                       {"accesses", std::move(accesses)}});
+    }
+    outcome.memory_trace = {{"kernel", kernel->name}, {"waves", std::move(waves)}};
+  }
   return outcome;
 }
 

@@ -72,8 +72,8 @@ void collect_tool_files(const std::filesystem::path& directory) {
 }
 
 int run_launch(wavekit::cli::Arguments args) {
-  std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, threads,
-      max_resident, tool_out;
+  std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, trace_memory,
+      threads, max_resident, tool_out;
   std::vector<std::string> arg_specs, libraries;
   bool stats = false;
   wavekit::cli::OptionParser parser(
@@ -106,6 +106,9 @@ int run_launch(wavekit::cli::Arguments args) {
                 "write per-wave executed basic-block counts as JSON");
   parser.option("--trace-sequence", &trace_sequence, "DIR",
                 "write DIR/wave_<id>.txt: executed block starts in order");
+  parser.option("--trace-memory", &trace_memory, "FILE",
+                "write per wave every executed memory instruction (original address, kind, EXEC) "
+                "with its active lanes' addresses as JSON (docs/emu.md)");
   parser.option("--tool-out", &tool_out, "PATH",
                 "a rewritten object: write its tool's report there (bbcount: the --trace-blocks "
                 "JSON, keyed by original block addresses; blocktrace: PATH is the directory of "
@@ -139,6 +142,7 @@ int run_launch(wavekit::cli::Arguments args) {
     request.max_resident_waves = parse_count("--max-resident-waves", max_resident);
   request.record_block_counts = !trace_blocks.empty();
   request.record_block_sequence = !trace_sequence.empty();
+  request.record_memory_accesses = !trace_memory.empty();
 
   // A rewritten object needs its arena (the argument the rewriter appended) and has a report.
   bool instrumented = false, tool_files = false;
@@ -192,6 +196,7 @@ int run_launch(wavekit::cli::Arguments args) {
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
   if (!trace_sequence.empty())
     wavekit::hsa::write_block_sequences(trace_sequence, outcome.block_sequences);
+  if (!trace_memory.empty()) wavekit::write_file(trace_memory, outcome.memory_trace.dump(1) + "\n");
   if (!tool_out.empty() && !tool_files) wavekit::write_file(tool_out, report.dump(1) + "\n");
   if (!tool_out.empty() && tool_files) collect_tool_files(tool_out);
   return 0;

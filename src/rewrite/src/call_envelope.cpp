@@ -18,6 +18,98 @@ std::string v(unsigned n) { return "v" + std::to_string(n); }
 std::string spair(unsigned n) {
   return "s[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
 }
+// v[to:to+1] += a 32-bit value (an SGPR, a VGPR or a literal), sign-extended when `negative`.
+std::string add64(unsigned to, const std::string& low, bool negative = false) {
+  return "v_add_co_u32_e32 " + v(to) + ", vcc, " + low + ", " + v(to) + "\n" +
+         "v_addc_co_u32_e32 " + v(to + 1) + ", vcc, " + (negative ? "-1" : "0") + ", " + v(to + 1) +
+         ", vcc\n";
+}
+
+std::string literal(std::int64_t value) { return hex(static_cast<std::uint32_t>(value)); }
+
+// The code that leaves an address argument in v[next:next+1] (docs/rewrite.md, "Effective
+// addresses"). v[temp:temp+1] are free: the SGPR-spill temporaries, already stored. `fetch`
+// copies one of the instruction's VGPRs, as it was at the point, into a register.
+template <typename Fetch>
+std::string address_code(const EnvelopeArgument& arg, unsigned next, unsigned temp,
+                         const Fetch& fetch) {
+  std::string code;
+  const auto fetched = [&](unsigned destination, unsigned source) {
+    code += fetch(destination, source);
+    code += "s_waitcnt vmcnt(0)\n";
+  };
+  // The base of a V# (its first 48 bits) into v[next:next+1].
+  const auto resource_base = [&] {
+    code += "v_mov_b32 " + v(next) + ", " + s(arg.base) + "\n";
+    code += "v_mov_b32 " + v(next + 1) + ", " + s(arg.base + 1) + "\n";
+    code += "v_and_b32_e32 " + v(next + 1) + ", 0xffff, " + v(next + 1) + "\n";
+  };
+  switch (arg.form) {
+    case AddressForm::global:
+      for (unsigned i = 0; i < arg.count; ++i) code += fetch(next + i, arg.first + i);
+      code += "s_waitcnt vmcnt(0)\n";
+      if (arg.has_base) {  // s[base:base+1] + the 32-bit VGPR offset
+        code += "v_add_co_u32_e32 " + v(next) + ", vcc, " + s(arg.base) + ", " + v(next) + "\n";
+        code += "v_mov_b32 " + v(next + 1) + ", " + s(arg.base + 1) + "\n";
+        code += "v_addc_co_u32_e32 " + v(next + 1) + ", vcc, 0, " + v(next + 1) + ", vcc\n";
+      }
+      if (arg.offset != 0) code += add64(next, literal(arg.offset), arg.offset < 0);
+      break;
+    case AddressForm::lds:
+    case AddressForm::scratch:
+      if (arg.has_vaddr)
+        fetched(next, arg.first);
+      else
+        code += "v_mov_b32 " + v(next) + ", 0\n";
+      if (arg.has_base)
+        code += "v_add_u32_e32 " + v(next) + ", " + s(arg.base) + ", " + v(next) + "\n";
+      if (arg.offset != 0)
+        code += "v_add_u32_e32 " + v(next) + ", " + literal(arg.offset) + ", " + v(next) + "\n";
+      code += "v_mov_b32 " + v(next + 1) + ", 0\n";
+      break;
+    case AddressForm::scalar:
+      code += "v_mov_b32 " + v(next) + ", " + s(arg.base) + "\n";
+      code += "v_mov_b32 " + v(next + 1) + ", " + s(arg.base + 1) + "\n";
+      if (arg.has_soffset) code += add64(next, s(arg.soffset));
+      if (arg.offset != 0) code += add64(next, literal(arg.offset), arg.offset < 0);
+      code += "v_and_b32_e32 " + v(next) + ", -4, " + v(next) + "\n";
+      break;
+    case AddressForm::scalar_buffer:
+      // The offset is aligned before it is added to the resource's base.
+      code += "v_mov_b32 " + v(temp) + ", " + (arg.has_soffset ? s(arg.soffset) : "0") + "\n";
+      if (arg.offset != 0)
+        code += "v_add_u32_e32 " + v(temp) + ", " + literal(arg.offset) + ", " + v(temp) + "\n";
+      code += "v_and_b32_e32 " + v(temp) + ", -4, " + v(temp) + "\n";
+      resource_base();
+      code += add64(next, v(temp));
+      break;
+    case AddressForm::buffer:
+      resource_base();
+      if (arg.has_soffset) code += add64(next, s(arg.soffset));
+      if (arg.has_vaddr) {
+        fetched(temp, arg.first + (arg.indexed ? 1 : 0));
+        code += add64(next, v(temp));
+      }
+      if (arg.indexed) {  // + index * the V#'s 14-bit stride (dword 1, bits 29:16)
+        fetched(temp, arg.first);
+        code += "v_bfe_u32 " + v(temp + 1) + ", " + s(arg.base + 1) + ", 16, 14\n";
+        code += "v_mad_u64_u32 v[" + std::to_string(next) + ":" + std::to_string(next + 1) +
+                "], vcc, " + v(temp) + ", " + v(temp + 1) + ", v[" + std::to_string(next) + ":" +
+                std::to_string(next + 1) + "]\n";
+      }
+      if (arg.offset != 0) code += add64(next, literal(arg.offset));
+      // A swizzled V# (dword 1 bit 31) or one that adds the lane id to the index (ADD_TID,
+      // dword 3 bit 23) interleaves lanes: the probe gets all ones instead of a wrong address.
+      code += "v_lshrrev_b32_e64 " + v(temp) + ", 31, " + s(arg.base + 1) + "\n";
+      code += "v_bfe_u32 " + v(temp + 1) + ", " + s(arg.base + 3) + ", 23, 1\n";
+      code += "v_or_b32_e32 " + v(temp) + ", " + v(temp) + ", " + v(temp + 1) + "\n";
+      code += "v_cmp_ne_u32_e32 vcc, 0, " + v(temp) + "\n";
+      code += "v_cndmask_b32_e64 " + v(next) + ", " + v(next) + ", -1, vcc\n";
+      code += "v_cndmask_b32_e64 " + v(next + 1) + ", " + v(next + 1) + ", -1, vcc\n";
+      break;
+  }
+  return code;
+}
 }  // namespace
 
 unsigned envelope_vgprs(const std::vector<EnvelopeArgument>& args) {
@@ -37,10 +129,20 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (arg_dwords > 31) fail(where, "the probe call passes more than 31 argument dwords");
   isa::RegisterSet written = in.clobbers;
   for (unsigned i = 0; i < arg_dwords + 2; ++i) written.vgpr[i] = true;
-  // Address arguments are summed with VALU carries, through VCC.
+  // 64-bit address arguments are summed with VALU carries through VCC (and a buffer's
+  // swizzle test compares into it); LDS and scratch addresses are 32-bit sums without carries.
   const bool writes_vcc =
       std::any_of(in.args.begin(), in.args.end(), [](const EnvelopeArgument& arg) {
-        return arg.kind == EnvelopeArgument::Kind::address && (arg.has_base || arg.offset != 0);
+        if (arg.kind != EnvelopeArgument::Kind::address) return false;
+        switch (arg.form) {
+          case AddressForm::global:
+            return arg.has_base || arg.offset != 0;
+          case AddressForm::lds:
+          case AddressForm::scratch:
+            return false;
+          default:
+            return true;
+        }
       });
   if (buffer_scratch)
     for (unsigned i = 0; i < 4; ++i) written.sgpr[i] = true;
@@ -125,7 +227,12 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   for (unsigned t = 0; t < temps; ++t) b << store(temp + t, sgpr_spill + 4 * t);
   if (!vgprs.empty() || temps) b << "s_waitcnt vmcnt(0)\n";
 
-  // 4. Arguments: the slot in v[0:1], then the plan's, in order.
+  // 4. Arguments: the slot in v[0:1], then the plan's, in order. A VGPR the envelope has
+  // overwritten already is read back from its saved copy.
+  const auto fetch = [&](unsigned destination, unsigned source) {
+    return written.vgpr[source] ? load(destination, vgpr_offset[source])
+                                : "v_mov_b32 " + v(destination) + ", " + v(source) + "\n";
+  };
   unsigned next = 2;
   for (const EnvelopeArgument& arg : in.args) {
     switch (arg.kind) {
@@ -149,29 +256,9 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
             b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
         }
         break;
-      case EnvelopeArgument::Kind::address: {
-        for (unsigned i = 0; i < arg.count; ++i) {
-          const unsigned source = arg.first + i;
-          if (written.vgpr[source])
-            b << load(next + i, vgpr_offset[source]);
-          else
-            b << "v_mov_b32 " << v(next + i) << ", " << v(source) << "\n";
-        }
-        b << "s_waitcnt vmcnt(0)\n";
-        if (arg.has_base) {  // s[base:base+1] + the 32-bit VGPR offset
-          b << "v_add_co_u32_e32 " << v(next) << ", vcc, " << s(arg.base) << ", " << v(next)
-            << "\n";
-          b << "v_mov_b32 " << v(next + 1) << ", " << s(arg.base + 1) << "\n";
-          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, 0, " << v(next + 1) << ", vcc\n";
-        }
-        if (arg.offset != 0) {
-          b << "v_add_co_u32_e32 " << v(next) << ", vcc, "
-            << hex(static_cast<std::uint32_t>(arg.offset)) << ", " << v(next) << "\n";
-          b << "v_addc_co_u32_e32 " << v(next + 1) << ", vcc, " << (arg.offset < 0 ? "-1" : "0")
-            << ", " << v(next + 1) << ", vcc\n";
-        }
+      case EnvelopeArgument::Kind::address:
+        b << address_code(arg, next, temp, fetch);
         break;
-      }
       case EnvelopeArgument::Kind::exec:
         b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";
         b << "v_mov_b32 " << v(next + 1) << ", " << s(exec_save + 1) << "\n";

@@ -26,18 +26,35 @@ struct CallSgprs {
   static constexpr unsigned kCount = 12;
 };
 
+// How a memory instruction forms its address (an `address` argument; docs/rewrite.md says what
+// the probe receives for each).
+enum class AddressForm {
+  global,         // FLAT / GLOBAL: v[first:first+1], or s[base:base+1] + 32-bit v[first]
+  lds,            // DS: 32-bit v[first] + offset
+  scratch,        // SCRATCH: 32-bit v[first] (has_vaddr) + s[base] (has_base) + offset
+  scalar,         // SMEM: s[base:base+1] + s[soffset] (has_soffset) + offset, bits 1:0 cleared
+  scalar_buffer,  // s_buffer_*: the V# s[base:base+3]'s base + (s[soffset] + offset) & ~3
+  buffer,         // MUBUF / MTBUF: the V# s[base:base+3]'s base + s[soffset] + index * stride
+                  // (indexed: v[first]) + v[first + indexed] (has_vaddr) + offset
+};
+
 // A probe argument, resolved for one point.
 struct EnvelopeArgument {
-  // address: a FLAT / GLOBAL instruction's per-lane address, v[first:first+count-1] (a pair,
-  // or with an SGPR base a 32-bit offset) + s[base:base+1] (when has_base) + offset.
+  // address: a memory instruction's effective address, per `form`; VGPRs read are
+  // v[first:first+count-1].
   enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset, address };
   Kind kind = Kind::immediate32;
   std::uint64_t value = 0;  // immediate; slot_offset: byte offset in the wave's slot
   unsigned first = 0;       // sgpr / vgpr / address: first register
-  unsigned count = 1;       // sgpr / vgpr / address: 1 or 2 dwords
-  bool has_base = false;    // address: an SGPR pair base
+  unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords; address: VGPRs read (0 to 2)
+  bool has_base = false;    // address: an SGPR base (pair, single for scratch, V# for buffers)
   unsigned base = 0;
-  std::int64_t offset = 0;  // address: the instruction's immediate offset
+  std::int64_t offset = 0;  // address: the instruction's immediate offset (constants folded in)
+  AddressForm form = AddressForm::global;
+  bool has_vaddr = true;     // scratch / buffer: a VGPR offset takes part
+  bool indexed = false;      // buffer: IDXEN, v[first] is the index
+  bool has_soffset = false;  // scalar / scalar_buffer / buffer: an SGPR offset
+  unsigned soffset = 0;
   unsigned dwords() const {
     switch (kind) {
       case Kind::immediate32:

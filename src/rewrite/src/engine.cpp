@@ -4,10 +4,13 @@
 #include <llvm/Support/SHA256.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "call_envelope.h"
 #include "callees.h"
@@ -355,55 +358,201 @@ void Engine::load_probe_library() {
 
 const LoadedProbe& Engine::probe(const std::string& name) const { return probes_.at(name); }
 
-// The per-lane address of a FLAT or GLOBAL instruction, from its operands as LLVM prints them:
-// loads "dst, vaddr, saddr|off", stores "vaddr, data, saddr|off", atomics "[dst,] vaddr, data,
-// saddr|off" (a destination when they return, glc / sc0), then modifiers (offset:N ...); FLAT
-// has no saddr. vaddr is a VGPR pair, or a 32-bit offset from an SGPR pair base.
+// The operands and modifiers of an instruction as llvm-objdump-22 prints them: "mnemonic a, b,
+// c mod mod:N". The isa library's MCInsts carry no operand names, so the printed order (the
+// AMDGPU assembler syntax, AMDGPUAsmGFX9.rst) is what says which operand is which.
+struct PrintedOperands {
+  std::vector<std::string> operands, modifiers;
+  bool has_modifier(std::string_view name) const {
+    return std::find(modifiers.begin(), modifiers.end(), name) != modifiers.end();
+  }
+  // The value of "name:N" (0 when absent).
+  std::int64_t modifier_value(std::string_view name) const {
+    const std::string prefix = std::string(name) + ":";
+    for (const std::string& modifier : modifiers)
+      if (modifier.rfind(prefix, 0) == 0)
+        return std::strtoll(modifier.c_str() + prefix.size(), nullptr, 0);
+    return 0;
+  }
+};
+
+PrintedOperands printed_operands(const isa::Instruction& inst) {
+  PrintedOperands printed;
+  std::istringstream words(inst.text.substr(inst.mnemonic.size()));
+  bool listing = true;
+  for (std::string word; words >> word;) {
+    const bool continues = !word.empty() && word.back() == ',';
+    if (continues) word.pop_back();
+    (listing ? printed.operands : printed.modifiers).push_back(word);
+    listing = listing && continues;
+  }
+  return printed;
+}
+
+// "vN" or "v[a:b]" -> (first, count); "sN" / "s[a:b]" likewise; nullopt for anything else.
+std::optional<std::pair<unsigned, unsigned>> registers(const std::string& operand, char bank) {
+  unsigned first = 0, last = 0;
+  const std::string range = std::string(1, bank) + "[%u:%u]";
+  const std::string single = std::string(1, bank) + "%u";
+  if (std::sscanf(operand.c_str(), range.c_str(), &first, &last) == 2 && last >= first)
+    return std::pair{first, last - first + 1};
+  char rest = 0;
+  if (std::sscanf(operand.c_str(), (single + "%c").c_str(), &first, &rest) == 1)
+    return std::pair{first, 1u};
+  return std::nullopt;
+}
+
+// A memory instruction's per-lane (scalar: per-wave) address as an envelope argument; what the
+// probe receives for each kind is in docs/rewrite.md ("Effective addresses").
 detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
+                                           const codeobj::Target& target,
                                            const std::string& context) {
   const auto refuse = [&](const std::string& why) -> void {
     fail(context, "effective_address of '" + inst.text + "': " + why);
   };
-  if (inst.memory != isa::MemoryKind::global && inst.memory != isa::MemoryKind::flat)
-    refuse("only FLAT and GLOBAL instructions are supported");
-  std::vector<std::string> operands, modifiers;
-  {
-    std::istringstream words(inst.text.substr(inst.mnemonic.size()));
-    bool listing = true;
-    for (std::string word; words >> word;) {
-      const bool continues = !word.empty() && word.back() == ',';
-      if (continues) word.pop_back();
-      (listing ? operands : modifiers).push_back(word);
-      listing = listing && continues;
-    }
-  }
-  const bool store = inst.mnemonic.find("_store") != std::string::npos;
+  const PrintedOperands printed = printed_operands(inst);
+  const std::vector<std::string>& operands = printed.operands;
+  const auto operand = [&](std::size_t index) -> const std::string& {
+    if (index >= operands.size()) refuse("unexpected operands");
+    return operands[index];
+  };
+  const auto vgprs = [&](std::size_t index) {
+    const auto found = registers(operand(index), 'v');
+    if (!found) refuse("its address operand '" + operands[index] + "' is not a VGPR");
+    return *found;
+  };
+  const auto sgprs = [&](std::size_t index, unsigned count, const char* what) {
+    const auto found = registers(operand(index), 's');
+    if (!found || found->second != count)
+      refuse("its " + std::string(what) + " '" + operands[index] + "' is not " +
+             (count == 1   ? "an SGPR"
+              : count == 2 ? "an SGPR pair"
+                           : "an SGPR quad"));
+    return found->first;
+  };
+  const bool store = inst.mnemonic.find("_store") != std::string::npos ||
+                     inst.mnemonic.find("_write") != std::string::npos;
   const bool atomic = inst.mnemonic.find("_atomic") != std::string::npos;
+  // Instructions that return data name their destination first.
   const bool returns =
-      atomic && std::any_of(modifiers.begin(), modifiers.end(),
-                            [](const std::string& m) { return m == "glc" || m == "sc0"; });
-  const std::size_t vaddr = store || (atomic && !returns) ? 0 : 1;
-  const std::size_t saddr = vaddr + (store || atomic ? 2 : 1);
-  if (vaddr >= operands.size()) refuse("unexpected operands");
+      atomic ? (printed.has_modifier("glc") || printed.has_modifier("sc0")) : !store;
+  if (inst.mnemonic.find("_lds") != std::string::npos || printed.has_modifier("lds"))
+    refuse("loads into LDS (LDS DMA) are not supported");
+
   detail::EnvelopeArgument arg;
   arg.kind = detail::EnvelopeArgument::Kind::address;
-  unsigned first = 0, last = 0;
-  if (std::sscanf(operands[vaddr].c_str(), "v[%u:%u]", &first, &last) == 2)
-    arg.count = last - first + 1;
-  else if (std::sscanf(operands[vaddr].c_str(), "v%u", &first) == 1)
-    arg.count = 1;
-  else
-    refuse("its address operand '" + operands[vaddr] + "' is not a VGPR");
-  arg.first = first;
-  if (saddr < operands.size() && operands[saddr] != "off") {
-    if (std::sscanf(operands[saddr].c_str(), "s[%u:%u]", &first, &last) != 2 || last != first + 1)
-      refuse("its base '" + operands[saddr] + "' is not an SGPR pair");
-    arg.has_base = true;
-    arg.base = first;
+  // An SMEM / MUBUF offset operand: one SGPR (soffset) or a constant (folded into the offset).
+  const auto set_offset = [&](const std::string& text) {
+    if (const auto soffset = registers(text, 's')) {
+      if (soffset->second != 1) refuse("its offset '" + text + "' is not one SGPR");
+      arg.has_soffset = true;
+      arg.soffset = soffset->first;
+      return;
+    }
+    char* end = nullptr;
+    arg.offset = std::strtoll(text.c_str(), &end, 0);
+    if (end == text.c_str() || *end)
+      refuse("its offset '" + text + "' is neither an SGPR nor a constant");
+  };
+  switch (inst.memory) {
+    case isa::MemoryKind::global:
+    case isa::MemoryKind::flat: {
+      // loads "dst, vaddr, saddr|off", stores "vaddr, data, saddr|off", atomics "[dst,] vaddr,
+      // data, saddr|off"; FLAT has no saddr. vaddr is a VGPR pair, or a 32-bit offset from an
+      // SGPR pair base.
+      const std::size_t vaddr = returns ? 1 : 0;
+      const std::size_t saddr = vaddr + (store || atomic ? 2 : 1);
+      std::tie(arg.first, arg.count) = vgprs(vaddr);
+      if (saddr < operands.size() && operands[saddr] != "off") {
+        arg.has_base = true;
+        arg.base = sgprs(saddr, 2, "base");
+      }
+      if (arg.count != (arg.has_base ? 1u : 2u)) refuse("unexpected address width");
+      arg.offset = printed.modifier_value("offset");
+      return arg;
+    }
+    case isa::MemoryKind::scratch: {
+      // As GLOBAL, with "off" for an absent vaddr or saddr; saddr is one SGPR, the sum 32-bit.
+      arg.form = detail::AddressForm::scratch;
+      const std::size_t vaddr = returns ? 1 : 0;
+      const std::size_t saddr = vaddr + (store ? 2 : 1);
+      arg.has_vaddr = operand(vaddr) != "off";
+      arg.count = 0;
+      if (arg.has_vaddr) std::tie(arg.first, arg.count) = vgprs(vaddr);
+      if (arg.count > 1) refuse("unexpected address width");
+      if (operand(saddr) != "off") {
+        arg.has_base = true;
+        arg.base = sgprs(saddr, 1, "base");
+      }
+      arg.offset = printed.modifier_value("offset");
+      return arg;
+    }
+    case isa::MemoryKind::lds: {
+      // "[dst,] vaddr[, data0[, data1]]" then offset:N, or offset0:N offset1:N for the
+      // 2-address forms, whose first address the probe gets. On gfx9 the DS address is VADDR +
+      // offset in the workgroup's LDS, with no M0 term (M0 only bounds LDS before gfx9).
+      arg.form = detail::AddressForm::lds;
+      if (printed.has_modifier("gds")) refuse("GDS instructions are not supported");
+      const bool no_address = inst.mnemonic.find("addtid") != std::string::npos ||
+                              inst.mnemonic.find("_src2_") != std::string::npos ||
+                              inst.mnemonic.rfind("ds_gws_", 0) == 0 ||
+                              inst.mnemonic == "ds_append" || inst.mnemonic == "ds_consume" ||
+                              inst.mnemonic == "ds_nop";
+      if (no_address) refuse("its address is not a VGPR operand (M0- or lane-based forms)");
+      const bool writes_vgprs = inst.writes.vgpr.any() || inst.writes.agpr.any();
+      std::tie(arg.first, arg.count) = vgprs(writes_vgprs ? 1 : 0);
+      if (arg.count != 1) refuse("unexpected address width");
+      const bool pair = inst.mnemonic.find("2st64_") != std::string::npos ||
+                        inst.mnemonic.find("read2_") != std::string::npos ||
+                        inst.mnemonic.find("write2_") != std::string::npos;
+      if (pair) {
+        const std::int64_t element = inst.mnemonic.find("_b64") != std::string::npos ? 8 : 4;
+        const std::int64_t scale = inst.mnemonic.find("st64") != std::string::npos ? 64 : 1;
+        arg.offset = printed.modifier_value("offset0") * element * scale;
+      } else {
+        arg.offset = printed.modifier_value("offset");
+      }
+      return arg;
+    }
+    case isa::MemoryKind::scalar: {
+      // "sdata, sbase, offset|soffset [offset:N]": s_load / s_store / s_atomic take an SGPR pair
+      // base, the s_buffer_ forms a V# (SGPR quad).
+      const bool buffer = inst.mnemonic.rfind("s_buffer_", 0) == 0;
+      if (operands.size() < 3 || inst.mnemonic.rfind("s_scratch_", 0) == 0)
+        refuse("not an SMEM access with a base and an offset");
+      arg.form = buffer ? detail::AddressForm::scalar_buffer : detail::AddressForm::scalar;
+      arg.count = 0;
+      arg.has_base = true;
+      arg.base = sgprs(1, buffer ? 4 : 2, buffer ? "resource" : "base");
+      set_offset(operands[2]);
+      arg.offset += printed.modifier_value("offset");
+      return arg;
+    }
+    case isa::MemoryKind::buffer: {
+      // "vdata, vaddr|off, srsrc, soffset" then idxen / offen / offset:N: vaddr holds the
+      // index (idxen), the offset (offen), or both in that order.
+      arg.form = detail::AddressForm::buffer;
+      if (operands.size() < 4) refuse("not a buffer access with a resource");
+      arg.indexed = printed.has_modifier("idxen");
+      arg.has_vaddr = printed.has_modifier("offen");
+      const unsigned vgprs_read = (arg.indexed ? 1u : 0u) + (arg.has_vaddr ? 1u : 0u);
+      arg.count = 0;
+      if (vgprs_read) std::tie(arg.first, arg.count) = vgprs(1);
+      if (arg.count != vgprs_read) refuse("unexpected address width");
+      arg.has_base = true;
+      arg.base = sgprs(2, 4, "resource");
+      // The compiled code's private segment buffer (the fixed ABI's s[0:3] on gfx908/gfx90a)
+      // is the runtime's swizzled scratch resource: its lanes interleave in 4-byte elements.
+      if (arg.base == 0 && !target.has_architected_flat_scratch())
+        refuse("s[0:3] is the private segment buffer, a swizzled resource: not supported");
+      set_offset(operands[3]);
+      arg.offset += printed.modifier_value("offset");
+      return arg;
+    }
+    case isa::MemoryKind::none:
+      break;
   }
-  if (arg.count != (arg.has_base ? 1u : 2u)) refuse("unexpected address width");
-  for (const std::string& modifier : modifiers)
-    if (modifier.rfind("offset:", 0) == 0) arg.offset = std::stoll(modifier.substr(7), nullptr, 0);
+  refuse("not a memory instruction");
   return arg;
 }
 
@@ -473,7 +622,7 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         break;
       }
       case ArgumentKind::effective_address:
-        arg = effective_address(inst, context);
+        arg = effective_address(inst, input_.target(), context);
         break;
     }
     args.push_back(arg);

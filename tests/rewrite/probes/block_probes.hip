@@ -57,3 +57,33 @@ WAVEKIT_PROBE void count_block_deep(wavekit::probe::Slot, uint64_t* counts, uint
   counts[2 * block] += 1;
   counts[2 * block + 1] = mixed;
 }
+
+// log_address's log, per wave: per call the point's original address, its EXEC and each
+// executing lane's address (address_trace in probe_call_test.cpp reads it); calls past
+// kAddressLogRecords are counted, not kept.
+constexpr uint64_t kAddressLogRecords = 160;
+struct AddressRecord {
+  uint64_t pc;
+  uint64_t exec;
+  uint64_t addresses[64];
+};
+struct AddressLog {
+  uint64_t count;
+  AddressRecord records[kAddressLogRecords];
+};
+
+// Every lane reads the count in the same instruction before the first active lane advances it.
+WAVEKIT_PROBE void log_address(wavekit::probe::Slot, AddressLog* log, uint64_t pc, uint64_t exec,
+                               uint64_t address) {
+  const uint64_t index = log->count;
+  const bool first = wavekit::probe::Wave::is_first_active_lane();
+  if (index < kAddressLogRecords) {
+    AddressRecord& record = log->records[index];
+    record.addresses[wavekit::probe::Wave::lane()] = address;
+    if (first) {
+      record.pc = pc;
+      record.exec = exec;
+    }
+  }
+  if (first) log->count = index + 1;
+}

@@ -1,4 +1,4 @@
-// lds.hip, atomics.hip and calls.hip.
+// lds.hip, atomics.hip, calls.hip and addressing.hip.
 #include <algorithm>
 #include <climits>
 
@@ -168,6 +168,28 @@ void add_memory_kernels(std::vector<CorpusKernel>& out) {
                      }
                      args[1].data<std::int32_t>()[i] = sum;
                    }
+                 }});
+
+  // 200 work-items in 4 workgroups of 64: the last wave has 8 active lanes.
+  out.push_back({"address_kinds",
+                 "addressing",
+                 {4, 1, 1},
+                 {64, 1, 1},
+                 [](std::uint64_t seed) {
+                   Random random(seed);
+                   const std::uint32_t n = 200;
+                   auto value = [&] {
+                     return static_cast<std::int32_t>(random.range(-1000, 1000));
+                   };
+                   return std::vector<Argument>{buffer("in", generate<std::int32_t>(n, value)),
+                                                output<std::int32_t>("out", n), scalar("n", n)};
+                 },
+                 [](std::vector<Argument>& args) {
+                   auto n = scalar_value<std::uint32_t>(args[2]);
+                   const std::int32_t* in = args[0].data<std::int32_t>();
+                   for (std::uint32_t i = 0; i < n; ++i)
+                     args[1].data<std::int32_t>()[i] = in[i] + in[1] + 3 * (in[i] & 15) +
+                                                       static_cast<std::int32_t>(i) + 2 * in[i] + 4;
                  }});
 }
 

@@ -117,6 +117,9 @@ struct DispatchOptions {
   unsigned max_resident_waves = 0;
   bool record_block_counts = false;
   bool record_block_sequence = false;  // per wave, every executed block start in order
+  // Per wave, every executed memory instruction with the addresses its active lanes access
+  // (WaveRecord::memory_accesses), recorded where the emulator computes them.
+  bool record_memory_accesses = false;
   // Instructions a wave runs before its workgroup switches to its next wave (waves also switch
   // at s_barrier, at an s_waitcnt that has to wait, and at s_sleep).
   unsigned interleave_quantum = 256;
@@ -173,6 +176,34 @@ struct WaveLocation {
   std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
 };
 
+// The kind of a memory instruction, as its address is formed.
+enum class MemoryAccessKind : std::uint8_t { scalar, global, flat, scratch, lds, buffer };
+std::string_view memory_access_kind_name(MemoryAccessKind kind);  // "scalar", "lds", ...
+
+// One executed memory instruction and the addresses the emulator computed for it. What an
+// address is, by kind:
+//   scalar   s_load / s_store / s_atomic: SBASE + offset (+ SOFFSET), bits 1:0 cleared;
+//            s_buffer_*: the V#'s 48-bit base + offset (+ SOFFSET), bits 1:0 cleared. One value
+//            per wave (lanes = 1).
+//   global   the 64-bit global address (SADDR + 32-bit VADDR, or the VADDR pair) + offset.
+//   flat     the 64-bit generic address (VADDR pair + offset), before the aperture check.
+//   scratch  the lane's 32-bit private address (SADDR + VADDR + offset): address space 5.
+//   lds      the lane's 32-bit LDS address (VADDR + offset; the 2-address forms: VADDR +
+//            offset0 * element size (x64 for *st64), the first of the two). ds_bpermute,
+//            ds_permute and ds_swizzle touch no LDS memory and are not recorded.
+//   buffer   the 64-bit address of the lane's first byte: the V#'s base + SOFFSET + the index
+//            (IDXEN) times the stride + VOFFSET (OFFEN) + offset, or the swizzled form of it
+//            when the V# enables swizzling.
+struct MemoryAccessRecord {
+  std::uint64_t pc = 0;  // original virtual address (host PC when in no registered object)
+  // Host base of the registered code object that holds the instruction (0: none): the PCs of
+  // two objects loaded together (a kernel's and a probe library's) may be equal.
+  std::uint64_t object = 0;
+  MemoryAccessKind kind = MemoryAccessKind::global;
+  std::uint64_t lanes = 0;               // the lanes that accessed memory (EXEC; scalar: 1)
+  std::vector<std::uint64_t> addresses;  // one per set bit of lanes, in lane order
+};
+
 struct WaveRecord {
   std::uint64_t linear_wave_id = 0;  // (wg.x + wg.y*ngx + wg.z*ngx*ngy) * waves_per_wg + wave
   std::uint32_t workgroup[3] = {0, 0, 0};
@@ -180,7 +211,8 @@ struct WaveRecord {
   std::uint64_t instructions = 0;  // executed wave-instructions
   // (original block start vaddr, times entered), sorted by address; with record_block_counts.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> block_counts;
-  std::vector<std::uint64_t> block_sequence;  // with record_block_sequence
+  std::vector<std::uint64_t> block_sequence;        // with record_block_sequence
+  std::vector<MemoryAccessRecord> memory_accesses;  // in execution order; with the option
 };
 
 struct DispatchResult {

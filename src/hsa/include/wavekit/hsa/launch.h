@@ -80,6 +80,7 @@ struct LaunchRequest {
   unsigned max_resident_waves = 0;  // 0: the emulator's default
   bool record_block_counts = false;
   bool record_block_sequence = false;
+  bool record_memory_accesses = false;
 };
 
 struct LaunchOutcome {
@@ -97,6 +98,11 @@ struct LaunchOutcome {
   // --trace-blocks document ({"kernel", "waves": [...]}) and per-wave block sequences.
   nlohmann::json block_trace;
   BlockSequences block_sequences;
+  // --trace-memory document: {"kernel", "waves": [{"id", "workgroup", "wave_in_workgroup",
+  // "accesses": [{"object", "pc", "kind", "exec", "addresses": [...]}]}]}: the code object (its
+  // name as loaded) and original address of the instruction, addresses (hex strings) one per
+  // lane set in "exec", as emu::MemoryAccessRecord defines them.
+  nlohmann::json memory_trace;
   // The hostcall service's statistics, when it ran (a loaded object uses the ring).
   std::optional<hostcall::Statistics> hostcall;
 };

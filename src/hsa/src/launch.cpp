@@ -16,6 +16,7 @@
 #include "wavekit/hostcall/services.h"
 #include "wavekit/hsa/ground_truth.h"
 #include "wavekit/support/file.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::hsa {
 

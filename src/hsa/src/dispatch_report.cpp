@@ -11,10 +11,11 @@ std::string describe_failure(const emu::DispatchResult& result, const std::strin
   for (const auto& wave : result.faults) {
     std::snprintf(
         line, sizeof line,
-        "\n  wave %llu (workgroup %u,%u,%u, wave %u in workgroup) pc 0x%llx%s%s, address 0x%llx",
+        "\n  wave %llu (workgroup %u,%u,%u, wave %u in workgroup) pc 0x%llx%s%s, %s%s0x%llx",
         static_cast<unsigned long long>(wave.linear_wave_id), wave.workgroup[0], wave.workgroup[1],
         wave.workgroup[2], wave.wave_in_workgroup, static_cast<unsigned long long>(wave.pc),
-        wave.instruction.empty() ? "" : ": ", wave.instruction.c_str(),
+        wave.instruction.empty() ? "" : ": ", wave.instruction.c_str(), wave.state.c_str(),
+        wave.state.empty() ? "address " : ", address ",
         static_cast<unsigned long long>(wave.address));
     text += line;
   }

@@ -171,6 +171,10 @@ struct WaveLocation {
   std::uint64_t pc = 0;       // original virtual address (host_pc when not in a registered object)
   std::string instruction;    // disassembly of the instruction at pc, when decodable
   std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
+  // no_progress: what the wave was doing when the dispatch stopped: "at s_barrier" (waiting for
+  // the other waves of its workgroup) or "spinning" (running without progress, e.g. polling
+  // memory nobody writes). Empty for the other errors.
+  std::string state;
 };
 
 struct WaveRecord {
@@ -186,7 +190,12 @@ struct WaveRecord {
 struct DispatchResult {
   ErrorKind error = ErrorKind::none;
   std::string message;               // human-readable; names the wave, PC, instruction, address
-  std::vector<WaveLocation> faults;  // the faulting wave, or every waiting wave (no_progress)
+  // The faulting wave, or (no_progress) every wave of every resident workgroup that had not
+  // ended, ordered by workgroup and wave.
+  std::vector<WaveLocation> faults;
+  // no_progress: workgroups of the grid that never became resident (the residency limit held
+  // them back behind the stuck ones).
+  std::uint64_t workgroups_not_started = 0;
   std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
   std::uint64_t total_instructions = 0;
   std::uint64_t total_waves = 0;

@@ -132,6 +132,35 @@ TEST_F(Behaviour, NoProgressReportsEveryResidentWorkgroupAndWhereItsWavesWait) {
       << result.message;
 }
 
+// A stuck loop that writes memory on every pass makes progress as far as the emulator can tell,
+// unless the memory is the instrumentation's own (MemoryMap::kToolMemory): then it is reported.
+TEST_F(Behaviour, WritesIntoToolMemoryAreNotProgress) {
+  in.as<std::uint32_t>()[0] = 0;
+  DispatchOptions options;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  ASSERT_TRUE(object.memory().mark_tool_memory(out.as<void>()));
+  auto result =
+      object.run("spin_writing", {in.address(), out.address()}, kOneWave, kOneWave, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_EQ(out.as<std::uint32_t>()[5], 2u);  // the writes happened: store 1, then add 1
+}
+
+TEST_F(Behaviour, WritesIntoProgramMemoryAreProgress) {
+  in.as<std::uint32_t>()[0] = 0;
+  DispatchOptions options;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  auto result =
+      object.run("spin_writing", {in.address(), out.address()}, kOneWave, kOneWave, options);
+  ASSERT_TRUE(result.ok()) << result.message;  // the loop ran out its 200,000 passes
+  EXPECT_EQ(out.as<std::uint32_t>()[5], 2u);
+}
+
+TEST_F(Behaviour, MarkingToolMemoryNeedsTheStartOfARange) {
+  EXPECT_FALSE(object.memory().mark_tool_memory(out.as<std::uint8_t>() + 4));
+}
+
 TEST_F(Behaviour, ResidencyBelowOneWorkgroupIsAnInvalidDispatch) {
   const std::uint32_t block[3] = {256, 1, 1};
   DispatchOptions options;

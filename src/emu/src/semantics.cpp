@@ -979,7 +979,7 @@ void s_store(Wave& w, const Inst& in) {
   if (!pointer) return;
   std::memcpy(pointer, &w.s[in.dst.index], in.width * 4u);
   issue(w, w.lgkm);
-  w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+  if (program_write(w, address)) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void s_memtime(Wave& w, const Inst& in) {
@@ -1213,7 +1213,8 @@ void s_atomic(Wave& w, const Inst& in) {
     entry->data[0] = u32(old);
     if (in.width == 2) entry->data[1] = u32(old >> 32);
   }
-  if (changed) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+  if (changed && program_write(w, address))
+    w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Where a lane's access goes, by FLAT segment: 0 flat (generic), 1 scratch, 2 global.
@@ -1306,7 +1307,7 @@ void vector_memory(Wave& w, const Inst& in) {
         u32 compare = atomic == kCmpSwap ? w.vreg((data_index + 1) % kVectorRegisters)[lane] : 0;
         old = atomic_apply<u32>(atomic, reinterpret_cast<u32*>(pointer), value, compare, changed);
       }
-      any_change |= changed;
+      any_change |= changed && program_write(w, at.address);
       if (entry) {
         entry->data[lane] = u32(old);
         if (wide) entry->data[64 + lane] = u32(old >> 32);
@@ -1318,12 +1319,14 @@ void vector_memory(Wave& w, const Inst& in) {
   if (op >= kStore8) {
     u32 data_index = vector_index(w, in, in.src[1], 1);
     unsigned bytes = access_bytes(op, in.width);
+    bool program = false;  // some lane wrote the program's memory (not only tool memory)
     for (unsigned lane = 0; lane < 64; ++lane) {
       if (!((lanes >> lane) & 1)) continue;
       LaneAddress at = lane_address(w, in, lane);
       if (!at.private_lane && (in.op & 3) != 0) {
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kWrite);
         if (!pointer) return;
+        program = program || program_write(w, at.address);
         for (unsigned d = 0; d < (bytes + 3) / 4; ++d) {
           u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
           if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
@@ -1335,13 +1338,14 @@ void vector_memory(Wave& w, const Inst& in) {
         unsigned piece = bytes < 4 ? bytes : 4;
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 4 * d, piece, MemoryMap::kWrite);
         if (!pointer) return;
+        program = program || at.private_lane || program_write(w, at.address + 4 * d);
         u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
         if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
         std::memcpy(pointer, &value, piece);
       }
     }
     issue(w, w.vm);
-    if (lanes) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+    if (program) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   // Loads: read now, write the registers at the covering s_waitcnt.

@@ -124,6 +124,15 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   params.dispatch_id = dispatch_id;
   params.options.host_threads = rt.host_threads;
   params.options.max_resident_waves = rt.max_resident_waves;
+  if (rt.no_progress_instructions)
+    params.options.no_progress_instructions = rt.no_progress_instructions;
+  {
+    std::lock_guard lock(rt.mutex);
+    if (auto* made_progress = rt.outside_progress) {
+      void* data = rt.outside_progress_data;
+      params.options.outside_progress = [made_progress, data] { return made_progress(data) != 0; };
+    }
+  }
   emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
   if (!result.ok())
     fail_packet(queue, status_for(result.error), wavekit::hsa::describe_failure(result, kernel));

@@ -112,6 +112,11 @@ struct Runtime {
 
   unsigned host_threads = 0;        // WAVEKIT_EMU_THREADS, 0: every core
   unsigned max_resident_waves = 0;  // WAVEKIT_EMU_MAX_RESIDENT_WAVES, 0: emulator default
+  // WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS, 0: emulator default (emu::DispatchOptions).
+  unsigned no_progress_instructions = 0;
+  // wavekit_emu_set_outside_progress (the preload shim's hostcall service); null: none.
+  int (*outside_progress)(void* data) = nullptr;
+  void* outside_progress_data = nullptr;
 
   // Host-side signal changes bump this and notify; waiters also poll, because device code
   // changes signal values without telling anyone.
@@ -198,9 +203,9 @@ void stop_async_handlers();
 // The status the C API returns for a loader failure.
 hsa_status_t status_of(const LoaderError& error);
 
-// Reads an unsigned integer from the environment; `fallback` when unset; exits the process
-// with a message naming the variable when it is not a number (a misconfigured run should stop,
-// not silently use a default).
-unsigned environment_unsigned(const char* variable, unsigned fallback);
+// Reads an unsigned integer (at most `maximum`) from the environment; `fallback` when unset;
+// exits the process with a message naming the variable when it is not such a number (a
+// misconfigured run should stop, not silently use a default).
+unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned maximum = 1u << 20);
 
 }  // namespace wavekit::hsa::runtime

@@ -1678,25 +1678,20 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         return (__VA_ARGS__);                           \
       }>,                                               \
       Family::valu, types, width)
-#define VCMP(prefix, type, kind, flags, ...)                          \
-  add(t, "v_cmp_" prefix,                                             \
-      vcmp<+[](u64 x, u64 y) -> bool {                                \
-        kind a = kind##_of(x), b = kind##_of(y);                      \
-        (void)a;                                                      \
-        (void)b;                                                      \
-        return (__VA_ARGS__);                                         \
-      },                                                              \
-           false>,                                                    \
-      Family::valu, {type, type, type}, 1, 0, kSemCompare | (flags)); \
-  add(t, "v_cmpx_" prefix,                                            \
-      vcmp<+[](u64 x, u64 y) -> bool {                                \
-        kind a = kind##_of(x), b = kind##_of(y);                      \
-        (void)a;                                                      \
-        (void)b;                                                      \
-        return (__VA_ARGS__);                                         \
-      },                                                              \
-           true>,                                                     \
+// One compare form: the expression per lane on the sources read as `kind`; exec true: v_cmpx.
+#define VCMP_FORM(name, exec, type, kind, flags, ...) \
+  add(t, name,                                        \
+      vcmp<+[](u64 x, u64 y) -> bool {                \
+        kind a = kind##_of(x), b = kind##_of(y);      \
+        (void)a;                                      \
+        (void)b;                                      \
+        return (__VA_ARGS__);                         \
+      },                                              \
+           exec>,                                     \
       Family::valu, {type, type, type}, 1, 0, kSemCompare | (flags))
+#define VCMP(prefix, type, kind, flags, ...)                         \
+  VCMP_FORM("v_cmp_" prefix, false, type, kind, flags, __VA_ARGS__); \
+  VCMP_FORM("v_cmpx_" prefix, true, type, kind, flags, __VA_ARGS__)
 
 using I16 = i32;
 using U16 = u32;

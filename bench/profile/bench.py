@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 
-CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled", "proton", "proton_hook", "torchprof"]
+CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_events", "ours_sampled", "proton", "proton_hook", "torchprof"]
 
 
 def rss_bytes():
@@ -264,6 +264,12 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_FLOOR_OUTPUT"] = os.path.join(out, f"{config}-{tag}.json")
         if config == "floor_activity":
             env["WAVEKIT_FLOOR_CALLBACKS"] = "0"
+    elif config == "ours_events":  # graph launches timed with event pairs, no CUPTI: preloaded
+        library = os.path.join(lib, "libwavekit_profile_graph_events.so")
+        env["LD_PRELOAD"] = library
+        env["WAVEKIT_PROFILE_LIBRARY"] = library
+        env["WAVEKIT_PROFILE_GRAPHS"] = "events"
+        env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
     elif config.startswith("ours"):
         library = os.path.join(lib, "libwavekit_profile_cupti.so")
         env["CUDA_INJECTION64_PATH"] = library

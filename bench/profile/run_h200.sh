@@ -21,7 +21,7 @@ python3 bench/profile/bench.py orchestrate --lib /tmp/wk --out /tmp/res --rounds
   --soak ${SOAK-ours floor} 2>&1 | tee "$out/log.txt"
 python3 bench/profile/compare.py /tmp/res/ours-0/profile.hatchet /tmp/res/proton-0.hatchet \
   /tmp/res/floor_activity-0.json 2>&1 | tee "$out/compare.txt"
-for run in ours ours_graph ours_sampled; do
+for run in ours ours_graph ours_events ours_sampled; do
   [ -f /tmp/res/$run-0/profile.hatchet ] || continue
   echo "== $run, round 0" | tee -a "$out/compare.txt"
   python3 bench/profile/inspect_profile.py /tmp/res/$run-0/profile.hatchet 2>&1 |
@@ -37,5 +37,6 @@ du -sh /tmp/res/ours-0 /tmp/res/*.hatchet
 cp /tmp/res/results.jsonl /tmp/res/summary.json "$out/" 2>/dev/null
 cp /tmp/res/ours-0/profile.hatchet "$out/ours.hatchet" 2>/dev/null
 cp /tmp/res/ours_graph-0/profile.hatchet "$out/ours_graph.hatchet" 2>/dev/null
+cp /tmp/res/ours_events-0/profile.hatchet "$out/ours_events.hatchet" 2>/dev/null
 cp /tmp/res/proton-0.hatchet "$out/proton.hatchet" 2>/dev/null
 exit 0

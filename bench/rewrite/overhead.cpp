@@ -1,8 +1,10 @@
-// For every corpus kernel a tool (bbcount by default; `rewrite_bench DIR callret`) can
-// instrument and has points in: executed wave-instructions of the rewritten kernel over the
+// For every corpus kernel a tool (bbcount by default; `rewrite_bench DIR callret|blocktrace`)
+// can instrument and has points in: executed wave-instructions of the rewritten kernel over the
 // original's (both from the emulator, in the same process, same inputs), and the rewriter's
 // throughput in relocated instructions per second. Ratios, not times, are the result; the
-// throughput is indicative only (shared 2-core machine).
+// throughput is indicative only (shared 2-core machine). blocktrace's per-wave files go under
+// DIR/<object>.<kernel>.trace; its ratio includes the waves' polling while the host services
+// their requests, so it depends on how fast the host answers.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -79,8 +81,9 @@ int main(int argc, char** argv) {
       const auto& kernel = wavekit::corpus::kernel(name);
       const auto args = kernel.make_inputs(7);
       const auto original = wavekit::hsa::launch(request_for(kernel, args, object.path));
-      const auto instrumented =
-          wavekit::rewrite::launch_instrumented(request_for(kernel, args, out));
+      wavekit::hsa::LaunchRequest request = request_for(kernel, args, out);
+      request.hostcall_file_root = (dir / (object.name + "." + name + ".trace")).string();
+      const auto instrumented = wavekit::rewrite::launch_instrumented(request);
       if (!original.ok || !instrumented.launch.ok) {
         std::printf("%-28s %-24s failed: %s\n", object.name.c_str(), name.c_str(),
                     (original.ok ? instrumented.launch.error : original.error).c_str());

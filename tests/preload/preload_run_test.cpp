@@ -1,7 +1,9 @@
 // End to end: unmodified HSA programs (examples/hsa, linked against Debian's libhsa-runtime64
 // and never rebuilt for wavekit) under `wavekit run` on the emulator. Their output must not
-// change, and bbcount's per-wave counts must equal the emulator's own ground truth for the
-// original object (`wavekit launch --trace-blocks`).
+// change, and every tool's results must equal the emulator's own ground truth for the original
+// objects: from `wavekit launch --trace-blocks/--trace-sequence` for one kernel, and for every
+// dispatch of a whole program from the emulator's runtime running it plainly with
+// WAVEKIT_EMU_TRACE_BLOCKS / WAVEKIT_EMU_TRACE_SEQUENCE.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -112,6 +114,70 @@ TEST(Run, DeadlockedInstrumentedKernelIsReportedNotHung) {
   EXPECT_EQ(run.out.find("finished"), std::string::npos) << run.out;
 }
 
+// The emulator's own ground truth of every dispatch of a program run plainly, without wavekit:
+// with WAVEKIT_EMU_TRACE_BLOCKS and WAVEKIT_EMU_TRACE_SEQUENCE the emulator's HSA runtime
+// writes per dispatch what `wavekit launch --trace-blocks` / `--trace-sequence` writes for one
+// kernel (<kernel>.<n>.json, <kernel>.<n>/wave_<id>.txt). It knows nothing of the rewriter.
+struct GroundTruth {
+  Outcome run;
+  fs::path blocks;
+  fs::path sequences;
+};
+
+GroundTruth ground_truth(const std::string& program_and_args, const fs::path& dir) {
+  GroundTruth truth{{}, dir / "truth-blocks", dir / "truth-sequences"};
+  truth.run = shell("WAVEKIT_EMU_TRACE_BLOCKS=" + truth.blocks.string() +
+                    " WAVEKIT_EMU_TRACE_SEQUENCE=" + truth.sequences.string() +
+                    " LD_LIBRARY_PATH=" + runtime_dir() + " " + program_and_args);
+  return truth;
+}
+
+// The names of the entries of `dir` that are directories, or files ending in `extension`.
+std::set<std::string> entry_names(const fs::path& dir, const std::string& extension) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (extension.empty() ? entry.is_directory() : entry.path().extension() == extension)
+      names.insert(entry.path().filename().string());
+  return names;
+}
+
+// bbcount's results equal the ground truth: the same <kernel>.<n>.json files, and in each the
+// same kernel and, wave by wave, the same identity and block counts.
+void expect_counts_equal(const fs::path& truth, const fs::path& tool) {
+  const std::set<std::string> dispatches = entry_names(truth, ".json");
+  ASSERT_EQ(entry_names(tool, ".json"), dispatches);
+  for (const std::string& name : dispatches) {
+    const auto expected = nlohmann::json::parse(slurp(truth / name));
+    const auto actual = nlohmann::json::parse(slurp(tool / name));
+    ASSERT_EQ(actual["kernel"], expected["kernel"]) << name;
+    ASSERT_EQ(actual["waves"].size(), expected["waves"].size()) << name;
+    for (std::size_t i = 0; i < expected["waves"].size(); ++i)
+      ASSERT_EQ(actual["waves"][i], expected["waves"][i]) << name << ", wave " << i;
+  }
+}
+
+// blocktrace's results equal the ground truth: the same <kernel>.<n> directories, each with
+// the same wave_<id>.txt files, byte for byte.
+void expect_sequences_equal(const fs::path& truth, const fs::path& tool) {
+  const std::set<std::string> dispatches = entry_names(truth, "");
+  ASSERT_EQ(entry_names(tool, ""), dispatches);
+  for (const std::string& dispatch : dispatches) {
+    const std::set<std::string> waves = entry_names(truth / dispatch, ".txt");
+    ASSERT_EQ(entry_names(tool / dispatch, ".txt"), waves) << dispatch;
+    for (const std::string& wave : waves)
+      ASSERT_EQ(slurp(tool / dispatch / wave), slurp(truth / dispatch / wave))
+          << dispatch << "/" << wave;
+  }
+}
+
+// Whether the object's disassembly (llvm-objdump, not wavekit's decoder) has a call.
+bool makes_calls(const std::string& object) {
+  const Outcome disassembly =
+      shell(std::string(WAVEKIT_LLVM_OBJDUMP) + " -d --mcpu=gfx90a " + object);
+  return disassembly.out.find("s_swappc_b64") != std::string::npos ||
+         disassembly.out.find("s_call_b64") != std::string::npos;
+}
+
 TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   fs::path dir = scratch("bbcount");
   Outcome reference = plain(example("divergent"));
@@ -208,6 +274,51 @@ TEST(Run, OfflineRewriteAndLaunchGiveTheSameCountsAndOutputs) {
   fs::remove_all(dir);
 }
 
+// `wavekit launch --trace-sequence DIR` and `--tool-out DIR` of a blocktrace-rewritten object
+// write one file per wave into DIR. What an earlier run left there (a wave this run does not
+// have, the dispatch subdirectory of an interrupted run, which would be merged into this run's
+// files) is removed, with a message, so that DIR holds this run's waves alone; other files stay.
+TEST(Run, LaunchReplacesTheWaveFilesOfAnEarlierRun) {
+  fs::path dir = scratch("stale");
+  write_divergent_input(dir / "input.bin", 4096);
+  const std::string args =
+      " --kernel divergent --grid 4096 --block 128 --arg file:" + (dir / "input.bin").string() +
+      " --arg zeros:16384 --arg u32:4096";
+  Outcome rewrite = shell(std::string(WAVEKIT_CLI) + " rewrite " + example("divergent.co") +
+                          " -o " + (dir / "rewritten.co").string() + " --tool blocktrace");
+  ASSERT_EQ(rewrite.status, 0) << rewrite.err;
+  Outcome truth = shell(std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") + args +
+                        " --trace-sequence " + (dir / "truth").string());
+  ASSERT_EQ(truth.status, 0) << truth.err;
+  const std::set<std::string> waves = entry_names(dir / "truth", ".txt");
+  ASSERT_EQ(waves.size(), 64u);
+
+  for (const auto& [option, object] : {std::pair{"--trace-sequence", example("divergent.co")},
+                                       std::pair{"--tool-out", (dir / "rewritten.co").string()}}) {
+    SCOPED_TRACE(option);
+    const fs::path out = dir / (std::string(option).substr(2));
+    fs::create_directories(out / "k7f0012345000");
+    wavekit::write_file((out / "wave_999.txt").string(), std::string("0x0\n"));
+    wavekit::write_file((out / "k7f0012345000" / "wave_0.txt").string(), std::string("0x0\n"));
+    wavekit::write_file((out / "notes.txt").string(), std::string("the user's own"));
+    Outcome launch = shell(std::string(WAVEKIT_CLI) + " launch " + object + args + " " + option +
+                           " " + out.string());
+    ASSERT_EQ(launch.status, 0) << launch.err;
+    EXPECT_NE(launch.err.find("removed 2 wave files or directories of an earlier run"),
+              std::string::npos)
+        << launch.err;
+    EXPECT_FALSE(fs::exists(out / "wave_999.txt"));
+    EXPECT_FALSE(fs::exists(out / "k7f0012345000"));
+    EXPECT_EQ(slurp(out / "notes.txt"), "the user's own");
+    std::set<std::string> written = entry_names(out, ".txt");
+    written.erase("notes.txt");
+    ASSERT_EQ(written, waves);
+    for (const std::string& wave : waves)
+      EXPECT_EQ(slurp(out / wave), slurp(dir / "truth" / wave)) << wave;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Run, AnUnknownToolIsRefusedBeforeTheApplicationStarts) {
   Outcome run = shell(std::string(WAVEKIT_CLI) + " run --tool nosuch -- echo APPLICATION-RAN");
   EXPECT_EQ(run.status, 1);
@@ -215,29 +326,128 @@ TEST(Run, AnUnknownToolIsRefusedBeforeTheApplicationStarts) {
   EXPECT_EQ(run.out.find("APPLICATION-RAN"), std::string::npos) << run.out;
 }
 
-TEST(Run, TwoObjectsManyDispatchesAndStrippedObjects) {
-  fs::path dir = scratch("programs");
-  struct Case {
-    std::string program;
-    std::size_t dispatch_reports;
-  };
-  for (const Case& c : {Case{example("two_objects"), 2}, Case{example("many_dispatches"), 0},
-                        Case{example("vector_add") + " " + example("vector_add_stripped.co"), 1}}) {
-    SCOPED_TRACE(c.program);
-    Outcome reference = plain(c.program);
-    ASSERT_EQ(reference.status, 0) << reference.err;
-    fs::path out = dir / std::to_string(std::hash<std::string>{}(c.program));
-    Outcome run = instrumented("--tool bbcount --tool-out " + out.string(), c.program);
+struct Program {
+  std::string name;                  // the test's name
+  std::string command;               // program and arguments, under examples/hsa
+  std::vector<std::string> objects;  // the code objects it loads
+  std::set<std::string> dispatches;  // <kernel>.<n> of every dispatch it makes
+};
+
+std::set<std::string> numbered(const std::string& kernel, unsigned count) {
+  std::set<std::string> names;
+  for (unsigned n = 0; n < count; ++n) names.insert(kernel + "." + std::to_string(n));
+  return names;
+}
+
+void PrintTo(const Program& program, std::ostream* out) { *out << program.name; }
+
+class Programs : public testing::TestWithParam<Program> {};
+
+// An unmodified program under `wavekit run --tool bbcount`, `--tool blocktrace` and
+// `--tool callret`: its output is what it prints without wavekit, and every dispatch's results
+// are the emulator's ground truth of the plain run, wave by wave. two_objects dispatches a
+// kernel from each of the two objects it loads into one executable, many_dispatches one
+// kernel 300 times (the ring wraps), vector_add_stripped loads an object without .symtab.
+TEST_P(Programs, EveryToolEqualsTheGroundTruthOfEveryDispatch) {
+  const Program& program = GetParam();
+  fs::path dir = scratch("programs-" + program.name);
+  const Outcome reference = plain(example(program.command));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const GroundTruth truth = ground_truth(example(program.command), dir);
+  ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+  EXPECT_EQ(truth.run.out, reference.out);  // recording the truth changes nothing either
+  ASSERT_EQ(entry_names(truth.blocks, ".json").size(), program.dispatches.size());
+  for (const std::string& dispatch : program.dispatches)
+    ASSERT_TRUE(fs::exists(truth.blocks / (dispatch + ".json"))) << dispatch;
+
+  {
+    SCOPED_TRACE("bbcount");
+    const Outcome run = instrumented("--tool bbcount --tool-out " + (dir / "bbcount").string(),
+                                     example(program.command));
     ASSERT_EQ(run.status, 0) << run.err;
     EXPECT_EQ(run.out, reference.out);
-    std::size_t reports = 0;
-    for (const auto& entry : fs::directory_iterator(out))
-      reports += entry.path().extension() == ".json";
-    if (c.dispatch_reports)
-      EXPECT_EQ(reports, c.dispatch_reports) << run.err;
-    else
-      EXPECT_GT(reports, 1u) << run.err;
+    EXPECT_EQ(shim_messages(run.err, ""), 0u) << run.err;
+    expect_counts_equal(truth.blocks, dir / "bbcount");
   }
+  {
+    SCOPED_TRACE("blocktrace");
+    const Outcome run = instrumented(
+        "--tool blocktrace --tool-out " + (dir / "blocktrace").string(), example(program.command));
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, reference.out);
+    EXPECT_EQ(shim_messages(run.err, ""), 0u) << run.err;
+    expect_sequences_equal(truth.sequences, dir / "blocktrace");
+  }
+  {
+    // The programs' kernels make no calls: callret must report every wave of every dispatch,
+    // with no call recorded.
+    SCOPED_TRACE("callret");
+    ASSERT_TRUE(makes_calls(example("calls.co")));  // the oracle sees calls where there are
+    for (const std::string& object : program.objects) ASSERT_FALSE(makes_calls(example(object)));
+    const Outcome run = instrumented("--tool callret --tool-out " + (dir / "callret").string(),
+                                     example(program.command));
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, reference.out);
+    EXPECT_EQ(shim_messages(run.err, ""), 0u) << run.err;
+    ASSERT_EQ(entry_names(dir / "callret", ".json"), entry_names(truth.blocks, ".json"));
+    for (const std::string& name : entry_names(truth.blocks, ".json")) {
+      const auto expected = nlohmann::json::parse(slurp(truth.blocks / name));
+      const auto actual = nlohmann::json::parse(slurp(dir / "callret" / name));
+      ASSERT_EQ(actual["waves"].size(), expected["waves"].size()) << name;
+      for (std::size_t i = 0; i < expected["waves"].size(); ++i) {
+        const auto& wave = actual["waves"][i];
+        EXPECT_EQ(wave["id"], expected["waves"][i]["id"]) << name;
+        EXPECT_EQ(wave["workgroup"], expected["waves"][i]["workgroup"]) << name;
+        EXPECT_EQ(wave["calls"], nlohmann::json::object()) << name << ", wave " << i;
+      }
+    }
+  }
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, Programs,
+    testing::Values(
+        Program{"two_objects",
+                "two_objects",
+                {"vector_add.co", "divergent.co"},
+                {"vector_add.0", "divergent.0"}},
+        Program{"many_dispatches", "many_dispatches", {"scale.co"}, numbered("scale_add", 300)},
+        Program{"vector_add_stripped",
+                "vector_add " + example("vector_add_stripped.co"),
+                {"vector_add_stripped.co"},
+                {"vector_add.0"}}),
+    [](const testing::TestParamInfo<Program>& info) { return info.param.name; });
+
+// The oracle itself: for the divergent program, what the runtime writes under
+// WAVEKIT_EMU_TRACE_BLOCKS / _SEQUENCE is what `wavekit launch` writes for the same kernel and
+// input (the input generation copied from divergent.c).
+TEST(Run, GroundTruthOfAPlainRunIsWhatLaunchWrites) {
+  fs::path dir = scratch("truth");
+  const GroundTruth truth = ground_truth(example("divergent"), dir);
+  ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+  write_divergent_input(dir / "input.bin", 4096);
+  const Outcome launch = shell(
+      std::string(WAVEKIT_CLI) + " launch " + example("divergent.co") +
+      " --kernel divergent --grid 4096 --block 128 --arg file:" + (dir / "input.bin").string() +
+      " --arg zeros:16384 --arg u32:4096 --trace-blocks " + (dir / "launch.json").string() +
+      " --trace-sequence " + (dir / "launch").string());
+  ASSERT_EQ(launch.status, 0) << launch.err;
+  EXPECT_EQ(entry_names(truth.blocks, ".json"), std::set<std::string>{"divergent.0.json"});
+  EXPECT_EQ(slurp(truth.blocks / "divergent.0.json"), slurp(dir / "launch.json"));
+  const std::set<std::string> waves = entry_names(dir / "launch", ".txt");
+  EXPECT_EQ(waves.size(), 64u);
+  ASSERT_EQ(entry_names(truth.sequences / "divergent.0", ".txt"), waves);
+  for (const std::string& wave : waves)
+    EXPECT_EQ(slurp(truth.sequences / "divergent.0" / wave), slurp(dir / "launch" / wave)) << wave;
+
+  // A directory that cannot be made stops the program before it runs anything, naming the
+  // variable.
+  const Outcome unwritable =
+      shell("WAVEKIT_EMU_TRACE_BLOCKS=" + (dir / "input.bin" / "x").string() +
+            " LD_LIBRARY_PATH=" + runtime_dir() + " " + example("divergent"));
+  EXPECT_NE(unwritable.status, 0);
+  EXPECT_NE(unwritable.err.find("WAVEKIT_EMU_TRACE_BLOCKS"), std::string::npos) << unwritable.err;
   fs::remove_all(dir);
 }
 
@@ -296,6 +506,26 @@ TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
   ASSERT_EQ(wrong_target.status, 0) << wrong_target.err;
   EXPECT_EQ(wrong_target.out, plain(example("divergent")).out);
   EXPECT_EQ(shim_messages(wrong_target.err, "is for gfx908"), 1u) << wrong_target.err;
+
+  // The ready-made tools that use a probe library, with the gfx908 build where the gfx90a one
+  // belongs (a mislabelled installation; WAVEKIT_PROBE_DIR says where the tools' libraries
+  // are): one message, the original kernels, the program's own output, no results.
+  fs::path mislabelled = dir / "probes";
+  fs::create_directories(mislabelled);
+  for (const auto& [tool, program] : {std::pair{"blocktrace", "divergent"}, {"callret", "calls"}}) {
+    SCOPED_TRACE(tool);
+    fs::copy_file(fs::path(WAVEKIT_TOOL_PROBE_DIR) / (std::string(tool) + ".gfx908.co"),
+                  mislabelled / (std::string(tool) + ".gfx90a.co"));
+    const fs::path out = dir / (std::string(tool) + "-wrong");
+    Outcome run =
+        shell("WAVEKIT_PROBE_DIR=" + mislabelled.string() + " " + std::string(WAVEKIT_CLI) +
+              " run --tool " + tool + " --tool-out " + out.string() + " -- " + example(program));
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out, plain(example(program)).out);
+    EXPECT_EQ(shim_messages(run.err, "is for gfx908, the object for gfx90a"), 1u) << run.err;
+    EXPECT_EQ(shim_messages(run.err, ""), 1u) << run.err;
+    EXPECT_TRUE(!fs::exists(out) || fs::is_empty(out)) << out;
+  }
   fs::remove_all(dir);
 }
 

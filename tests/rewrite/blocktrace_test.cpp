@@ -5,7 +5,6 @@
 // (the ground truth restricted to the kernel's own blocks: callees run uninstrumented).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -21,8 +20,8 @@
 namespace wavekit::rewrite {
 namespace {
 
-// -O2 objects of every processor: a few hundred waves per kernel, each making a few hostcall
-// requests (the known double-service bug, docs/hostcall.md, shows at tens of thousands).
+// -O2 objects of every processor (the -O0 ones trace the same blocks, more slowly): a few
+// hundred waves per kernel, each making a few hostcall requests.
 std::vector<Case> cases() {
   return corpus_cases(
       [](const corpus::CorpusObject& o) { return !o.fat_binary && !o.stripped && o.opt == "-O2"; });
@@ -133,16 +132,10 @@ TEST_P(Blocktrace, EveryWaveFileIsTheGroundTruthSequence) {
 INSTANTIATE_TEST_SUITE_P(Corpus, Blocktrace, testing::ValuesIn(cases()), case_name);
 
 // 320 waves of collatz_steps, whose loop makes each wave's sequence hundreds of lines: about 27
-// requests per wave (the buffer flushed many times), 8,768 through one ring. Skipped by
-// default: at this count it meets the open bug of docs/hostcall.md (a request occasionally
-// serviced twice on the emulator); in its first three runs one file had a whole 238-byte write
-// twice in a row. WAVEKIT_HOSTCALL_EMU_RING=1 runs it.
+// requests per wave (the buffer flushed many times), 8,768 through one ring.
 class BlocktraceManyWaves : public testing::TestWithParam<std::string> {};
 
 TEST_P(BlocktraceManyWaves, LongSequencesStayInOrder) {
-  if (!std::getenv("WAVEKIT_HOSTCALL_EMU_RING"))
-    GTEST_SKIP() << "known bug: a request is occasionally serviced twice on the emulator "
-                    "(docs/hostcall.md); WAVEKIT_HOSTCALL_EMU_RING=1 runs it";
   const std::string object = "basic_" + GetParam() + "_O2_cov5";
   std::string path;
   for (const corpus::CorpusObject& candidate : corpus::objects())

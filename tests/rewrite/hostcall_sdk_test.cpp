@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,14 +63,8 @@ class HostcallSdk : public testing::TestWithParam<const char*> {};
 }  // namespace
 
 // 2,048 waves, 128 resident, each opening its own file through the probe's ring, writing 3
-// lines of all 64 lanes' bytes and closing it.
-// Skipped by default: it makes 10,240 calls and meets the open bug of docs/hostcall.md (a
-// request occasionally serviced twice on the emulator; under load, many).
-// WAVEKIT_HOSTCALL_EMU_RING=1 runs it.
+// lines of all 64 lanes' bytes and closing it (10,240 calls).
 TEST_P(HostcallSdk, EveryWaveStreamsItsOwnFile) {
-  if (!std::getenv("WAVEKIT_HOSTCALL_EMU_RING"))
-    GTEST_SKIP() << "known bug: a request is occasionally serviced twice on the emulator "
-                    "(docs/hostcall.md); WAVEKIT_HOSTCALL_EMU_RING=1 runs it";
   constexpr uint32_t kWaves = 2048, kLines = 3;
   const auto root =
       std::filesystem::path(testing::TempDir()) / (std::string("hostcall_sdk_files_") + GetParam());

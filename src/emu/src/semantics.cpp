@@ -977,7 +977,12 @@ void s_store(Wave& w, const Inst& in) {
   if (in.soffset.kind == OperandKind::sgpr) address += w.s[in.soffset.index];
   std::uint8_t* pointer = global_pointer(w, address, in.width * 4u, MemoryMap::kWrite);
   if (!pointer) return;
-  std::memcpy(pointer, &w.s[in.dst.index], in.width * 4u);
+  if (single_copy_64(pointer, in.width * 4u)) {
+    store_64(pointer, w.s[in.dst.index], w.s[(in.dst.index + 1) & 127]);
+  } else {
+    for (unsigned i = 0; i < in.width; ++i)
+      store_element(pointer + 4 * i, w.s[(in.dst.index + i) & 127], 4);
+  }
   issue(w, w.lgkm);
   if (program_write(w, address)) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
 }
@@ -1323,14 +1328,19 @@ void vector_memory(Wave& w, const Inst& in) {
     for (unsigned lane = 0; lane < 64; ++lane) {
       if (!((lanes >> lane) & 1)) continue;
       LaneAddress at = lane_address(w, in, lane);
-      if (!at.private_lane && (in.op & 3) != 0) {
+      if (!at.private_lane) {
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kWrite);
         if (!pointer) return;
         program = program || program_write(w, at.address);
+        if (single_copy_64(pointer, bytes)) {
+          store_64(pointer, w.vreg(data_index)[lane],
+                   w.vreg((data_index + 1) % kVectorRegisters)[lane]);
+          continue;
+        }
         for (unsigned d = 0; d < (bytes + 3) / 4; ++d) {
           u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
           if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
-          std::memcpy(pointer + 4 * d, &value, bytes < 4 ? bytes : 4);
+          store_element(pointer + 4 * d, value, bytes < 4 ? bytes : 4);
         }
         continue;
       }
@@ -1338,10 +1348,10 @@ void vector_memory(Wave& w, const Inst& in) {
         unsigned piece = bytes < 4 ? bytes : 4;
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 4 * d, piece, MemoryMap::kWrite);
         if (!pointer) return;
-        program = program || at.private_lane || program_write(w, at.address + 4 * d);
+        program = true;  // private (scratch) memory is the program's
         u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
         if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
-        std::memcpy(pointer, &value, piece);
+        store_element(pointer, value, piece);
       }
     }
     issue(w, w.vm);
@@ -1360,9 +1370,15 @@ void vector_memory(Wave& w, const Inst& in) {
   for (unsigned lane = 0; lane < 64; ++lane) {
     if (!((lanes >> lane) & 1)) continue;
     LaneAddress at = lane_address(w, in, lane);
-    if (!at.private_lane && (in.op & 3) != 0 && bytes > 4) {
+    if (!at.private_lane && bytes > 4) {
       std::uint8_t* pointer = lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kRead);
       if (!pointer) return;
+      if (single_copy_64(pointer, bytes)) {
+        const u64 value = load_64(pointer);
+        entry.data[lane] = u32(value);
+        entry.data[64 + lane] = u32(value >> 32);
+        continue;
+      }
       for (unsigned d = 0; d < in.width; ++d)
         std::memcpy(&entry.data[d * 64 + lane], pointer + 4 * d, 4);
       continue;
@@ -1434,7 +1450,7 @@ void buffer_memory(Wave& w, const Inst& in) {
       if (store) {
         u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
         if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
-        std::memcpy(pointer, &value, piece);
+        store_element(pointer, value, piece);
       } else {
         entry->data[d * 64 + lane] = extend_loaded(op, pointer);
       }

@@ -13,8 +13,8 @@
 #include "wavekit/emu/emu.h"
 #include "wavekit/hostcall/runtime.h"
 #include "wavekit/hostcall/services.h"
+#include "wavekit/hsa/ground_truth.h"
 #include "wavekit/support/file.h"
-#include "wavekit/support/text.h"
 
 namespace wavekit::hsa {
 
@@ -443,21 +443,9 @@ LaunchOutcome launch(const LaunchRequest& request) {
       outcome.buffers.emplace_back(
           static_cast<unsigned>(i),
           std::vector<std::uint8_t>(buffers[i]->data, buffers[i]->data + buffers[i]->size));
-  if (request.record_block_counts) {
-    nlohmann::json waves = nlohmann::json::array();
-    for (const auto& wave : result.waves) {
-      nlohmann::json blocks = nlohmann::json::object();
-      for (const auto& [address, count] : wave.block_counts) blocks[hex(address)] = count;
-      waves.push_back({{"id", wave.linear_wave_id},
-                       {"workgroup", {wave.workgroup[0], wave.workgroup[1], wave.workgroup[2]}},
-                       {"wave_in_workgroup", wave.wave_in_workgroup},
-                       {"blocks", blocks}});
-    }
-    outcome.block_trace = {{"kernel", kernel->name}, {"waves", waves}};
-  }
-  if (request.record_block_sequence)
-    for (const auto& wave : result.waves)
-      outcome.block_sequences.emplace_back(wave.linear_wave_id, wave.block_sequence);
+  if (request.record_block_counts)
+    outcome.block_trace = block_counts_document(kernel->name, result.waves);
+  if (request.record_block_sequence) outcome.block_sequences = take_block_sequences(result.waves);
   return outcome;
 }
 

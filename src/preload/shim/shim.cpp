@@ -42,6 +42,7 @@
 #include "wavekit/hsa/launch.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/preload/substitution.h"
+#include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/tools.h"
 #include "wavekit/support/file.h"
 
@@ -108,7 +109,10 @@ static_assert(sizeof(hostcall::protocol::Ring) <= 64);
 struct ExecutableRecord {
   hsa_agent_t agent{};
   std::vector<std::shared_ptr<LoadedObject>> objects;
-  std::set<const std::vector<std::uint8_t>*> probe_libraries_loaded;
+  // SHA-256 of each probe library loaded into the executable: every instrumented object of a
+  // tool brings its own copy of the same library, which must be loaded once (twice would
+  // define its symbols twice, and the load fails).
+  std::set<std::string> probe_libraries_loaded;
 };
 
 // What the program sees as its queue. `view` must come first: the program holds &view.
@@ -188,7 +192,8 @@ class Shim {
     record.agent = agent;
     record.objects.push_back(object);
     const std::vector<std::uint8_t>& probes = object->substitution->probe_library;
-    if (!probes.empty() && record.probe_libraries_loaded.insert(&probes).second) {
+    if (!probes.empty() &&
+        record.probe_libraries_loaded.insert(rewrite::sha256_hex(probes)).second) {
       hsa_code_object_reader_t probe_reader{};
       hsa_status_t probe_status = real().hsa_code_object_reader_create_from_memory(
           probes.data(), probes.size(), &probe_reader);

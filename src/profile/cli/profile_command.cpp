@@ -22,9 +22,11 @@ using wavekit::cli::UsageError;
 
 #ifdef WAVEKIT_PROFILE_CUPTI_LIBRARY
 constexpr const char* kDefaultLibrary = WAVEKIT_PROFILE_CUPTI_LIBRARY;
+constexpr const char* kGraphEventsLibrary = WAVEKIT_PROFILE_GRAPH_EVENTS_LIBRARY;
 constexpr const char* kLibcupti = WAVEKIT_PROFILE_LIBCUPTI;
 #else
 constexpr const char* kDefaultLibrary = "";
+constexpr const char* kGraphEventsLibrary = "";
 constexpr const char* kLibcupti = "";
 #endif
 #ifdef WAVEKIT_PROFILE_HSA_LIBRARY
@@ -55,8 +57,9 @@ int run_profile(wavekit::cli::Arguments args) {
   parser.option("--duty", &duty, "ON/PERIOD",
                 "sampled-mode window and period in ms (default 50/1000)");
   parser.option("--graphs", &graphs, "LEVEL",
-                "CUDA graph launches: kernel (one record per kernel node, the default) or graph "
-                "(one per launch; CUPTI's per-node cost goes)");
+                "CUDA graph launches: kernel (one record per kernel node, the default), graph "
+                "(one per launch; CUPTI's per-node cost goes) or events (graph launches only, "
+                "timed with CUDA events, no CUPTI; preloads libwavekit_profile_graph_events.so)");
   parser.option("--phase-ms", &phase_ms, "MS", "advance the phase every MS milliseconds");
   parser.option("--include", &include, "REGEX", "profile only kernels whose name matches");
   parser.option("--exclude", &exclude, "REGEX", "skip kernels whose name matches");
@@ -74,12 +77,16 @@ int run_profile(wavekit::cli::Arguments args) {
   if (output.empty()) throw UsageError("-o OUT is required");
   if (mode != "full" && mode != "sampled")
     throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
-  if (graphs != "kernel" && graphs != "graph")
-    throw UsageError("--graphs: '" + graphs + "' is neither 'kernel' nor 'graph'");
+  if (graphs != "kernel" && graphs != "graph" && graphs != "events")
+    throw UsageError("--graphs: '" + graphs + "' is not 'kernel', 'graph' or 'events'");
+  if (graphs == "events" && hsa) throw UsageError("--graphs events is for NVIDIA (not --hsa)");
+  // The event mode hooks the driver's entry points, which only a preloaded library can do.
+  if (graphs == "events") preload = true;
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
   if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
   if (hsa && preload) throw UsageError("--hsa and --preload exclude each other");
-  if (library.empty()) library = hsa ? kDefaultHsaLibrary : kDefaultLibrary;
+  if (library.empty())
+    library = hsa ? kDefaultHsaLibrary : graphs == "events" ? kGraphEventsLibrary : kDefaultLibrary;
   if (library.empty())
     wavekit::fail("wavekit profile",
                   hsa ? "this wavekit was built without the HSA headers, so it has no AMD "

@@ -1,8 +1,9 @@
 // The NVIDIA backend: CUPTI callbacks on the launching threads (API enter only; one slot
 // write), CONCURRENT_KERNEL activity records (plus GRAPH_TRACE records in graph-level mode)
 // decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
-// attribution. Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH calls
-// InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
+// attribution. (WAVEKIT_PROFILE_GRAPHS=events, which calls no CUPTI, is another library:
+// graph_events_library.cpp.) Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH
+// calls InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
 // set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and
 // no exception crosses into CUDA.
 #include <cuda.h>
@@ -349,6 +350,15 @@ int start() {
     try {
       SessionConfig config = SessionConfig::from_environment();
       config.display_name = demangle;
+      if (config.graph_events) {
+        // That mode never calls CUPTI, and lives in its own library (launch_hooks.h).
+        std::fprintf(stderr,
+                     "wavekit profile: not started: WAVEKIT_PROFILE_GRAPHS=events is served by "
+                     "libwavekit_profile_graph_events.so, preloaded ('wavekit profile --graphs "
+                     "events' does that)\n");
+        status = 1;
+        return;
+      }
       backend = new CuptiBackend(config.graph_level);
       if (!backend->attach()) {
         status = 1;

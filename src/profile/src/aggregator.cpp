@@ -174,14 +174,14 @@ void Aggregator::consume_graph(const GraphActivity& record, std::uint64_t now_ns
     ++self_.unattributed;
   }
   // Without the launch's exec id, the record's own graph id, read as the source graph's.
-  if (!capture && graph_snapshot_) {
+  if (!capture && graph_snapshot_ && record.capture_tracked) {
     auto it = graph_snapshot_->graphs.find(record.graph_id);
     if (it != graph_snapshot_->graphs.end()) capture = it->second;
   }
   if (capture) {
     key.capture_context = *capture;
     key.captured = 1;
-  } else {
+  } else if (record.capture_tracked) {
     ++self_.graph_unknown;
   }
   add(key, phase, record.start_ns, record.end_ns, std::nullopt, now_ns);

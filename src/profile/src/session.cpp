@@ -43,8 +43,10 @@ SessionConfig SessionConfig::from_environment() {
   c.start_enabled = env_text("WAVEKIT_PROFILE_START_DISABLED").empty();
   if (std::string graphs = env_text("WAVEKIT_PROFILE_GRAPHS"); graphs == "graph") {
     c.graph_level = true;
+  } else if (graphs == "events") {
+    c.graph_events = true;
   } else if (!graphs.empty() && graphs != "kernel") {
-    fail("WAVEKIT_PROFILE_GRAPHS", "'" + graphs + "' is neither 'kernel' nor 'graph'");
+    fail("WAVEKIT_PROFILE_GRAPHS", "'" + graphs + "' is not 'kernel', 'graph' or 'events'");
   }
   if (std::string duty = env_text("WAVEKIT_PROFILE_DUTY"); !duty.empty()) {
     unsigned long on = 0, period = 0;
@@ -191,6 +193,13 @@ void Session::drain() {
   }
 }
 
+void Session::poll_backend(bool final) {
+  if (!backend_) return;
+  aggregator_->begin_batch();
+  batch_now_ns_ = backend_->now_ns();
+  backend_->poll(*this, final);
+}
+
 void Session::duty_cycle(std::chrono::steady_clock::time_point now) {
   if (!windows_) return;
   SampleWindows::Action action = windows_->step(now, enabled_.load(std::memory_order_relaxed));
@@ -212,6 +221,7 @@ void Session::consumer_loop() {
     if (flush_requested_.exchange(false, std::memory_order_relaxed) && backend_)
       backend_->request_flush(false);  // records of the ended phase, without waiting for the GPU
     drain();
+    poll_backend(false);
     auto now = std::chrono::steady_clock::now();
     if (config_.phase_period.count() && now - last_phase_advance_ >= config_.phase_period) {
       last_phase_advance_ = now;
@@ -251,6 +261,7 @@ void Session::stop() {
   consumer_.join();
   started_ = false;
   drain();
+  poll_backend(true);
   aggregator_->finish();
   if (config_.output_dir.empty()) return;
   std::filesystem::path dir(config_.output_dir);

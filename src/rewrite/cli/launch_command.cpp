@@ -27,30 +27,43 @@ unsigned parse_count(const char* option, const std::string& text) {
   return static_cast<unsigned>(value);
 }
 
-void write_sequences(const std::string& directory, const wavekit::hsa::LaunchOutcome& outcome) {
-  std::filesystem::create_directories(directory);
-  char line[32];
-  for (const auto& [wave, blocks] : outcome.block_sequences) {
-    std::string text;
-    text.reserve(blocks.size() * 12);
-    for (std::uint64_t address : blocks) {
-      std::snprintf(line, sizeof line, "0x%llx\n", static_cast<unsigned long long>(address));
-      text += line;
-    }
-    wavekit::write_file(directory + "/wave_" + std::to_string(wave) + ".txt", text);
-  }
+bool is_wave_file(const std::string& name) {
+  return name.size() > 9 && name.rfind("wave_", 0) == 0 && name.ends_with(".txt") &&
+         name.find_first_not_of("0123456789", 5) == name.size() - 4;
 }
 
 // A file-writing tool's probes write a dispatch's files under a subdirectory named after its
-// kernarg segment (tool_files_subdirectory); this launch made one dispatch, so they move up.
+// kernarg segment (tool_files_subdirectory).
+bool is_dispatch_directory(const std::filesystem::directory_entry& entry) {
+  const std::string name = entry.path().filename().string();
+  return entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
+         name.find_first_not_of("0123456789abcdef", 1) == std::string::npos;
+}
+
+// A directory of per-wave files (--trace-sequence, blocktrace's --tool-out) is this run's
+// result alone: the wave files and dispatch subdirectories an earlier run left there would
+// otherwise mix with this run's (an earlier run with more waves leaves files this one does not
+// overwrite). They are removed, and the user is told; other files stay.
+void remove_earlier_wave_files(const std::string& option, const std::filesystem::path& directory) {
+  std::error_code missing;
+  if (!std::filesystem::is_directory(directory, missing)) return;
+  std::vector<std::filesystem::path> earlier;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (is_dispatch_directory(entry) ||
+        (entry.is_regular_file() && is_wave_file(entry.path().filename().string())))
+      earlier.push_back(entry.path());
+  for (const std::filesystem::path& path : earlier) std::filesystem::remove_all(path);
+  if (!earlier.empty())
+    std::cerr << "wavekit launch: " << option << " " << directory.string() << ": removed "
+              << earlier.size() << " wave file" << (earlier.size() == 1 ? "" : "s")
+              << " or directories of an earlier run\n";
+}
+
+// This launch made one dispatch, so its probes' files move up out of their subdirectory.
 void collect_tool_files(const std::filesystem::path& directory) {
   std::vector<std::filesystem::path> dispatches;
-  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
-        name.find_first_not_of("0123456789abcdef", 1) == std::string::npos)
-      dispatches.push_back(entry.path());
-  }
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (is_dispatch_directory(entry)) dispatches.push_back(entry.path());
   for (const std::filesystem::path& dispatch : dispatches) {
     for (const auto& file : std::filesystem::directory_iterator(dispatch))
       std::filesystem::rename(file.path(), directory / file.path().filename());
@@ -144,9 +157,11 @@ int run_launch(wavekit::cli::Arguments args) {
   // A tool that writes files (blocktrace) writes them from its probes, during the run: its
   // --tool-out is the file service's directory, in place of --out.
   if (tool_files && !tool_out.empty()) {
+    remove_earlier_wave_files("--tool-out", tool_out);
     std::filesystem::create_directories(tool_out);
     request.hostcall_file_root = tool_out;
   }
+  if (!trace_sequence.empty()) remove_earlier_wave_files("--trace-sequence", trace_sequence);
   wavekit::hsa::LaunchOutcome outcome;
   nlohmann::json report;
   if (instrumented) {
@@ -175,7 +190,8 @@ int run_launch(wavekit::cli::Arguments args) {
       wavekit::write_file(out_dir + "/arg" + std::to_string(index) + ".bin", bytes);
   }
   if (!trace_blocks.empty()) wavekit::write_file(trace_blocks, outcome.block_trace.dump(1) + "\n");
-  if (!trace_sequence.empty()) write_sequences(trace_sequence, outcome);
+  if (!trace_sequence.empty())
+    wavekit::hsa::write_block_sequences(trace_sequence, outcome.block_sequences);
   if (!tool_out.empty() && !tool_files) wavekit::write_file(tool_out, report.dump(1) + "\n");
   if (!tool_out.empty() && tool_files) collect_tool_files(tool_out);
   return 0;

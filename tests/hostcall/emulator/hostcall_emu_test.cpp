@@ -9,16 +9,24 @@
 // hostcall runtime whether the waves are waiting on the host (Runtime::made_progress) before
 // it blames them, so a slow or starved service thread is never reported as a deadlock.
 #include <gtest/gtest.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "emu_test_support.h"
 #include "wavekit/hostcall/protocol.h"
@@ -107,14 +115,7 @@ constexpr uint32_t kBlock[3] = {256, 1, 1};
 
 }  // namespace
 
-// Known bug, open: in about half the runs one or two of the 81,920 requests are serviced twice
-// (the slot's sequence word is found back at its turn's kReady after the host replied; the
-// emulated stores to it were logged and happen once; see docs/hostcall.md). Until it is found
-// the test runs only on request (WAVEKIT_HOSTCALL_EMU_RING=1), so that CI stays meaningful.
 TEST(hostcall, EmulatorSixteenThousandWavesStreamTheirOwnFiles) {
-  if (!std::getenv("WAVEKIT_HOSTCALL_EMU_RING"))
-    GTEST_SKIP() << "known bug: a request is occasionally serviced twice on the emulator "
-                    "(docs/hostcall.md); WAVEKIT_HOSTCALL_EMU_RING=1 runs it";
   constexpr uint32_t kWaves = 16384, kCalls = 3, kResident = 512;
   EmulatedRing setup({.slots = kResident, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 64},
                      "hostcall_emu_ring");
@@ -219,4 +220,109 @@ TEST(hostcall, EmulatorDispatchOrderMailboxDeadlocksAndIsReported) {
   for (const emu::WaveLocation& wave : result.faults) EXPECT_LT(wave.linear_wave_id, kResident);
   EXPECT_EQ(setup.runtime.statistics().calls, kResident);  // the resident waves' opens
   EXPECT_EQ(setup.egress.files_opened(), kResident);
+}
+
+namespace {
+
+// Every write to the watched sequence words, in the order the writers' trap handlers took a
+// lock, with the value each handler read back. The protocol only ever raises a slot's sequence
+// word, so the values read back must never decrease.
+struct SequenceWatch {
+  static constexpr size_t kMaxWrites = 1 << 20;
+  std::vector<uint64_t*> words;
+  std::vector<std::vector<uint64_t>> seen;  // per watched word
+  std::atomic_flag lock = ATOMIC_FLAG_INIT;
+  std::vector<int> descriptors;
+  struct sigaction previous {};
+};
+SequenceWatch* active_watch = nullptr;
+
+// SIGTRAP from a hardware write watchpoint (perf sigtrap): runs on the writing thread right
+// after its store. Async-signal-safe: a spin lock (never held by the interrupted code of this
+// thread) and stores into preallocated vectors.
+void on_sequence_write(int, siginfo_t* info, void*) {
+  SequenceWatch& watch = *active_watch;
+  while (watch.lock.test_and_set(std::memory_order_acquire)) {
+  }
+  for (size_t i = 0; i < watch.words.size(); ++i) {
+    if (info->si_addr != watch.words[i]) continue;
+    if (watch.seen[i].size() < watch.seen[i].capacity())
+      watch.seen[i].push_back(__atomic_load_n(watch.words[i], __ATOMIC_RELAXED));
+  }
+  watch.lock.clear(std::memory_order_release);
+}
+
+// Arms one write watchpoint per word for this thread and the threads it creates afterwards.
+// Returns why it cannot (no debug registers in this VM, perf_event_paranoid) or "".
+std::string arm(SequenceWatch& watch) {
+  active_watch = &watch;
+  struct sigaction action {};
+  action.sa_sigaction = on_sequence_write;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(SIGTRAP, &action, &watch.previous);
+  for (uint64_t* word : watch.words) {
+    watch.seen.emplace_back().reserve(SequenceWatch::kMaxWrites);
+    perf_event_attr attr{};
+    attr.type = PERF_TYPE_BREAKPOINT;
+    attr.size = sizeof attr;
+    attr.bp_type = HW_BREAKPOINT_W;
+    attr.bp_addr = reinterpret_cast<uint64_t>(word);
+    attr.bp_len = HW_BREAKPOINT_LEN_8;
+    attr.sample_period = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.inherit = 1;
+    attr.sigtrap = 1;
+    attr.remove_on_exec = 1;  // required with sigtrap and inherit
+    const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0));
+    if (fd < 0)
+      return std::string("perf_event_open (hardware write watchpoint): ") + strerror(errno);
+    watch.descriptors.push_back(fd);
+  }
+  return "";
+}
+
+void disarm(SequenceWatch& watch) {
+  for (int fd : watch.descriptors) close(fd);
+  sigaction(SIGTRAP, &watch.previous, nullptr);
+  active_watch = nullptr;
+}
+
+}  // namespace
+
+// Emulated device stores reach the ring as the hardware makes them: one store per element. A
+// copy that writes an element twice (glibc's memcpy of a run-time 4 bytes does: two overlapping
+// moves) undoes whatever the host stored between the two writes: a request's kReady came back
+// after the host had replied, and the request was serviced twice (docs/hostcall.md). A trap on
+// every write to the sequence words of a 4-slot ring holds each writer right after its store,
+// which opens exactly that window wide: with the double write, this test saw a slot's sequence
+// word go back in 116 of 41,000 writes and the dispatch fail; with single stores, never.
+TEST(hostcall, EmulatorStoresNeverUndoTheHostsWrites) {
+  constexpr uint32_t kWaves = 512, kCalls = 3, kResident = 128, kSlots = 4;
+  EmulatedRing setup({.slots = kSlots, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 64},
+                     "hostcall_emu_watch");
+  SequenceWatch watch;
+  for (uint32_t slot = 0; slot < kSlots; ++slot)
+    watch.words.push_back(&protocol::slot_header(setup.ring.host_view(), slot)->seq);
+  if (const std::string why = arm(watch); !why.empty()) {
+    disarm(watch);
+    GTEST_SKIP() << why << " (this machine lends no debug registers to user space)";
+  }
+  setup.runtime.start();
+  const uint32_t grid[3] = {kWaves * 64, 1, 1};
+  const emu::DispatchResult result =
+      setup.object.run("hostcall_wave_files", {setup.descriptor.address(), kCalls}, grid, kBlock,
+                       setup.options(kResident));
+  setup.runtime.stop();
+  disarm(watch);
+  ASSERT_TRUE(result.ok()) << emu::error_kind_name(result.error) << ": " << result.message;
+  EXPECT_EQ(setup.runtime.statistics().calls, uint64_t{kWaves} * (kCalls + 2));
+  EXPECT_EQ(setup.wrong_files(kWaves, kCalls), 0u);
+  for (uint32_t slot = 0; slot < kSlots; ++slot) {
+    const std::vector<uint64_t>& values = watch.seen[slot];
+    // Each call writes the word four times (free, ready, claimed, replied).
+    EXPECT_GE(values.size(), uint64_t{kWaves} * (kCalls + 2) / kSlots * 4) << "slot " << slot;
+    for (size_t i = 1; i < values.size(); ++i)
+      ASSERT_GE(values[i], values[i - 1]) << "slot " << slot << ", write " << i;
+  }
 }

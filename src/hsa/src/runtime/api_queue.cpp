@@ -12,15 +12,22 @@
 // completion signals of the failed packet and of every later packet of an inactive queue are
 // still decremented (the packets are discarded), so that a program waiting on them ends
 // instead of hanging.
+//
+// With WAVEKIT_EMU_TRACE_BLOCKS / WAVEKIT_EMU_TRACE_SEQUENCE set, every dispatch that completes
+// also leaves the emulator's ground truth (block counts, block sequences per wave) in those
+// directories, in the files `wavekit launch --trace-blocks` / `--trace-sequence` writes.
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "../dispatch_report.h"
 #include "runtime.h"
+#include "wavekit/hsa/ground_truth.h"
+#include "wavekit/support/file.h"
 #include "wavekit/support/text.h"
 
 using namespace wavekit::hsa::runtime;
@@ -96,6 +103,28 @@ void fail_packet(Queue& queue, hsa_status_t status, const std::string& report) {
   _exit(1);
 }
 
+// WAVEKIT_EMU_TRACE_BLOCKS / _SEQUENCE: the dispatch's ground truth under `name`, in place of
+// any an earlier run left there. A failure to write is reported and the program goes on: the
+// program's own results do not depend on it.
+void write_ground_truth(const std::string& name, const std::string& kernel,
+                        emu::DispatchResult& result) {
+  Runtime& rt = runtime();
+  try {
+    if (!rt.trace_blocks_directory.empty())
+      wavekit::write_file(rt.trace_blocks_directory + "/" + name + ".json",
+                          wavekit::hsa::block_counts_document(kernel, result.waves).dump(1) + "\n");
+    if (!rt.trace_sequence_directory.empty()) {
+      const std::string directory = rt.trace_sequence_directory + "/" + name;
+      std::filesystem::remove_all(directory);
+      wavekit::hsa::write_block_sequences(directory,
+                                          wavekit::hsa::take_block_sequences(result.waves));
+    }
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "wavekit emulator: the ground truth of %s is lost: %s\n", name.c_str(),
+                 error.what());
+  }
+}
+
 void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
                   std::uint64_t dispatch_id) {
   Runtime& rt = runtime();
@@ -126,16 +155,25 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   params.options.max_resident_waves = rt.max_resident_waves;
   if (rt.no_progress_instructions)
     params.options.no_progress_instructions = rt.no_progress_instructions;
+  params.options.record_block_counts = !rt.trace_blocks_directory.empty();
+  params.options.record_block_sequence = !rt.trace_sequence_directory.empty();
+  const bool ground_truth =
+      params.options.record_block_counts || params.options.record_block_sequence;
+  std::uint64_t number = 0;
   {
     std::lock_guard lock(rt.mutex);
     if (auto* made_progress = rt.outside_progress) {
       void* data = rt.outside_progress_data;
       params.options.outside_progress = [made_progress, data] { return made_progress(data) != 0; };
     }
+    if (ground_truth) number = rt.dispatches_of_kernel[kernel]++;
   }
   emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
-  if (!result.ok())
+  if (!result.ok()) {
     fail_packet(queue, status_for(result.error), wavekit::hsa::describe_failure(result, kernel));
+    return;
+  }
+  if (ground_truth) write_ground_truth(kernel + "." + std::to_string(number), kernel, result);
 }
 
 bool barrier_satisfied(const hsa_signal_t* dependencies, bool any) {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace wavekit::hsa::runtime {
@@ -33,6 +34,19 @@ unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned 
     std::exit(1);
   }
   return static_cast<unsigned>(value);
+}
+
+std::string environment_directory(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return "";
+  std::error_code error;
+  std::filesystem::create_directories(text, error);
+  if (error) {
+    std::fprintf(stderr, "wavekit emulator: %s: cannot create %s: %s\n", variable, text,
+                 error.message().c_str());
+    std::exit(1);
+  }
+  return text;
 }
 
 Runtime::Runtime() {
@@ -72,6 +86,8 @@ Runtime::Runtime() {
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
   no_progress_instructions =
       environment_unsigned("WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS", 0, 0xffffffffu);
+  trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
+  trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
 }
 
 Runtime& runtime() {

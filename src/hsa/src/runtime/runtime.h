@@ -118,6 +118,15 @@ struct Runtime {
   int (*outside_progress)(void* data) = nullptr;
   void* outside_progress_data = nullptr;
 
+  // The emulator's ground truth of every dispatch, written as `wavekit launch` writes it
+  // (--trace-blocks into WAVEKIT_EMU_TRACE_BLOCKS/<kernel>.<n>.json, --trace-sequence into
+  // WAVEKIT_EMU_TRACE_SEQUENCE/<kernel>.<n>/); empty: not recorded.
+  std::string trace_blocks_directory;
+  std::string trace_sequence_directory;
+  // Dispatches run so far per kernel name: the <n> of the ground truth's file names, counted
+  // as the preload shim counts the dispatches whose results it names the same way.
+  std::map<std::string, std::uint64_t> dispatches_of_kernel;
+
   // Host-side signal changes bump this and notify; waiters also poll, because device code
   // changes signal values without telling anyone.
   std::mutex signal_mutex;
@@ -202,6 +211,10 @@ void stop_async_handlers();
 
 // The status the C API returns for a loader failure.
 hsa_status_t status_of(const LoaderError& error);
+
+// Reads a directory from the environment and creates it; "" when unset; exits the process with
+// a message naming the variable when it cannot be created.
+std::string environment_directory(const char* variable);
 
 // Reads an unsigned integer (at most `maximum`) from the environment; `fallback` when unset;
 // exits the process with a message naming the variable when it is not such a number (a

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "wavekit/hostcall/runtime.h"
+#include "wavekit/hsa/ground_truth.h"
 #include "wavekit/hsa/loader.h"
 
 namespace wavekit::hsa {
@@ -98,7 +99,7 @@ struct LaunchOutcome {
   double seconds = 0;
   // --trace-blocks document ({"kernel", "waves": [...]}) and per-wave block sequences.
   nlohmann::json block_trace;
-  std::vector<std::pair<std::uint64_t, std::vector<std::uint64_t>>> block_sequences;
+  BlockSequences block_sequences;
   // The hostcall service's statistics, when it ran (a loaded object uses the ring).
   std::optional<hostcall::Statistics> hostcall;
 };

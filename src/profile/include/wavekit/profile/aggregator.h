@@ -35,8 +35,9 @@ struct KernelActivity {
   std::uint64_t graph_node_id = 0;  // 0: not launched from a graph
 };
 
-// One execution of a whole CUDA graph, in graph-level tracing (CUPTI GRAPH_TRACE): the graph's
-// kernels are not reported one by one, so the launch is aggregated as one leaf.
+// One execution of a whole CUDA graph, in graph-level tracing (CUPTI GRAPH_TRACE, or event
+// pairs in the CUPTI-free mode): the graph's kernels are not reported one by one, so the launch
+// is aggregated as one leaf.
 struct GraphActivity {
   std::uint64_t correlation = 0;  // the graph launch's correlation id
   std::uint64_t start_ns = 0;
@@ -44,6 +45,9 @@ struct GraphActivity {
   std::uint32_t device = 0;
   std::uint32_t stream = 0;
   std::uint32_t graph_id = 0;  // CUPTI's id of the launched graph, for the leaf's name
+  // false: the backend does not track capture sites (CUPTI-free mode), so the leaf hangs under
+  // the launch context and is not counted as graph_unknown.
+  bool capture_tracked = true;
 };
 
 // The leaf name a graph launch is aggregated under.

@@ -37,10 +37,14 @@ struct SessionConfig {
   bool start_enabled = true;
   // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
   bool graph_level = false;
+  // Graph launches timed with event pairs by a launch hook, CUPTI never called (graph_level
+  // is false then: it is the CUPTI backend's switch).
+  bool graph_events = false;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or "graph"). Bad
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel", "graph" or
+  // "events"). Bad
   // values throw wavekit::Error.
   static SessionConfig from_environment();
 };
@@ -71,6 +75,9 @@ class Backend {
   virtual void set_collecting(bool) {}
   // Asks for completed buffers without waiting for the GPU (never a synchronisation).
   virtual void request_flush(bool /*forced*/) {}
+  // Consumer thread, every loop (at most 10 ms apart) and once more at stop (`final`): a
+  // backend that has no buffers to submit hands its records to the sink here.
+  virtual void poll(RecordSink& /*sink*/, bool /*final*/) {}
   // Now, in the timebase of KernelActivity timestamps (for consumer-lag accounting).
   virtual std::uint64_t now_ns();
 };
@@ -154,6 +161,7 @@ class Session final : private RecordSink {
   void dropped(std::uint64_t count) override;
   void consumer_loop();
   void drain();
+  void poll_backend(bool final);
   void on_export(const PhaseTable& table, const SelfMetrics& self);
   void duty_cycle(std::chrono::steady_clock::time_point now);
 

@@ -1,0 +1,446 @@
+// Launch hooks without CUPTI. The CUDA runtime (and PyTorch, Triton) open libcuda.so.1 with
+// dlopen and take cuGetProcAddress from it with dlsym; every driver entry point the runtime
+// calls later comes from cuGetProcAddress. A handle-scoped dlsym cannot be interposed by
+// symbol preemption, so this library, when preloaded, defines `dlsym` itself: it forwards
+// every lookup and, once the event mode is active, answers cuGetProcAddress (both versions)
+// and cuGraphLaunch(_ptsz)/cuGraphExecDestroy with wrappers. Outside the event mode the
+// wrappers are never handed out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved
+// from the caller's position in the link map, as the C library would).
+#include "launch_hooks.h"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "wavekit/profile/c_api.h"
+#include "wavekit/profile/graph_event_timer.h"
+
+namespace wavekit::profile {
+namespace {
+
+using DlsymFn = void* (*)(void*, const char*);
+
+DlsymFn real_dlsym() {
+  static const DlsymFn fn = [] {
+    auto f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34"));
+    if (!f) f = reinterpret_cast<DlsymFn>(dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5"));
+    return f;
+  }();
+  return fn;
+}
+
+link_map* owner_of(const void* address) {
+  Dl_info info;
+  link_map* map = nullptr;
+  if (!dladdr1(address, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP)) return nullptr;
+  return map;
+}
+
+// What dlsym(RTLD_NEXT, name) gives the object holding `caller`. The C library searches the
+// scope the caller was loaded in (for a library opened with dlopen: it and its dependencies,
+// some loaded before it), after the caller. Two steps come close without its internals: the
+// caller's own scope, unless the definition found there is the caller's own (an interposer
+// asking for what it wraps); then the objects loaded after the caller, in load order.
+void* next_definition(const void* caller, const char* name) {
+  link_map* map = owner_of(caller);
+  if (!map) return nullptr;
+  // The main program's scope is the global one (dlopen(nullptr)).
+  void* scope = dlopen(map->l_prev ? map->l_name : nullptr, RTLD_LAZY | RTLD_NOLOAD);
+  if (scope) {
+    void* found = real_dlsym()(scope, name);
+    dlclose(scope);
+    if (found && owner_of(found) != map) return found;
+  }
+  for (link_map* object = map->l_next; object; object = object->l_next) {
+    void* handle = dlopen(object->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle) continue;
+    void* found = real_dlsym()(handle, name);
+    dlclose(handle);
+    if (found && owner_of(found) == object) return found;
+  }
+  return nullptr;
+}
+
+// The driver functions the event mode calls, taken through the real cuGetProcAddress.
+struct Driver {
+  PFN_cuGetProcAddress_v12000 get_proc = nullptr;
+  PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
+  PFN_cuCtxSetCurrent_v4000 ctx_set_current = nullptr;
+  PFN_cuCtxGetDevice_v2000 ctx_get_device = nullptr;
+  PFN_cuEventCreate_v2000 event_create = nullptr;
+  PFN_cuEventDestroy_v4000 event_destroy = nullptr;
+  PFN_cuEventRecord_v2000 event_record = nullptr;
+  PFN_cuEventRecord_v7000_ptsz event_record_ptsz = nullptr;
+  PFN_cuEventQuery_v2000 event_query = nullptr;
+  PFN_cuEventSynchronize_v2000 event_synchronize = nullptr;
+  PFN_cuEventElapsedTime_v2000 event_elapsed = nullptr;
+  PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;
+  PFN_cuStreamIsCapturing_v10000_ptsz stream_is_capturing_ptsz = nullptr;
+  PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_capture_mode = nullptr;
+  PFN_cuDeviceGetName_v2000 device_get_name = nullptr;
+  PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+
+  // Each function is asked for at the version of its typedef: the same name at a later version
+  // can be another ABI (cuCtxGetDevice at 13000 is cuCtxGetDevice_v2, which takes a context).
+  template <typename Fn>
+  bool take(const char* name, Fn& fn, int version, bool per_thread_stream = false) {
+    CUdriverProcAddressQueryResult status{};
+    void* p = nullptr;
+    cuuint64_t flags = per_thread_stream ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                                         : CU_GET_PROC_ADDRESS_DEFAULT;
+    if (get_proc(name, &p, version, flags, &status) != CUDA_SUCCESS || !p) return false;
+    fn = reinterpret_cast<Fn>(p);
+    return true;
+  }
+
+  bool load(PFN_cuGetProcAddress_v12000 real_get_proc) {
+    get_proc = real_get_proc;
+    return take("cuCtxGetCurrent", ctx_get_current, 4000) &&
+           take("cuCtxSetCurrent", ctx_set_current, 4000) &&
+           take("cuCtxGetDevice", ctx_get_device, 2000) &&
+           take("cuEventCreate", event_create, 2000) &&
+           take("cuEventDestroy", event_destroy, 4000) &&
+           take("cuEventRecord", event_record, 2000) &&
+           take("cuEventRecord", event_record_ptsz, 7000, true) &&
+           take("cuEventQuery", event_query, 2000) &&
+           take("cuEventSynchronize", event_synchronize, 2000) &&
+           take("cuEventElapsedTime", event_elapsed, 2000) &&
+           take("cuStreamIsCapturing", stream_is_capturing, 10000) &&
+           take("cuStreamIsCapturing", stream_is_capturing_ptsz, 10000, true) &&
+           take("cuThreadExchangeStreamCaptureMode", exchange_capture_mode, 10010) &&
+           take("cuDeviceGetName", device_get_name, 2000) &&
+           take("cuDeviceGetAttribute", device_get_attribute, 2000);
+  }
+
+  // Event queries, creation and waits are "potentially unsafe" while another thread captures a
+  // graph in global mode, and such a call would invalidate that capture. The profiler's threads
+  // therefore run in relaxed capture mode, as PyTorch's allocator does for its event queries.
+  void relax_this_thread() const {
+    thread_local bool relaxed = false;
+    if (relaxed) return;
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    exchange_capture_mode(&mode);
+    relaxed = true;
+  }
+
+  void make_current(void* context) const {
+    CUcontext current = nullptr;
+    if (ctx_get_current(&current) == CUDA_SUCCESS && current == context) return;
+    ctx_set_current(static_cast<CUcontext>(context));
+  }
+};
+
+class DriverEvents final : public EventApi {
+ public:
+  explicit DriverEvents(const Driver& driver) : driver_(driver) {}
+
+  bool create(void* context, EventPair& pair) override {
+    // On the launching thread: relaxed only around the creation, then the thread's own mode.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    driver_.exchange_capture_mode(&mode);
+    driver_.make_current(context);
+    CUevent start = nullptr, end = nullptr;
+    bool ok = driver_.event_create(&start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+              driver_.event_create(&end, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    driver_.exchange_capture_mode(&mode);
+    if (!ok) {
+      if (start) driver_.event_destroy(start);
+      return false;
+    }
+    pair = {start, end};
+    return true;
+  }
+  void destroy(void*, const EventPair& pair) override {
+    driver_.event_destroy(static_cast<CUevent>(pair.start));
+    driver_.event_destroy(static_cast<CUevent>(pair.end));
+  }
+  bool record(void* event, void* stream, bool per_thread_stream) override {
+    auto record = per_thread_stream ? driver_.event_record_ptsz : driver_.event_record;
+    return record(static_cast<CUevent>(event), static_cast<CUstream>(stream)) == CUDA_SUCCESS;
+  }
+  State query(void* context, void* event) override {
+    driver_.relax_this_thread();
+    driver_.make_current(context);
+    CUresult r = driver_.event_query(static_cast<CUevent>(event));
+    if (r == CUDA_ERROR_NOT_READY) return State::pending;
+    return r == CUDA_SUCCESS ? State::done : State::failed;
+  }
+  std::optional<std::uint64_t> elapsed_ns(void* context, const EventPair& pair) override {
+    driver_.make_current(context);
+    float ms = 0;
+    if (driver_.event_elapsed(&ms, static_cast<CUevent>(pair.start),
+                              static_cast<CUevent>(pair.end)) != CUDA_SUCCESS)
+      return std::nullopt;
+    return static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+  }
+  void wait(void* context, void* event) override {
+    driver_.relax_this_thread();
+    driver_.make_current(context);
+    driver_.event_synchronize(static_cast<CUevent>(event));
+  }
+
+ private:
+  const Driver& driver_;
+};
+
+// 4096 launches in flight at most: far more than a launch queue holds.
+constexpr std::size_t kMaxEventPairs = 4096;
+
+class GraphEventBackend final : public Backend {
+ public:
+  void decode(const RawBuffer&, RecordSink&) override {}
+  void release(const RawBuffer&) override {}
+
+  // At the first hooked launch, when the runtime has loaded the driver.
+  bool load() {
+    std::call_once(loaded_, [&] {
+      void* cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+      auto get_proc = cuda ? reinterpret_cast<PFN_cuGetProcAddress_v12000>(
+                                 real_dlsym()(cuda, "cuGetProcAddress_v2"))
+                           : nullptr;
+      if (cuda) dlclose(cuda);  // still loaded: the runtime holds it
+      if (get_proc && driver_.load(get_proc)) {
+        events_ = std::make_unique<DriverEvents>(driver_);
+        timer_ = std::make_unique<GraphEventTimer>(*events_, kMaxEventPairs);
+        ready_.store(true, std::memory_order_release);
+      }
+    });
+    return ready_.load(std::memory_order_acquire);
+  }
+  bool ready() const { return ready_.load(std::memory_order_acquire); }
+  const Driver& driver() const { return driver_; }
+  GraphEventTimer& timer() { return *timer_; }
+  void saw_device(int device) {
+    if (device >= 0 && device < 64)
+      devices_seen_.fetch_or(std::uint64_t{1} << device, std::memory_order_relaxed);
+  }
+
+  void poll(RecordSink& sink, bool final) override {
+    if (!ready()) return;
+    describe_new_devices();
+    timer_->poll(sink, final);
+  }
+
+ private:
+  void describe_new_devices() {
+    std::uint64_t fresh = devices_seen_.load(std::memory_order_relaxed) & ~described_;
+    Session* session = global_session();
+    for (int device = 0; fresh && session; ++device, fresh >>= 1) {
+      if (!(fresh & 1)) continue;
+      described_ |= std::uint64_t{1} << device;
+      DeviceInfo info;
+      char name[256] = {};
+      if (driver_.device_get_name(name, sizeof name, device) == CUDA_SUCCESS) info.model = name;
+      int major = 0, minor = 0, sms = 0, clock_khz = 0;
+      driver_.device_get_attribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+      driver_.device_get_attribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+      driver_.device_get_attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+      driver_.device_get_attribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device);
+      info.arch = "sm_" + std::to_string(major) + std::to_string(minor);
+      info.num_sms = static_cast<std::uint32_t>(sms);
+      info.clock_khz = static_cast<std::uint32_t>(clock_khz);
+      session->set_device(static_cast<std::uint32_t>(device), info);
+    }
+  }
+
+  std::once_flag loaded_;
+  std::atomic<bool> ready_{false};
+  Driver driver_;
+  std::unique_ptr<DriverEvents> events_;
+  std::unique_ptr<GraphEventTimer> timer_;
+  std::atomic<std::uint64_t> devices_seen_{0};
+  std::uint64_t described_ = 0;  // consumer thread
+};
+
+GraphEventBackend* events_backend = nullptr;
+void (*start_session)() = nullptr;
+std::once_flag session_started;
+
+// The session starts when the program first takes a hooked driver function (CUDA
+// initialisation), so that the processes a program runs without CUDA start nothing and write
+// nothing.
+void start_session_once() {
+  std::call_once(session_started, [] {
+    if (start_session) start_session();
+  });
+}
+std::atomic<Session*> hooked_session{nullptr};
+std::atomic<std::uint64_t> next_correlation{1};
+
+std::atomic<PFN_cuGetProcAddress_v12000> real_get_proc_v2{nullptr};
+std::atomic<PFN_cuGetProcAddress_v11030> real_get_proc_v1{nullptr};
+std::atomic<PFN_cuGraphLaunch_v10000> real_graph_launch[2] = {nullptr, nullptr};
+std::atomic<PFN_cuGraphExecDestroy_v10000> real_exec_destroy{nullptr};
+
+std::uint64_t host_now_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
+template <int kPerThreadStream>
+CUresult CUDAAPI timed_graph_launch(CUgraphExec exec, CUstream stream) {
+  PFN_cuGraphLaunch_v10000 real =
+      real_graph_launch[kPerThreadStream].load(std::memory_order_relaxed);
+  Session* session = hooked_session.load(std::memory_order_acquire);
+  if (!session || !events_backend->load()) return real(exec, stream);
+  const Driver& driver = events_backend->driver();
+  // A launch into a capturing stream becomes part of a graph: recording events there would
+  // change the program's graph, so it is left alone.
+  CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+  auto is_capturing =
+      kPerThreadStream ? driver.stream_is_capturing_ptsz : driver.stream_is_capturing;
+  if (is_capturing(stream, &capturing) != CUDA_SUCCESS ||
+      capturing != CU_STREAM_CAPTURE_STATUS_NONE)
+    return real(exec, stream);
+  const std::uint64_t correlation = next_correlation.fetch_add(1, std::memory_order_relaxed);
+  if (!session->on_kernel_launch(correlation)) return real(exec, stream);
+  CUcontext context = nullptr;
+  CUdevice device = 0;
+  if (driver.ctx_get_current(&context) != CUDA_SUCCESS || !context ||
+      driver.ctx_get_device(&device) != CUDA_SUCCESS)
+    return real(exec, stream);
+  GraphEventTimer& timer = events_backend->timer();
+  std::optional<GraphEventTimer::Ticket> ticket;
+  try {
+    ticket = timer.begin(context, stream, kPerThreadStream);
+  } catch (...) {
+    // Out of memory in the pool: the launch goes untimed.
+  }
+  const std::uint64_t host_ns = host_now_ns();
+  CUresult result = real(exec, stream);
+  if (!ticket) return result;
+  if (result != CUDA_SUCCESS) {
+    timer.cancel(*ticket);
+    return result;
+  }
+  try {
+    events_backend->saw_device(device);
+    timer.end(*ticket, stream, kPerThreadStream, correlation, static_cast<std::uint32_t>(device),
+              timer.graph_number(exec), host_ns);
+  } catch (...) {
+    // The launch itself succeeded; only its timing is lost.
+  }
+  return result;
+}
+
+CUresult CUDAAPI forgetting_exec_destroy(CUgraphExec exec) {
+  if (events_backend && events_backend->ready()) {
+    try {
+      events_backend->timer().forget(exec);
+    } catch (...) {
+    }
+  }
+  return real_exec_destroy.load(std::memory_order_relaxed)(exec);
+}
+
+CUresult CUDAAPI hooked_get_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult* status);
+CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags);
+
+// Swaps a driver function the runtime asked for by name for its wrapper, keeping the real one.
+void wrap_driver_function(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  if (!symbol || !pfn || !*pfn) return;
+  const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+  if (std::strcmp(symbol, "cuGraphLaunch") == 0) {
+    real_graph_launch[per_thread].store(reinterpret_cast<PFN_cuGraphLaunch_v10000>(*pfn));
+    *pfn = per_thread ? reinterpret_cast<void*>(&timed_graph_launch<1>)
+                      : reinterpret_cast<void*>(&timed_graph_launch<0>);
+  } else if (std::strcmp(symbol, "cuGraphExecDestroy") == 0) {
+    real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(*pfn));
+    *pfn = reinterpret_cast<void*>(&forgetting_exec_destroy);
+  } else if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
+    // Asked through itself: the answer must keep going through the hook.
+    if (version >= 12000) {
+      real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(*pfn));
+      *pfn = reinterpret_cast<void*>(&hooked_get_proc_v2);
+    } else {
+      real_get_proc_v1.store(reinterpret_cast<PFN_cuGetProcAddress_v11030>(*pfn));
+      *pfn = reinterpret_cast<void*>(&hooked_get_proc_v1);
+    }
+  }
+}
+
+CUresult CUDAAPI hooked_get_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult* status) {
+  CUresult r =
+      real_get_proc_v2.load(std::memory_order_relaxed)(symbol, pfn, version, flags, status);
+  if (r == CUDA_SUCCESS) wrap_driver_function(symbol, pfn, version, flags);
+  return r;
+}
+
+CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags) {
+  CUresult r = real_get_proc_v1.load(std::memory_order_relaxed)(symbol, pfn, version, flags);
+  if (r == CUDA_SUCCESS) wrap_driver_function(symbol, pfn, version, flags);
+  return r;
+}
+
+// The answer of `dlsym` for `name`, hooked when the event mode is active.
+void* hook_symbol(const char* name, void* found) {
+  if (!found || !name || !events_backend || name[0] != 'c' || name[1] != 'u') return found;
+  if (std::strcmp(name, "cuGetProcAddress_v2") == 0 || std::strcmp(name, "cuGetProcAddress") == 0 ||
+      std::strcmp(name, "cuGraphLaunch") == 0 || std::strcmp(name, "cuGraphLaunch_ptsz") == 0 ||
+      std::strcmp(name, "cuGraphExecDestroy") == 0)
+    start_session_once();
+  if (std::strcmp(name, "cuGetProcAddress_v2") == 0) {
+    real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(found));
+    return reinterpret_cast<void*>(&hooked_get_proc_v2);
+  }
+  if (std::strcmp(name, "cuGetProcAddress") == 0) {
+    real_get_proc_v1.store(reinterpret_cast<PFN_cuGetProcAddress_v11030>(found));
+    return reinterpret_cast<void*>(&hooked_get_proc_v1);
+  }
+  if (std::strcmp(name, "cuGraphLaunch") == 0 || std::strcmp(name, "cuGraphLaunch_ptsz") == 0) {
+    const bool per_thread = name[13] == '_';
+    real_graph_launch[per_thread].store(reinterpret_cast<PFN_cuGraphLaunch_v10000>(found));
+    return per_thread ? reinterpret_cast<void*>(&timed_graph_launch<1>)
+                      : reinterpret_cast<void*>(&timed_graph_launch<0>);
+  }
+  if (std::strcmp(name, "cuGraphExecDestroy") == 0) {
+    real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(found));
+    return reinterpret_cast<void*>(&forgetting_exec_destroy);
+  }
+  return found;
+}
+
+}  // namespace
+
+Backend* make_graph_event_backend(std::string& why, void (*start)()) {
+  // Only a preloaded library's dlsym is the one the runtime calls. (Comparing with &::dlsym
+  // would not do: inside this library that address resolves to the global one too.)
+  void* global = real_dlsym() ? real_dlsym()(RTLD_DEFAULT, "dlsym") : nullptr;
+  Dl_info global_info, own_info;
+  const bool preloaded = global && dladdr(global, &global_info) &&
+                         dladdr(reinterpret_cast<void*>(&next_definition), &own_info) &&
+                         global_info.dli_fbase == own_info.dli_fbase;
+  if (!preloaded) {
+    why =
+        "the event mode needs the library preloaded (LD_PRELOAD; 'wavekit profile --graphs "
+        "events' does that), not loaded through CUDA_INJECTION64_PATH";
+    return nullptr;
+  }
+  start_session = start;
+  events_backend = new GraphEventBackend();
+  return events_backend;
+}
+
+void activate_graph_event_hooks(Session* session) {
+  hooked_session.store(session, std::memory_order_release);
+}
+
+}  // namespace wavekit::profile
+
+extern "C" __attribute__((visibility("default"))) void* dlsym(void* handle, const char* name) {
+  using namespace wavekit::profile;
+  if (!real_dlsym()) return nullptr;
+  void* found = handle == RTLD_NEXT ? next_definition(__builtin_return_address(0), name)
+                                    : real_dlsym()(handle, name);
+  return hook_symbol(name, found);
+}

@@ -1,0 +1,131 @@
+#include "wavekit/profile/graph_event_timer.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "wavekit/profile/session.h"
+
+namespace wavekit::profile {
+
+GraphEventTimer::GraphEventTimer(EventApi& api, std::size_t max_pairs)
+    : api_(api), max_pairs_(max_pairs) {}
+
+GraphEventTimer::~GraphEventTimer() {
+  std::lock_guard lock(mutex_);
+  for (auto& [context, pairs] : free_)
+    for (const EventPair& pair : pairs) api_.destroy(context, pair);
+}
+
+std::optional<GraphEventTimer::Ticket> GraphEventTimer::begin(void* context, void* stream,
+                                                              bool per_thread_stream) {
+  Ticket ticket;
+  ticket.context = context;
+  bool need_new = false;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = std::find_if(free_.begin(), free_.end(),
+                           [&](const auto& entry) { return entry.first == context; });
+    if (it != free_.end() && !it->second.empty()) {
+      ticket.pair = it->second.back();
+      it->second.pop_back();
+    } else if (created_ < max_pairs_) {
+      ++created_;  // reserved now, created outside the lock
+      need_new = true;
+    } else {
+      ++dropped_;
+      return std::nullopt;
+    }
+  }
+  if (need_new && !api_.create(context, ticket.pair)) {
+    std::lock_guard lock(mutex_);
+    --created_;
+    ++dropped_;
+    return std::nullopt;
+  }
+  if (!api_.record(ticket.pair.start, stream, per_thread_stream)) {
+    recycle(ticket);
+    std::lock_guard lock(mutex_);
+    ++dropped_;
+    return std::nullopt;
+  }
+  return ticket;
+}
+
+void GraphEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_stream,
+                          std::uint64_t correlation, std::uint32_t device,
+                          std::uint32_t graph_number, std::uint64_t host_ns) {
+  if (!api_.record(ticket.pair.end, stream, per_thread_stream)) {
+    recycle(ticket);
+    std::lock_guard lock(mutex_);
+    ++dropped_;
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  pending_.push_back({ticket, correlation, host_ns, device, graph_number});
+}
+
+void GraphEventTimer::cancel(const Ticket& ticket) { recycle(ticket); }
+
+void GraphEventTimer::recycle(const Ticket& ticket) {
+  std::lock_guard lock(mutex_);
+  auto it = std::find_if(free_.begin(), free_.end(),
+                         [&](const auto& entry) { return entry.first == ticket.context; });
+  if (it == free_.end()) it = free_.insert(free_.end(), {ticket.context, {}});
+  it->second.push_back(ticket.pair);
+}
+
+std::uint32_t GraphEventTimer::graph_number(const void* exec) {
+  std::lock_guard lock(mutex_);
+  auto [it, inserted] = graph_numbers_.try_emplace(exec, next_graph_number_);
+  if (inserted) ++next_graph_number_;
+  return it->second;
+}
+
+void GraphEventTimer::forget(const void* exec) {
+  std::lock_guard lock(mutex_);
+  graph_numbers_.erase(exec);
+}
+
+void GraphEventTimer::poll(RecordSink& sink, bool wait) {
+  std::uint64_t dropped = 0;
+  {
+    std::lock_guard lock(mutex_);
+    // Taken whole so that application threads never wait for the driver queries below.
+    polling_.insert(polling_.end(), pending_.begin(), pending_.end());
+    pending_.clear();
+    dropped = std::exchange(dropped_, 0);
+  }
+  std::size_t kept = 0;
+  for (const Pending& p : polling_) {
+    if (wait) api_.wait(p.ticket.context, p.ticket.pair.end);
+    EventApi::State state = api_.query(p.ticket.context, p.ticket.pair.end);
+    if (state == EventApi::State::pending) {
+      polling_[kept++] = p;  // the GPU has not got there yet; asked again next time
+      continue;
+    }
+    std::optional<std::uint64_t> ns;
+    if (state == EventApi::State::done) ns = api_.elapsed_ns(p.ticket.context, p.ticket.pair);
+    if (ns) {
+      GraphActivity a;
+      a.correlation = p.correlation;
+      a.start_ns = p.host_ns;
+      a.end_ns = p.host_ns + *ns;
+      a.device = p.device;
+      a.graph_id = p.graph_number;
+      a.capture_tracked = false;
+      sink.graph(a);
+    } else {
+      ++dropped;
+    }
+    recycle(p.ticket);
+  }
+  polling_.resize(kept);
+  if (dropped) sink.dropped(dropped);
+}
+
+std::size_t GraphEventTimer::in_flight() const {
+  std::lock_guard lock(mutex_);
+  return pending_.size() + polling_.size();
+}
+
+}  // namespace wavekit::profile

@@ -1,0 +1,283 @@
+#include "wavekit/profile/graph_event_timer.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "wavekit/profile/profile_data.h"
+#include "wavekit/profile/session.h"
+
+namespace wavekit::profile {
+namespace {
+
+// Plays the driver: events are numbers; the test decides when the GPU reaches each one and at
+// what time, so completion order and durations are known independently of the timer.
+class FakeEvents final : public EventApi {
+ public:
+  struct Event {
+    void* stream = nullptr;
+    bool recorded = false, done = false, failed = false;
+    std::uint64_t gpu_ns = 0;
+  };
+
+  bool create(void*, EventPair& pair) override {
+    if (refuse_create) return false;
+    pair = {make(), make()};
+    start_of[pair.end] = pair.start;
+    ++created;
+    return true;
+  }
+  void destroy(void*, const EventPair&) override { ++destroyed; }
+  bool record(void* event, void* stream, bool) override {
+    Event& e = events.at(event);
+    e = Event{stream, true, false, false, 0};
+    return true;
+  }
+  State query(void*, void* event) override {
+    ++queries;
+    const Event& e = events.at(event);
+    if (e.failed) return State::failed;
+    return e.done ? State::done : State::pending;
+  }
+  std::optional<std::uint64_t> elapsed_ns(void*, const EventPair& pair) override {
+    const Event &start = events.at(pair.start), &end = events.at(pair.end);
+    if (!start.done || !end.done) return std::nullopt;
+    return end.gpu_ns - start.gpu_ns;
+  }
+  void wait(void*, void* event) override {
+    ++waits;
+    // The GPU gets to the pair's start event, then 1000 ns later to its end event.
+    Event& end = events.at(event);
+    if (end.done) return;
+    Event& start = events.at(start_of.at(event));
+    if (!start.done) reach(start, gpu_clock_ns);
+    reach(end, start.gpu_ns + 1000);
+  }
+
+  // The GPU reaches the start event at `start_ns` and the end event at `end_ns`.
+  void run(const EventPair& pair, std::uint64_t start_ns, std::uint64_t end_ns) {
+    reach(events.at(pair.start), start_ns);
+    reach(events.at(pair.end), end_ns);
+  }
+
+  std::map<void*, Event> events;
+  std::map<void*, void*> start_of;  // end event -> start event of its pair
+  bool refuse_create = false;
+  int created = 0, destroyed = 0, queries = 0, waits = 0;
+  std::uint64_t gpu_clock_ns = 1'000'000;
+
+ private:
+  void* make() {
+    void* id = reinterpret_cast<void*>(next_++);
+    events[id] = {};
+    return id;
+  }
+  static void reach(Event& e, std::uint64_t ns) {
+    e.done = true;
+    e.gpu_ns = ns;
+  }
+  std::uintptr_t next_ = 0x1000;
+};
+
+class CollectingSink final : public RecordSink {
+ public:
+  void kernel(const KernelActivity&) override { ++kernels; }
+  void graph(const GraphActivity& record) override { graphs.push_back(record); }
+  void dropped(std::uint64_t count) override { dropped_total += count; }
+  std::vector<GraphActivity> graphs;
+  int kernels = 0;
+  std::uint64_t dropped_total = 0;
+};
+
+void* const kContext = reinterpret_cast<void*>(0xc0);
+void* const kStream = reinterpret_cast<void*>(0x5);
+
+TEST(GraphEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOnes) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 16);
+  const void* exec_a = reinterpret_cast<void*>(0xa);
+  const void* exec_b = reinterpret_cast<void*>(0xb);
+  std::vector<GraphEventTimer::Ticket> tickets;
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    auto ticket = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(ticket);
+    timer.end(*ticket, kStream, false, 100 + i, 0, timer.graph_number(i == 1 ? exec_b : exec_a),
+              5000 * i);
+    tickets.push_back(*ticket);
+  }
+  EXPECT_EQ(driver.events.at(tickets[0].pair.start).stream, kStream);
+  EXPECT_EQ(driver.events.at(tickets[0].pair.end).stream, kStream);
+  // The GPU finishes the first and the third launch; the second is still running.
+  driver.run(tickets[0].pair, 10'000, 12'500);
+  driver.run(tickets[2].pair, 20'000, 20'700);
+  CollectingSink sink;
+  timer.poll(sink, false);
+  ASSERT_EQ(sink.graphs.size(), 2u);
+  EXPECT_EQ(sink.graphs[0].correlation, 100u);
+  EXPECT_EQ(sink.graphs[0].end_ns - sink.graphs[0].start_ns, 2500u);
+  EXPECT_EQ(sink.graphs[0].start_ns, 0u);  // the host time of the launch
+  EXPECT_EQ(sink.graphs[0].graph_id, 1u);
+  EXPECT_FALSE(sink.graphs[0].capture_tracked);
+  EXPECT_EQ(sink.graphs[1].correlation, 102u);
+  EXPECT_EQ(sink.graphs[1].end_ns - sink.graphs[1].start_ns, 700u);
+  EXPECT_EQ(sink.graphs[1].graph_id, 1u);  // the same executable graph as the first
+  EXPECT_EQ(timer.in_flight(), 1u);
+  EXPECT_EQ(driver.waits, 0);  // polling never waits for the GPU
+
+  driver.run(tickets[1].pair, 30'000, 31'000);
+  timer.poll(sink, false);
+  ASSERT_EQ(sink.graphs.size(), 3u);
+  EXPECT_EQ(sink.graphs[2].correlation, 101u);
+  EXPECT_EQ(sink.graphs[2].graph_id, 2u);
+  EXPECT_EQ(sink.graphs[2].end_ns - sink.graphs[2].start_ns, 1000u);
+  EXPECT_EQ(timer.in_flight(), 0u);
+  EXPECT_EQ(sink.dropped_total, 0u);
+}
+
+TEST(GraphEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 2);
+  auto first = timer.begin(kContext, kStream, false);
+  auto second = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(first && second);
+  EXPECT_FALSE(timer.begin(kContext, kStream, false));  // both pairs in flight
+  timer.end(*first, kStream, false, 1, 0, 1, 0);
+  timer.end(*second, kStream, false, 2, 0, 1, 0);
+  driver.run(first->pair, 100, 200);
+  driver.run(second->pair, 300, 400);
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.graphs.size(), 2u);
+  EXPECT_EQ(sink.dropped_total, 1u);
+  // Pairs come back to the pool: more launches create no new events.
+  for (int i = 0; i < 10; ++i) {
+    auto again = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(again);
+    timer.cancel(*again);  // as after a failed launch
+  }
+  EXPECT_EQ(driver.created, 2);
+}
+
+TEST(GraphEventTimer, KeepsPairsOfEachContextApart) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 8);
+  void* other_context = reinterpret_cast<void*>(0xd0);
+  auto a = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(a);
+  timer.cancel(*a);
+  // The free pair belongs to the first context; the second context needs its own.
+  auto b = timer.begin(other_context, kStream, false);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->context, other_context);
+  EXPECT_NE(b->pair.start, a->pair.start);
+  EXPECT_EQ(driver.created, 2);
+}
+
+TEST(GraphEventTimer, CountsLaunchesItCouldNotTime) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 8);
+  driver.refuse_create = true;
+  EXPECT_FALSE(timer.begin(kContext, kStream, false));
+  driver.refuse_create = false;
+  auto ok = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(ok);
+  timer.end(*ok, kStream, false, 7, 0, 1, 0);
+  driver.events.at(ok->pair.end).failed = true;  // e.g. the context was torn down
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_TRUE(sink.graphs.empty());
+  EXPECT_EQ(sink.dropped_total, 2u);
+  EXPECT_EQ(timer.in_flight(), 0u);
+}
+
+TEST(GraphEventTimer, FinalPollWaitsForEveryLaunch) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 8);
+  for (std::uint64_t i = 1; i <= 3; ++i) {
+    auto t = timer.begin(kContext, kStream, true);
+    ASSERT_TRUE(t);
+    timer.end(*t, kStream, true, i, 0, 1, 0);
+  }
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_TRUE(sink.graphs.empty());
+  timer.poll(sink, true);
+  EXPECT_EQ(sink.graphs.size(), 3u);
+  EXPECT_EQ(driver.waits, 3);
+}
+
+TEST(GraphEventTimer, GraphNumbersAreStableUntilTheGraphIsDestroyed) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 8);
+  const void* exec = reinterpret_cast<void*>(0x100);
+  const void* other = reinterpret_cast<void*>(0x200);
+  EXPECT_EQ(timer.graph_number(exec), 1u);
+  EXPECT_EQ(timer.graph_number(other), 2u);
+  EXPECT_EQ(timer.graph_number(exec), 1u);
+  timer.forget(exec);
+  // A new executable graph at a freed address is a different graph.
+  EXPECT_EQ(timer.graph_number(exec), 3u);
+}
+
+// A backend that reports the timer's records, as the event mode's backend does.
+class TimerBackend final : public Backend {
+ public:
+  explicit TimerBackend(GraphEventTimer& timer) : timer_(timer) {}
+  void decode(const RawBuffer&, RecordSink&) override {}
+  void release(const RawBuffer&) override {}
+  void poll(RecordSink& sink, bool final) override { timer_.poll(sink, final); }
+
+ private:
+  GraphEventTimer& timer_;
+};
+
+TEST(GraphEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
+  FakeEvents driver;
+  GraphEventTimer timer(driver, 64);
+  TimerBackend backend(timer);
+  SessionConfig config;
+  config.launch_slots = 1 << 10;
+  config.graph_events = true;
+  Session session(config, &backend);
+  session.start();
+  const void* decode_graph = reinterpret_cast<void*>(0x1);
+  const void* prefill_graph = reinterpret_cast<void*>(0x2);
+  std::uint64_t expected_decode_ns = 0;
+  for (std::uint64_t corr = 1; corr <= 30; ++corr) {
+    const bool decode = corr % 3 != 0;
+    session.tree().enter(decode ? "decode" : "prefill");
+    ASSERT_TRUE(session.on_kernel_launch(corr));
+    auto ticket = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(ticket);
+    timer.end(*ticket, kStream, false, corr, 0,
+              timer.graph_number(decode ? decode_graph : prefill_graph), corr * 1000);
+    session.tree().exit();
+    // The GPU runs half of the launches before the session stops; the rest are waited for.
+    if (corr % 2 == 0) driver.run(ticket->pair, corr * 1000, corr * 1000 + corr);
+    if (decode) expected_decode_ns += corr % 2 == 0 ? corr : 1000;
+  }
+  session.stop();
+  Profile merged = session.merged_profile();
+  EXPECT_EQ(merged.root.metrics.count, 30u);
+  const ProfileNode* decode = merged.root.find("decode");
+  ASSERT_TRUE(decode);
+  const ProfileNode* leaf = decode->find(graph_leaf_name(1));
+  ASSERT_TRUE(leaf);
+  EXPECT_EQ(leaf->metrics.count, 20u);
+  ASSERT_TRUE(merged.root.find("prefill"));
+  const ProfileNode* prefill_leaf = merged.root.find("prefill")->find(graph_leaf_name(2));
+  ASSERT_TRUE(prefill_leaf);
+  EXPECT_EQ(prefill_leaf->metrics.count, 10u);
+  EXPECT_EQ(merged.root.find("decode")->find("<captured_at>"), nullptr);
+  // Launches run before stop took their GPU time; those waited for at stop took 1000 ns.
+  EXPECT_EQ(leaf->metrics.time_ns, expected_decode_ns);
+  EXPECT_EQ(driver.waits, 15);
+  SelfMetrics self = session.totals();
+  EXPECT_EQ(self.records, 30u);
+  EXPECT_EQ(self.graph_unknown, 0u);
+  EXPECT_EQ(self.unattributed, 0u);
+}
+
+}  // namespace
+}  // namespace wavekit::profile

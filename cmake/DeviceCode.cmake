@@ -8,8 +8,15 @@
 set(WAVEKIT_DEVICE_FLAGS -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
     -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include -I${PROJECT_SOURCE_DIR}/src/hostcall/include)
 
-function(wavekit_add_device_object)
-  cmake_parse_arguments(ARG "" "NAME;SOURCE;TARGET;OPT;COV;OUTPUT_VAR;OUTPUT_DIR" "EXTRA_FLAGS;DEPENDS" ${ARGN})
+# The arguments every device-code function takes (NAME TARGET OPT COV OUTPUT_VAR OUTPUT_DIR
+# EXTRA_FLAGS), plus the caller's own, parsed into ARG_* with the defaults OPT -O2, COV 5 and
+# OUTPUT_DIR the current binary directory. A macro, so that ARG_* land in the calling function;
+# the caller passes its ${ARGN} after its extra one-value and multi-value keywords.
+macro(wavekit_parse_device_code_arguments one_value_keywords multi_value_keywords)
+  set(wavekit_device_one_value NAME TARGET OPT COV OUTPUT_VAR OUTPUT_DIR ${one_value_keywords})
+  set(wavekit_device_multi_value EXTRA_FLAGS ${multi_value_keywords})
+  cmake_parse_arguments(ARG "" "${wavekit_device_one_value}" "${wavekit_device_multi_value}"
+                        ${ARGN})
   if(NOT ARG_OPT)
     set(ARG_OPT -O2)
   endif()
@@ -19,6 +26,10 @@ function(wavekit_add_device_object)
   if(NOT ARG_OUTPUT_DIR)
     set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
   endif()
+endmacro()
+
+function(wavekit_add_device_object)
+  wavekit_parse_device_code_arguments("SOURCE" "DEPENDS" ${ARGN})
   set(out ${ARG_OUTPUT_DIR}/${ARG_NAME}.co)
   get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
   add_custom_command(

@@ -6,16 +6,7 @@
 # `wavekit probe-lib`: an STT_OBJECT alias per probe and the footprint note
 # (src/rewrite/include/wavekit/rewrite/probe_library.h). The result is <name>.co.
 function(wavekit_add_probe_library)
-  cmake_parse_arguments(ARG "" "NAME;TARGET;OPT;COV;OUTPUT_VAR;OUTPUT_DIR" "SOURCES;EXTRA_FLAGS" ${ARGN})
-  if(NOT ARG_OPT)
-    set(ARG_OPT -O2)
-  endif()
-  if(NOT ARG_COV)
-    set(ARG_COV 5)
-  endif()
-  if(NOT ARG_OUTPUT_DIR)
-    set(ARG_OUTPUT_DIR ${CMAKE_CURRENT_BINARY_DIR})
-  endif()
+  wavekit_parse_device_code_arguments("" "SOURCES" ${ARGN})
   set(dir ${ARG_OUTPUT_DIR}/${ARG_NAME}.parts)
   file(MAKE_DIRECTORY ${dir})
   set(objects "")

@@ -88,6 +88,77 @@ TEST_F(Behaviour, ResidencyLimitTurnsCrossWorkgroupSpinIntoNoProgress) {
   std::uint64_t entry = object.entry_vaddr("spin_on_other_workgroup");
   EXPECT_GT(result.faults[0].pc, entry);
   EXPECT_LT(result.faults[0].pc, entry + 0x40);
+  EXPECT_EQ(result.faults[0].state, "spinning");
+  // Workgroup 1, which would set the flag, is held back by the residency limit.
+  EXPECT_EQ(result.workgroups_not_started, 1u);
+  EXPECT_NE(result.message.find("1 workgroup(s) resident, 1 not started"), std::string::npos)
+      << result.message;
+}
+
+// Three workgroups resident on three host threads (each worker holds one while it runs it), a
+// fourth held back: the report lists every wave of every resident workgroup, in order, with
+// where it stands: wave 0 spinning in its loop, wave 1 at the s_barrier it waits at.
+TEST_F(Behaviour, NoProgressReportsEveryResidentWorkgroupAndWhereItsWavesWait) {
+  in.as<std::uint32_t>()[0] = 0;
+  const std::uint32_t grid[3] = {512, 1, 1};
+  const std::uint32_t block[3] = {128, 1, 1};
+  DispatchOptions options;
+  options.max_resident_waves = 6;
+  options.host_threads = 3;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  auto result = object.run("spin_and_barrier", {in.address(), out.address()}, grid, block, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_EQ(result.workgroups_not_started, 1u);
+  ASSERT_EQ(result.faults.size(), 6u) << result.message;
+  const std::uint64_t entry = object.entry_vaddr("spin_and_barrier");
+  for (std::uint32_t group = 0; group < 3; ++group) {
+    const WaveLocation& spinning = result.faults[2 * group];
+    const WaveLocation& waiting = result.faults[2 * group + 1];
+    EXPECT_EQ(spinning.workgroup[0], group);
+    EXPECT_EQ(spinning.wave_in_workgroup, 0u);
+    EXPECT_EQ(spinning.linear_wave_id, 2u * group);
+    EXPECT_EQ(spinning.state, "spinning");
+    // The spin loop is entry + 0x18 .. + 0x30, the s_barrier at + 0x30 (asm/behaviour.s).
+    EXPECT_GE(spinning.pc, entry + 0x18);
+    EXPECT_LT(spinning.pc, entry + 0x30);
+    EXPECT_EQ(waiting.workgroup[0], group);
+    EXPECT_EQ(waiting.wave_in_workgroup, 1u);
+    EXPECT_EQ(waiting.state, "at s_barrier");
+    EXPECT_EQ(waiting.pc, entry + 0x30);
+    EXPECT_EQ(waiting.instruction, "s_barrier");
+  }
+  EXPECT_NE(result.message.find("3 workgroup(s) resident, 1 not started"), std::string::npos)
+      << result.message;
+}
+
+// A stuck loop that writes memory on every pass makes progress as far as the emulator can tell,
+// unless the memory is the instrumentation's own (MemoryMap::kToolMemory): then it is reported.
+TEST_F(Behaviour, WritesIntoToolMemoryAreNotProgress) {
+  in.as<std::uint32_t>()[0] = 0;
+  DispatchOptions options;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  ASSERT_TRUE(object.memory().mark_tool_memory(out.as<void>()));
+  auto result =
+      object.run("spin_writing", {in.address(), out.address()}, kOneWave, kOneWave, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_EQ(out.as<std::uint32_t>()[5], 2u);  // the writes happened: store 1, then add 1
+}
+
+TEST_F(Behaviour, WritesIntoProgramMemoryAreProgress) {
+  in.as<std::uint32_t>()[0] = 0;
+  DispatchOptions options;
+  options.no_progress_instructions = 100000;
+  options.no_progress_seconds = 0;
+  auto result =
+      object.run("spin_writing", {in.address(), out.address()}, kOneWave, kOneWave, options);
+  ASSERT_TRUE(result.ok()) << result.message;  // the loop ran out its 200,000 passes
+  EXPECT_EQ(out.as<std::uint32_t>()[5], 2u);
+}
+
+TEST_F(Behaviour, MarkingToolMemoryNeedsTheStartOfARange) {
+  EXPECT_FALSE(object.memory().mark_tool_memory(out.as<std::uint8_t>() + 4));
 }
 
 TEST_F(Behaviour, ResidencyBelowOneWorkgroupIsAnInvalidDispatch) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "wavekit/hsa/emulator_extensions.h"
 #include "wavekit/hsa/loader.h"
 #include "wavekit/support/file.h"
 
@@ -435,6 +436,90 @@ TEST_F(Runtime, DispatchFaultReachesTheQueueCallbackAndTheQueueStopsRunningPacke
   hsa_amd_memory_unlock(out.data());
   hsa_queue_destroy(queue);
   hsa_executable_destroy(executable);
+}
+
+// spin_on_flag's waves wait for a flag only the host sets. The queue reports the dispatch's
+// status to `status`; flag and out are host memory the GPU may reach.
+class StuckDispatch : public Runtime {
+ protected:
+  void SetUp() override {
+    Runtime::SetUp();
+    executable = load({"spin_on_flag.co"});
+    ASSERT_EQ(hsa_queue_create(
+                  gpu, 64, HSA_QUEUE_TYPE_MULTI,
+                  [](hsa_status_t error, hsa_queue_t*, void* data) {
+                    *static_cast<std::atomic<int>*>(data) = error;
+                  },
+                  &status, UINT32_MAX, UINT32_MAX, &queue),
+              HSA_STATUS_SUCCESS);
+    ASSERT_EQ(hsa_amd_memory_lock(&flag, sizeof flag, &gpu, 1, &device_flag), HSA_STATUS_SUCCESS);
+    ASSERT_EQ(hsa_amd_memory_lock(out, sizeof out, &gpu, 1, &device_out), HSA_STATUS_SUCCESS);
+  }
+  void TearDown() override {
+    wavekit_emu_set_outside_progress(nullptr, nullptr);
+    hsa_amd_memory_unlock(&flag);
+    hsa_amd_memory_unlock(out);
+    hsa_queue_destroy(queue);
+    hsa_executable_destroy(executable);
+    Runtime::TearDown();
+  }
+  void run() {
+    run_kernel(gpu, queue, executable, "spin_on_flag", pack(device_flag, device_out), 64);
+  }
+
+  hsa_executable_t executable{};
+  hsa_queue_t* queue = nullptr;
+  std::atomic<int> status{HSA_STATUS_SUCCESS};
+  std::atomic<unsigned> flag{0};
+  unsigned out[64] = {};
+  void* device_flag = nullptr;
+  void* device_out = nullptr;
+};
+
+TEST_F(StuckDispatch, WithoutOutsideProgressAWaveWaitingOnNobodyIsReported) {
+  run();
+  EXPECT_EQ(status.load(), HSA_STATUS_ERROR_FATAL);  // no_progress
+  EXPECT_EQ(out[0], 0u);
+}
+
+// The hook the preload shim registers for its hostcall service: asked before the dispatch is
+// declared stuck, the "host" releases the waves and says it made progress, so the dispatch runs on.
+TEST_F(StuckDispatch, OutsideProgressKeepsAWaveWaitingOnTheHostRunning) {
+  struct Host {
+    std::atomic<unsigned>* flag;
+    std::atomic<int> calls{0};
+  } host{&flag};
+  ASSERT_EQ(wavekit_emu_set_outside_progress(
+                [](void* data) {
+                  auto* self = static_cast<Host*>(data);
+                  ++self->calls;
+                  self->flag->store(7);
+                  return 1;
+                },
+                &host),
+            HSA_STATUS_SUCCESS);
+  run();
+  EXPECT_EQ(status.load(), HSA_STATUS_SUCCESS);
+  EXPECT_GE(host.calls.load(), 1);
+  for (unsigned lane = 0; lane < 64; ++lane) EXPECT_EQ(out[lane], 7u) << lane;
+}
+
+TEST_F(Runtime, ToolMemoryIsMarkedByTheStartOfItsAllocation) {
+  hsa_region_t region{};
+  hsa_agent_iterate_regions(
+      gpu,
+      [](hsa_region_t candidate, void* data) {
+        *static_cast<hsa_region_t*>(data) = candidate;
+        return HSA_STATUS_INFO_BREAK;
+      },
+      &region);
+  void* memory = nullptr;
+  ASSERT_EQ(hsa_memory_allocate(region, 4096, &memory), HSA_STATUS_SUCCESS);
+  EXPECT_EQ(wavekit_emu_mark_tool_memory(memory), HSA_STATUS_SUCCESS);
+  EXPECT_EQ(wavekit_emu_mark_tool_memory(static_cast<char*>(memory) + 4),
+            HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(wavekit_emu_mark_tool_memory(nullptr), HSA_STATUS_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hsa_memory_free(memory), HSA_STATUS_SUCCESS);
 }
 
 TEST_F(Runtime, FreezeFailsWithVariableUndefinedUnlessDefined) {

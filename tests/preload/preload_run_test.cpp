@@ -96,6 +96,24 @@ void write_divergent_input(const fs::path& path, unsigned n) {
   wavekit::write_file(path.string(), bytes);
 }
 
+// spin_forever's kernel waits on a flag nobody sets. Instrumented, bbcount's probes write the
+// arena on every pass of the spin loop; the shim marks that memory as the tool's on the emulated
+// runtime, so the emulator still reports the deadlock (every resident wave, where it spins) and
+// the program ends instead of hanging. `timeout` is the harness's safety net.
+TEST(Run, DeadlockedInstrumentedKernelIsReportedNotHung) {
+  fs::path dir = scratch("deadlock");
+  Outcome run = shell("WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS=200000 timeout 240 " +
+                      std::string(WAVEKIT_CLI) + " run --tool bbcount --tool-out " +
+                      (dir / "out").string() + " -- " + example("spin_forever"));
+  ASSERT_NE(run.status, 124) << "still running after 240 s\n" << run.err;
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("no_progress in kernel spin_forever"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("2 workgroup(s) resident"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("(workgroup 1,0,0, wave 0 in workgroup)"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("spinning"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out.find("finished"), std::string::npos) << run.out;
+}
+
 // The emulator's own ground truth of every dispatch of a program run plainly, without wavekit:
 // with WAVEKIT_EMU_TRACE_BLOCKS and WAVEKIT_EMU_TRACE_SEQUENCE the emulator's HSA runtime
 // writes per dispatch what `wavekit launch --trace-blocks` / `--trace-sequence` writes for one

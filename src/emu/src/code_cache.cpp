@@ -288,6 +288,8 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
     } else {
       unsigned abs = bits(w0, 10, 8);
       inst.op_sel = std::uint8_t(bits(w0, 14, 11));
+      if ((sem.flags & detail::kSemLowHalves) && inst.op_sel)
+        return "op_sel (a high 16-bit half) is not supported on this 16-bit operation";
       for (int i = 0; i < 3; ++i)
         set_float_modifiers(inst.src[i], src_type(i), (abs >> i) & 1, (neg >> i) & 1);
     }

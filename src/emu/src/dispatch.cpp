@@ -128,6 +128,8 @@ class Dispatcher {
   void run_wave(Wave& wave, std::uint64_t budget);
   void record_fault(Wave& wave);
   void check_progress(std::uint64_t executed);
+  // Fills the no_progress report from the resident workgroups, once the workers stopped.
+  void report_no_progress();
 
   const DispatchParams& params_;
   CodeCache& code_;
@@ -157,6 +159,7 @@ class Dispatcher {
 
   // No-progress detection.
   std::atomic<std::uint64_t> since_progress_{0};
+  std::uint64_t stalled_instructions_ = 0;  // since_progress_ when no progress was declared
   std::uint64_t last_progress_events_ = 0;
   std::chrono::steady_clock::time_point last_progress_time_ = std::chrono::steady_clock::now();
 };
@@ -487,26 +490,43 @@ void Dispatcher::check_progress(std::uint64_t executed) {
   failed_ = true;
   ctx_.abort.store(true);
   result_.error = ErrorKind::no_progress;
+  stalled_instructions_ = since_progress_;
+  ready_.notify_all();
+}
+
+void Dispatcher::report_no_progress() {
+  // Called after the workers stopped: every resident workgroup is back in the run queue, and
+  // its waves stand where they stopped.
+  std::vector<const Workgroup*> resident;
+  for (const auto& group : run_queue_) resident.push_back(group.get());
+  std::sort(resident.begin(), resident.end(),
+            [](const Workgroup* a, const Workgroup* b) { return a->flat_id < b->flat_id; });
+  result_.workgroups_not_started = total_groups_ - next_group_;
   std::ostringstream message;
-  message << "no progress: the resident waves executed " << since_progress_
-          << " instructions without storing, ending or passing a barrier; waiting waves:";
-  auto describe = [&](const Workgroup& group) {
-    for (const auto& wave : group.waves) {
+  message << "no progress: the resident waves executed " << stalled_instructions_
+          << " instructions without storing, ending or passing a barrier; " << resident.size()
+          << " workgroup(s) resident, " << result_.workgroups_not_started
+          << " not started (waiting for residency); waiting waves:";
+  for (const Workgroup* group : resident) {
+    for (const auto& wave : group->waves) {
       if (wave->state == WaveState::ended) continue;
       WaveLocation where;
       where.linear_wave_id = wave->linear_id;
-      std::copy(group.id, group.id + 3, where.workgroup);
+      std::copy(group->id, group->id + 3, where.workgroup);
       where.wave_in_workgroup = wave->wave_in_workgroup;
-      where.host_pc = wave->pc;
-      where.pc = code_.original_address(wave->pc).value_or(wave->pc);
-      where.instruction = code_.instruction_text(wave->pc);
-      message << " wave " << where.linear_wave_id << " at " << hex(where.pc) << ";";
+      // A wave at a barrier has its pc past the s_barrier (4 bytes, SOPP); name the barrier.
+      const bool at_barrier = wave->state == WaveState::at_barrier;
+      where.host_pc = at_barrier ? wave->pc - 4 : wave->pc;
+      where.pc = code_.original_address(where.host_pc).value_or(where.host_pc);
+      where.instruction = code_.instruction_text(where.host_pc);
+      where.state = at_barrier ? "at s_barrier" : "spinning";
+      message << " wave " << where.linear_wave_id << " (workgroup " << where.workgroup[0] << ","
+              << where.workgroup[1] << "," << where.workgroup[2] << ") at " << hex(where.pc) << " "
+              << where.state << ";";
       result_.faults.push_back(std::move(where));
     }
-  };
-  for (const auto& group : run_queue_) describe(*group);
+  }
   result_.message = message.str();
-  ready_.notify_all();
 }
 
 void Dispatcher::worker() {
@@ -602,6 +622,7 @@ DispatchResult Dispatcher::run() {
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this] { worker(); });
   worker();
   for (auto& thread : pool) thread.join();
+  if (result_.error == ErrorKind::no_progress) report_no_progress();
 
   std::sort(records_.begin(), records_.end(), [](const WaveRecord& a, const WaveRecord& b) {
     return a.linear_wave_id < b.linear_wave_id;

@@ -34,6 +34,12 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
   return nullptr;
 }
 
+bool program_write(const Wave& wave, std::uint64_t address) {
+  // The accepting global_pointer left the written range in the wave's cache.
+  const bool cached = address >= wave.cached_base && address < wave.cached_end;
+  return !(cached && (wave.cached_access & MemoryMap::kToolMemory));
+}
+
 std::uint8_t* private_pointer(Wave& wave, std::uint32_t lane_address, unsigned lane,
                               unsigned size) {
   // FLAT_SCRATCH holds the wave's scratch base (set by the kernel prologue from the flat

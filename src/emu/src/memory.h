@@ -13,6 +13,11 @@ namespace wavekit::emu::detail {
 // dispatch's memory map; nullptr (and a fault recorded on the wave) when outside.
 std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, unsigned access);
 
+// Whether a write at `address`, which global_pointer or flat_pointer has just accepted, is the
+// program's own and so counts as progress: one into MemoryMap::kToolMemory is not. LDS and
+// private (aperture) addresses are the program's.
+bool program_write(const Wave& wave, std::uint64_t address);
+
 // A per-lane private (scratch) address -> host address in this wave's scratch region, with the
 // hardware's swizzle (dword elements interleaved across the 64 lanes); nullptr + fault outside.
 std::uint8_t* private_pointer(Wave& wave, std::uint32_t lane_address, unsigned lane, unsigned size);

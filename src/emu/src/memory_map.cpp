@@ -49,6 +49,16 @@ bool MemoryMap::remove(const void* base) {
   return removed;
 }
 
+bool MemoryMap::mark_tool_memory(const void* base) {
+  std::unique_lock lock(state_->mutex);
+  auto it = state_->ranges.find(reinterpret_cast<std::uint64_t>(base));
+  if (it == state_->ranges.end()) return false;
+  it->second.access |= kToolMemory;
+  // Waves cache a range's access bits; a new generation makes them look it up again.
+  state_->generation.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
 std::optional<MemoryMap::Range> MemoryMap::find(std::uint64_t address) const {
   std::shared_lock lock(state_->mutex);
   auto it = state_->ranges.upper_bound(address);

@@ -442,6 +442,13 @@ void valu32_clamp(Wave& w, const Inst& in) {
     valu32<F>(w, in);
 }
 
+u32 lo16(u32 value) { return value & 0xffffu; }
+i32 sext16(u32 value) { return std::int16_t(value); }
+i32 saturate16(i64 value) {
+  return i32(std::clamp<i64>(value, std::numeric_limits<std::int16_t>::min(),
+                             std::numeric_limits<std::int16_t>::max()));
+}
+
 u32 saturate_signed(i64 value) {
   return u32(i32(
       std::clamp<i64>(value, std::numeric_limits<i32>::min(), std::numeric_limits<i32>::max())));
@@ -999,7 +1006,7 @@ void s_store(Wave& w, const Inst& in) {
       store_element(pointer + 4 * i, w.s[(in.dst.index + i) & 127], 4);
   }
   issue(w, w.lgkm);
-  w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+  if (program_write(w, address)) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void s_memtime(Wave& w, const Inst& in) {
@@ -1234,7 +1241,8 @@ void s_atomic(Wave& w, const Inst& in) {
     entry->data[0] = u32(old);
     if (in.width == 2) entry->data[1] = u32(old >> 32);
   }
-  if (changed) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+  if (changed && program_write(w, address))
+    w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Where a lane's access goes, by FLAT segment: 0 flat (generic), 1 scratch, 2 global.
@@ -1349,7 +1357,7 @@ void vector_memory(Wave& w, const Inst& in) {
         u32 compare = atomic == kCmpSwap ? w.vreg((data_index + 1) % kVectorRegisters)[lane] : 0;
         old = atomic_apply<u32>(atomic, reinterpret_cast<u32*>(pointer), value, compare, changed);
       }
-      any_change |= changed;
+      any_change |= changed && program_write(w, at.address);
       if (entry) {
         entry->data[lane] = u32(old);
         if (wide) entry->data[64 + lane] = u32(old >> 32);
@@ -1361,12 +1369,14 @@ void vector_memory(Wave& w, const Inst& in) {
   if (op >= kStore8) {
     u32 data_index = vector_index(w, in, in.src[1], 1);
     unsigned bytes = access_bytes(op, in.width);
+    bool program = false;  // some lane wrote the program's memory (not only tool memory)
     for (unsigned lane = 0; lane < 64; ++lane) {
       if (!((lanes >> lane) & 1)) continue;
       LaneAddress at = lane_address(w, in, lane);
       if (!at.private_lane) {
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 0, bytes, MemoryMap::kWrite);
         if (!pointer) return;
+        program = program || program_write(w, at.address);
         if (single_copy_64(pointer, bytes)) {
           store_64(pointer, w.vreg(data_index)[lane],
                    w.vreg((data_index + 1) % kVectorRegisters)[lane]);
@@ -1383,13 +1393,14 @@ void vector_memory(Wave& w, const Inst& in) {
         unsigned piece = bytes < 4 ? bytes : 4;
         std::uint8_t* pointer = lane_pointer(w, in, at, lane, 4 * d, piece, MemoryMap::kWrite);
         if (!pointer) return;
+        program = true;  // private (scratch) memory is the program's
         u32 value = w.vreg((data_index + d) % kVectorRegisters)[lane];
         if (op == kStore8Hi || op == kStore16Hi) value >>= 16;
         store_element(pointer, value, piece);
       }
     }
     issue(w, w.vm);
-    if (lanes) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
+    if (program) w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   // Loads: read now, write the registers at the covering s_waitcnt.
@@ -1744,32 +1755,32 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         return (__VA_ARGS__);                           \
       }>,                                               \
       Family::valu, types, width)
-#define VCMP(prefix, type, kind, ...)                       \
-  add(t, "v_cmp_" prefix,                                   \
-      vcmp<+[](u64 x, u64 y) -> bool {                      \
-        kind a = kind##_of(x), b = kind##_of(y);            \
-        (void)a;                                            \
-        (void)b;                                            \
-        return (__VA_ARGS__);                               \
-      },                                                    \
-           false>,                                          \
-      Family::valu, {type, type, type}, 1, 0, kSemCompare); \
-  add(t, "v_cmpx_" prefix,                                  \
-      vcmp<+[](u64 x, u64 y) -> bool {                      \
-        kind a = kind##_of(x), b = kind##_of(y);            \
-        (void)a;                                            \
-        (void)b;                                            \
-        return (__VA_ARGS__);                               \
-      },                                                    \
-           true>,                                           \
-      Family::valu, {type, type, type}, 1, 0, kSemCompare)
+// One compare form: the expression per lane on the sources read as `kind`; exec true: v_cmpx.
+#define VCMP_FORM(name, exec, type, kind, flags, ...) \
+  add(t, name,                                        \
+      vcmp<+[](u64 x, u64 y) -> bool {                \
+        kind a = kind##_of(x), b = kind##_of(y);      \
+        (void)a;                                      \
+        (void)b;                                      \
+        return (__VA_ARGS__);                         \
+      },                                              \
+           exec>,                                     \
+      Family::valu, {type, type, type}, 1, 0, kSemCompare | (flags))
+#define VCMP(prefix, type, kind, flags, ...)                         \
+  VCMP_FORM("v_cmp_" prefix, false, type, kind, flags, __VA_ARGS__); \
+  VCMP_FORM("v_cmpx_" prefix, true, type, kind, flags, __VA_ARGS__)
 
+using I16 = i32;
+using U16 = u32;
 using I32 = i32;
 using U32 = u32;
 using I64 = i64;
 using U64 = u64;
 using F32T = float;
 using F64T = double;
+// 16-bit compares read only the low half of each source (GFX9 ISA: "16-bit operands").
+I16 I16_of(u64 x) { return std::int16_t(x); }
+U16 U16_of(u64 x) { return u16(x); }
 I32 I32_of(u64 x) { return i32(u32(x)); }
 U32 U32_of(u64 x) { return u32(x); }
 I64 I64_of(u64 x) { return i64(x); }
@@ -1778,37 +1789,39 @@ F32T F32T_of(u64 x) { return as_f32(u32(x)); }
 F64T F64T_of(u64 x) { return as_f64(x); }
 
 void add_compares(Table& t) {
-#define INT_CMPS(suffix, type, kind)      \
-  VCMP("f_" suffix, type, kind, false);   \
-  VCMP("lt_" suffix, type, kind, a < b);  \
-  VCMP("eq_" suffix, type, kind, a == b); \
-  VCMP("le_" suffix, type, kind, a <= b); \
-  VCMP("gt_" suffix, type, kind, a > b);  \
-  VCMP("ne_" suffix, type, kind, a != b); \
-  VCMP("lg_" suffix, type, kind, a != b); \
-  VCMP("ge_" suffix, type, kind, a >= b); \
-  VCMP("t_" suffix, type, kind, true)
-  INT_CMPS("i32", B32, I32);
-  INT_CMPS("u32", B32, U32);
-  INT_CMPS("i64", B64, I64);
-  INT_CMPS("u64", B64, U64);
-#define FLOAT_CMPS(suffix, type, kind)                             \
-  VCMP("f_" suffix, type, kind, false);                            \
-  VCMP("lt_" suffix, type, kind, a < b);                           \
-  VCMP("eq_" suffix, type, kind, a == b);                          \
-  VCMP("le_" suffix, type, kind, a <= b);                          \
-  VCMP("gt_" suffix, type, kind, a > b);                           \
-  VCMP("lg_" suffix, type, kind, a<b || a> b);                     \
-  VCMP("ge_" suffix, type, kind, a >= b);                          \
-  VCMP("o_" suffix, type, kind, !std::isnan(a) && !std::isnan(b)); \
-  VCMP("u_" suffix, type, kind, std::isnan(a) || std::isnan(b));   \
-  VCMP("nge_" suffix, type, kind, !(a >= b));                      \
-  VCMP("nlg_" suffix, type, kind, !(a < b || a > b));              \
-  VCMP("ngt_" suffix, type, kind, !(a > b));                       \
-  VCMP("nle_" suffix, type, kind, !(a <= b));                      \
-  VCMP("neq_" suffix, type, kind, !(a == b));                      \
-  VCMP("nlt_" suffix, type, kind, !(a < b));                       \
-  VCMP("tru_" suffix, type, kind, true)
+#define INT_CMPS(suffix, type, kind, flags)      \
+  VCMP("f_" suffix, type, kind, flags, false);   \
+  VCMP("lt_" suffix, type, kind, flags, a < b);  \
+  VCMP("eq_" suffix, type, kind, flags, a == b); \
+  VCMP("le_" suffix, type, kind, flags, a <= b); \
+  VCMP("gt_" suffix, type, kind, flags, a > b);  \
+  VCMP("ne_" suffix, type, kind, flags, a != b); \
+  VCMP("lg_" suffix, type, kind, flags, a != b); \
+  VCMP("ge_" suffix, type, kind, flags, a >= b); \
+  VCMP("t_" suffix, type, kind, flags, true)
+  INT_CMPS("i16", B32, I16, kSemLowHalves);
+  INT_CMPS("u16", B32, U16, kSemLowHalves);
+  INT_CMPS("i32", B32, I32, 0);
+  INT_CMPS("u32", B32, U32, 0);
+  INT_CMPS("i64", B64, I64, 0);
+  INT_CMPS("u64", B64, U64, 0);
+#define FLOAT_CMPS(suffix, type, kind)                                \
+  VCMP("f_" suffix, type, kind, 0, false);                            \
+  VCMP("lt_" suffix, type, kind, 0, a < b);                           \
+  VCMP("eq_" suffix, type, kind, 0, a == b);                          \
+  VCMP("le_" suffix, type, kind, 0, a <= b);                          \
+  VCMP("gt_" suffix, type, kind, 0, a > b);                           \
+  VCMP("lg_" suffix, type, kind, 0, a<b || a> b);                     \
+  VCMP("ge_" suffix, type, kind, 0, a >= b);                          \
+  VCMP("o_" suffix, type, kind, 0, !std::isnan(a) && !std::isnan(b)); \
+  VCMP("u_" suffix, type, kind, 0, std::isnan(a) || std::isnan(b));   \
+  VCMP("nge_" suffix, type, kind, 0, !(a >= b));                      \
+  VCMP("nlg_" suffix, type, kind, 0, !(a < b || a > b));              \
+  VCMP("ngt_" suffix, type, kind, 0, !(a > b));                       \
+  VCMP("nle_" suffix, type, kind, 0, !(a <= b));                      \
+  VCMP("neq_" suffix, type, kind, 0, !(a == b));                      \
+  VCMP("nlt_" suffix, type, kind, 0, !(a < b));                       \
+  VCMP("tru_" suffix, type, kind, 0, true)
   FLOAT_CMPS("f32", F32, F32T);
   FLOAT_CMPS("f64", F64, F64T);
   // v_cmp_class: bit mask of IEEE classes in S1.
@@ -1894,7 +1907,6 @@ void add_valu(Table& t) {
   V32("v_lshlrev_b32", b << (a & 31));
   V32("v_lshrrev_b32", b >> (a & 31));
   V32("v_ashrrev_i32", u32(i32(b) >> (a & 31)));
-  V32("v_lshlrev_b16", (b & 0xffff0000u) | ((b << (a & 15)) & 0xffffu));
   V32("v_bcnt_u32_b32", u32(std::popcount(a)) + b);
   V32("v_ffbh_u32", a ? u32(std::countl_zero(a)) : ~0u);
   V32("v_ffbl_b32", a ? u32(std::countr_zero(a)) : ~0u);
@@ -1980,6 +1992,49 @@ void add_valu(Table& t) {
   add(t, "v_accvgpr_read_b32", v_accvgpr_read_b32, Family::valu);
   add(t, "v_accvgpr_write_b32", v_accvgpr_write_b32, Family::valu);
   add(t, "v_accvgpr_mov_b32", v_accvgpr_mov_b32, Family::valu);
+  // 16-bit integer (VOP2 / VOP3, SDWA). Each reads the low halves of its sources and leaves its
+  // 16-bit result in the low half of the destination with the high half ZEROED: GFX9 zeroes it
+  // for these opcodes (gfx10+ would preserve it; LLVM's GCNSubtarget::zeroesHigh16BitsOfDest
+  // relies on the GFX9 behaviour). SDWA dst_sel places the result instead. The VOP3 clamp bit
+  // saturates the integer add / sub / mad instead of wrapping.
+#define V16(name, ...)                                            \
+  add(t, name, valu32<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+        (void)c;                                                  \
+        return u32(__VA_ARGS__) & 0xffffu;                        \
+      }>,                                                         \
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves)
+#define V16_CLAMP(name, wrap, saturate)                        \
+  add(t, name,                                                 \
+      valu32_clamp<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+        (void)c;                                               \
+        return u32(wrap) & 0xffffu;                            \
+      },                                                       \
+                   +[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+                     (void)c;                                  \
+                     return u32(saturate) & 0xffffu;           \
+                   }>,                                         \
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves)
+  V16_CLAMP("v_add_u16", lo16(a) + lo16(b), std::min(lo16(a) + lo16(b), 0xffffu));
+  V16_CLAMP("v_sub_u16", lo16(a) - lo16(b), lo16(b) > lo16(a) ? 0u : lo16(a) - lo16(b));
+  V16_CLAMP("v_subrev_u16", lo16(b) - lo16(a), lo16(a) > lo16(b) ? 0u : lo16(b) - lo16(a));
+  V16_CLAMP("v_add_i16", sext16(a) + sext16(b), saturate16(sext16(a) + sext16(b)));
+  V16_CLAMP("v_sub_i16", sext16(a) - sext16(b), saturate16(sext16(a) - sext16(b)));
+  V16("v_mul_lo_u16", lo16(a) * lo16(b));
+  V16_CLAMP("v_mad_u16", lo16(a) * lo16(b) + lo16(c),
+            std::min(lo16(a) * lo16(b) + lo16(c), 0xffffu));
+  V16_CLAMP("v_mad_i16", sext16(a) * sext16(b) + sext16(c),
+            saturate16(sext16(a) * sext16(b) + sext16(c)));
+  V16_CLAMP("v_mad_legacy_u16", lo16(a) * lo16(b) + lo16(c),
+            std::min(lo16(a) * lo16(b) + lo16(c), 0xffffu));
+  V16_CLAMP("v_mad_legacy_i16", sext16(a) * sext16(b) + sext16(c),
+            saturate16(sext16(a) * sext16(b) + sext16(c)));
+  V16("v_lshlrev_b16", lo16(b) << (a & 15));
+  V16("v_lshrrev_b16", lo16(b) >> (a & 15));
+  V16("v_ashrrev_i16", sext16(b) >> (a & 15));
+  V16("v_max_u16", std::max(lo16(a), lo16(b)));
+  V16("v_min_u16", std::min(lo16(a), lo16(b)));
+  V16("v_max_i16", std::max(sext16(a), sext16(b)));
+  V16("v_min_i16", std::min(sext16(a), sext16(b)));
   // 64-bit integer.
   V64("v_lshlrev_b64", (std::array{B32, B64, B32}), 2, b << (a & 63));
   V64("v_lshrrev_b64", (std::array{B32, B64, B32}), 2, b >> (a & 63));

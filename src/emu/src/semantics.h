@@ -29,6 +29,9 @@ enum SemanticFlags : std::uint32_t {
   kSemBranch = 1u << 8,  // ends a block
   kSemCondBranch = 1u << 9,
   kSemCall = 1u << 10,  // s_swappc: the next instruction is a return point
+  // 16-bit VALU op whose handler reads the sources' low halves and writes the low half: a VOP3
+  // op_sel that selects a high half is refused at decode rather than executed wrongly.
+  kSemLowHalves = 1u << 11,
 };
 
 struct Semantics {

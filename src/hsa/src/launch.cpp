@@ -138,8 +138,10 @@ struct HostcallService {
     }
   }
   void map(emu::MemoryMap& memory) const {
-    memory.add(slots.data, slots.size, emu::MemoryMap::kReadWrite, "hostcall ring slots");
-    memory.add(ticket.data, ticket.size, emu::MemoryMap::kReadWrite, "hostcall ticket");
+    // The probes' traffic, not the program's progress (outside_progress covers the service).
+    const unsigned tool = emu::MemoryMap::kReadWrite | emu::MemoryMap::kToolMemory;
+    memory.add(slots.data, slots.size, tool, "hostcall ring slots");
+    memory.add(ticket.data, ticket.size, tool, "hostcall ticket");
     memory.add(cell.data, cell.size, emu::MemoryMap::kRead, kHostcallRingSymbol);
     memory.add(&ring->descriptor(), sizeof(hostcall::protocol::Ring), emu::MemoryMap::kRead,
                "hostcall ring");
@@ -352,7 +354,8 @@ LaunchOutcome launch(const LaunchRequest& request) {
       auto buffer = std::make_unique<DeviceBuffer>(spec.bytes.size(), 256);
       std::memcpy(buffer->data, spec.bytes.data(), spec.bytes.size());
       memory.add(buffer->data, std::max<std::size_t>(spec.bytes.size(), 1),
-                 emu::MemoryMap::kReadWrite, "arg" + std::to_string(explicit_index));
+                 emu::MemoryMap::kReadWrite | (spec.tool_memory ? emu::MemoryMap::kToolMemory : 0u),
+                 "arg" + std::to_string(explicit_index));
       std::uint64_t pointer = reinterpret_cast<std::uint64_t>(buffer->data);
       std::memcpy(kernarg.data + arg.offset, &pointer, 8);
       buffers[explicit_index] = std::move(buffer);

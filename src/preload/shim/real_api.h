@@ -6,6 +6,8 @@
 #include <hsa/hsa.h>
 #include <hsa/hsa_ext_amd.h>
 
+#include "wavekit/hsa/emulator_extensions.h"
+
 namespace wavekit::preload {
 
 #define WAVEKIT_HSA_FORWARDED(X)                                                              \
@@ -44,6 +46,10 @@ struct RealApi {
 #undef WAVEKIT_DECLARE_POINTER
   // Deprecated alias some programs still call; absent from some runtimes.
   void (*hsa_signal_store_release)(hsa_signal_t, hsa_signal_value_t) = nullptr;
+  // Only wavekit's emulated runtime has these (keeping its no-progress report working under
+  // instrumentation); null on ROCr.
+  decltype(&::wavekit_emu_mark_tool_memory) wavekit_emu_mark_tool_memory = nullptr;
+  decltype(&::wavekit_emu_set_outside_progress) wavekit_emu_set_outside_progress = nullptr;
 };
 
 // Resolved once; aborts with a message naming the function when the runtime lacks one the

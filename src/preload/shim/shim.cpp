@@ -62,6 +62,12 @@ const RealApi& real() {
     resolved.hsa_signal_store_release =
         reinterpret_cast<decltype(resolved.hsa_signal_store_release)>(
             dlsym(RTLD_NEXT, "hsa_signal_store_release"));
+    resolved.wavekit_emu_mark_tool_memory =
+        reinterpret_cast<decltype(resolved.wavekit_emu_mark_tool_memory)>(
+            dlsym(RTLD_NEXT, hsa::kMarkToolMemorySymbol));
+    resolved.wavekit_emu_set_outside_progress =
+        reinterpret_cast<decltype(resolved.wavekit_emu_set_outside_progress)>(
+            dlsym(RTLD_NEXT, hsa::kSetOutsideProgressSymbol));
     return resolved;
   }();
   return api;
@@ -485,6 +491,15 @@ class Shim {
         real().hsa_amd_memory_pool_free(memory);
         return std::string("could not start the hostcall service: ") + error.what();
       }
+      // On the emulator: the waves' writes into the ring are not the program's progress, and
+      // waves waiting on the service wait on the host, not on each other.
+      mark_tool_memory(memory);
+      if (real().wavekit_emu_set_outside_progress)
+        real().wavekit_emu_set_outside_progress(
+            [](void* runtime) {
+              return static_cast<hostcall::Runtime*>(runtime)->made_progress() ? 1 : 0;
+            },
+            service->runtime.get());
       hostcall_ = std::move(service);
     }
     if (real().hsa_amd_agents_allow_access(1, &gpu, nullptr, hostcall_->memory) !=
@@ -504,7 +519,14 @@ class Shim {
       real().hsa_amd_memory_pool_free(memory);
       return nullptr;
     }
+    mark_tool_memory(memory);
     return memory;
+  }
+
+  // On the emulated runtime: probes write their memory on every pass of a loop that may be
+  // stuck; those writes must not hide a deadlock from the emulator's no-progress report.
+  static void mark_tool_memory(void* memory) {
+    if (real().wavekit_emu_mark_tool_memory) real().wavekit_emu_mark_tool_memory(memory);
   }
 
   // Host-coherent memory the GPU can reach: a fine-grained global pool of a CPU agent.

@@ -42,6 +42,7 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   hsa::ArgumentSpec arena;
   arena.kind = hsa::ArgumentSpec::Kind::file;
   arena.text = "file:(wavekit per-wave arena)";
+  arena.tool_memory = true;  // probes write it on every pass: not the kernel's progress
   arena.bytes.assign(arena_size(*kernel, grid, block), 0);
   fill_arena_header(arena.bytes, *kernel, grid, block);
   const unsigned arena_index = static_cast<unsigned>(request.arguments.size());

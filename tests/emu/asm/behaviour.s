@@ -83,6 +83,52 @@ spin_on_other_workgroup:
   global_store_dword v2, v1, s[4:5]
   s_endpgm
 
+// In every workgroup of two waves, wave 0 spins (with s_sleep) until flag[0] is set, which
+// nothing does, and wave 1 waits at s_barrier for wave 0: a deadlock with one wave of each kind.
+.globl spin_and_barrier
+.p2align 8
+.type spin_and_barrier,@function
+spin_and_barrier:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  v_readfirstlane_b32 s6, v0
+  s_cmp_lt_u32 s6, 64
+  s_cbranch_scc0 .Lwait_at_barrier
+.Lspin_on_flag:
+  s_sleep 1
+  s_load_dword s7, s[4:5], 0x0 glc
+  s_waitcnt lgkmcnt(0)
+  s_cmp_eq_u32 s7, 0
+  s_cbranch_scc1 .Lspin_on_flag
+.Lwait_at_barrier:
+  s_barrier
+  s_endpgm
+
+// Spins until flag[0] (first argument) is set, storing to and atomically adding into
+// out[lane] (second argument) on every pass, as a probe writing its arena would; gives up after
+// 200,000 passes, so that a run where those writes count as progress ends instead of hanging.
+.globl spin_writing
+.p2align 8
+.type spin_writing,@function
+spin_writing:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_mov_b32 s8, 200000
+  v_lshlrev_b32 v3, 2, v0
+  v_mov_b32 v1, 1
+  s_waitcnt lgkmcnt(0)
+.Lwrite_and_poll:
+  global_store_dword v3, v1, s[6:7]
+  global_atomic_add v3, v1, s[6:7]
+  s_load_dword s9, s[4:5], 0x0 glc
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  s_cmp_eq_u32 s9, 0
+  s_cbranch_scc0 .Lflag_set
+  s_sub_u32 s8, s8, 1
+  s_cmp_eq_u32 s8, 0
+  s_cbranch_scc0 .Lwrite_and_poll
+.Lflag_set:
+  s_endpgm
+
 .rodata
 .macro KERNEL name
 .p2align 6
@@ -100,6 +146,8 @@ KERNEL store_out_of_bounds
 KERNEL trap_kernel
 KERNEL illegal_kernel
 KERNEL spin_on_other_workgroup
+KERNEL spin_and_barrier
+KERNEL spin_writing
 
 .amdgpu_metadata
 ---
@@ -173,6 +221,32 @@ amdhsa.kernels:
       - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
   - .name: spin_on_other_workgroup
     .symbol: spin_on_other_workgroup.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: spin_and_barrier
+    .symbol: spin_and_barrier.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: spin_writing
+    .symbol: spin_writing.kd
     .kernarg_segment_size: 16
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0

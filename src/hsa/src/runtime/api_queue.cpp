@@ -153,14 +153,20 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   params.dispatch_id = dispatch_id;
   params.options.host_threads = rt.host_threads;
   params.options.max_resident_waves = rt.max_resident_waves;
+  if (rt.no_progress_instructions)
+    params.options.no_progress_instructions = rt.no_progress_instructions;
   params.options.record_block_counts = !rt.trace_blocks_directory.empty();
   params.options.record_block_sequence = !rt.trace_sequence_directory.empty();
   const bool ground_truth =
       params.options.record_block_counts || params.options.record_block_sequence;
   std::uint64_t number = 0;
-  if (ground_truth) {
+  {
     std::lock_guard lock(rt.mutex);
-    number = rt.dispatches_of_kernel[kernel]++;
+    if (auto* made_progress = rt.outside_progress) {
+      void* data = rt.outside_progress_data;
+      params.options.outside_progress = [made_progress, data] { return made_progress(data) != 0; };
+    }
+    if (ground_truth) number = rt.dispatches_of_kernel[kernel]++;
   }
   emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
   if (!result.ok()) {

@@ -24,12 +24,12 @@ std::string cpu_model_name() {
 
 }  // namespace
 
-unsigned environment_unsigned(const char* variable, unsigned fallback) {
+unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned maximum) {
   const char* text = std::getenv(variable);
   if (!text || !*text) return fallback;
   char* end = nullptr;
   unsigned long value = std::strtoul(text, &end, 10);
-  if (*end != '\0' || value > 1u << 20) {
+  if (*end != '\0' || value > maximum) {
     std::fprintf(stderr, "wavekit emulator: %s='%s' is not a number\n", variable, text);
     std::exit(1);
   }
@@ -84,6 +84,8 @@ Runtime::Runtime() {
 
   host_threads = environment_unsigned("WAVEKIT_EMU_THREADS", 0);
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
+  no_progress_instructions =
+      environment_unsigned("WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS", 0, 0xffffffffu);
   trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
   trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
 }

@@ -112,6 +112,11 @@ struct Runtime {
 
   unsigned host_threads = 0;        // WAVEKIT_EMU_THREADS, 0: every core
   unsigned max_resident_waves = 0;  // WAVEKIT_EMU_MAX_RESIDENT_WAVES, 0: emulator default
+  // WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS, 0: emulator default (emu::DispatchOptions).
+  unsigned no_progress_instructions = 0;
+  // wavekit_emu_set_outside_progress (the preload shim's hostcall service); null: none.
+  int (*outside_progress)(void* data) = nullptr;
+  void* outside_progress_data = nullptr;
 
   // The emulator's ground truth of every dispatch, written as `wavekit launch` writes it
   // (--trace-blocks into WAVEKIT_EMU_TRACE_BLOCKS/<kernel>.<n>.json, --trace-sequence into
@@ -211,9 +216,9 @@ hsa_status_t status_of(const LoaderError& error);
 // a message naming the variable when it cannot be created.
 std::string environment_directory(const char* variable);
 
-// Reads an unsigned integer from the environment; `fallback` when unset; exits the process
-// with a message naming the variable when it is not a number (a misconfigured run should stop,
-// not silently use a default).
-unsigned environment_unsigned(const char* variable, unsigned fallback);
+// Reads an unsigned integer (at most `maximum`) from the environment; `fallback` when unset;
+// exits the process with a message naming the variable when it is not such a number (a
+// misconfigured run should stop, not silently use a default).
+unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned maximum = 1u << 20);
 
 }  // namespace wavekit::hsa::runtime

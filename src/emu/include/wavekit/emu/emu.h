@@ -42,7 +42,10 @@ inline constexpr std::uint64_t kPrivateApertureBase = 0x0002'0000'0000'0000ull;
 // dispatch runs (e.g. by a hostcall service allocating device memory).
 class MemoryMap {
  public:
-  enum Access : unsigned { kRead = 1, kWrite = 2, kReadWrite = 3 };
+  // kToolMemory marks the instrumentation's own memory (probe arenas, the hostcall ring):
+  // writes into it do not count as progress for no-progress detection, since probes write
+  // there on every pass of a loop that may be stuck (DispatchOptions::no_progress_instructions).
+  enum Access : unsigned { kRead = 1, kWrite = 2, kReadWrite = 3, kToolMemory = 4 };
   struct Range {
     std::uint64_t base = 0;
     std::uint64_t size = 0;
@@ -60,6 +63,8 @@ class MemoryMap {
            std::string label = {});
   // Removes the range that starts at `base`; returns false when there is none.
   bool remove(const void* base);
+  // Adds kToolMemory to the range that starts at `base`; returns false when there is none.
+  bool mark_tool_memory(const void* base);
   // True when [address, address + size) lies inside one range that allows `access`.
   bool contains(std::uint64_t address, std::size_t size, unsigned access) const;
   std::optional<Range> find(std::uint64_t address) const;
@@ -124,9 +129,9 @@ struct DispatchOptions {
   // at s_barrier, at an s_waitcnt that has to wait, and at s_sleep).
   unsigned interleave_quantum = 256;
   // No-progress detection: when the resident waves together execute this many instructions
-  // without any of them storing to memory, changing memory with an atomic, ending, or passing
-  // a barrier, AND at least no_progress_seconds of wall time passed since that last progress,
-  // the dispatch stops with ErrorKind::no_progress.
+  // without any of them storing to memory (other than MemoryMap::kToolMemory), changing memory
+  // with an atomic, ending, or passing a barrier, AND at least no_progress_seconds of wall time
+  // passed since that last progress, the dispatch stops with ErrorKind::no_progress.
   std::uint64_t no_progress_instructions = 1ull << 26;
   double no_progress_seconds = 2.0;
   // Progress the emulator cannot see: waves that spin on memory a host thread answers (the
@@ -174,6 +179,10 @@ struct WaveLocation {
   std::uint64_t pc = 0;       // original virtual address (host_pc when not in a registered object)
   std::string instruction;    // disassembly of the instruction at pc, when decodable
   std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
+  // no_progress: what the wave was doing when the dispatch stopped: "at s_barrier" (waiting for
+  // the other waves of its workgroup) or "spinning" (running without progress, e.g. polling
+  // memory nobody writes). Empty for the other errors.
+  std::string state;
 };
 
 // The kind of a memory instruction, as its address is formed.
@@ -218,7 +227,12 @@ struct WaveRecord {
 struct DispatchResult {
   ErrorKind error = ErrorKind::none;
   std::string message;               // human-readable; names the wave, PC, instruction, address
-  std::vector<WaveLocation> faults;  // the faulting wave, or every waiting wave (no_progress)
+  // The faulting wave, or (no_progress) every wave of every resident workgroup that had not
+  // ended, ordered by workgroup and wave.
+  std::vector<WaveLocation> faults;
+  // no_progress: workgroups of the grid that never became resident (the residency limit held
+  // them back behind the stuck ones).
+  std::uint64_t workgroups_not_started = 0;
   std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
   std::uint64_t total_instructions = 0;
   std::uint64_t total_waves = 0;

@@ -24,6 +24,9 @@ struct ArgumentSpec {
   Kind kind = Kind::zeros;
   std::string text;                 // as given, for messages
   std::vector<std::uint8_t> bytes;  // buffer contents, or the scalar's little-endian bytes
+  // A buffer that is the instrumentation's own (a probe arena): the emulator does not count
+  // writes into it as progress (emu::MemoryMap::kToolMemory).
+  bool tool_memory = false;
   bool is_buffer() const { return kind == Kind::file || kind == Kind::zeros; }
 };
 

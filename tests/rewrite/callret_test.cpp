@@ -137,13 +137,7 @@ TEST_P(Callret, RecordsWhatTheCallsReturnAndKeepsOutputs) {
   try {
     result = *rewrite_callret(c);
   } catch (const Error& error) {
-    // -O0 recursive_fib: fibonacci keeps its own call target in a VGPR lane, so what it
-    // clobbers is unknown; the rewriter must refuse, saying so.
-    const std::string message = error.what();
-    if (c.object.find("_O0_") != std::string::npos && c.kernel == "recursive_fib" &&
-        message.find("has a target computed at run time") != std::string::npos)
-      GTEST_SKIP() << message;
-    FAIL() << message;
+    FAIL() << error.what();
   }
   const std::string out = rewritten_path(c, ".callret.co");
   write_file(out, result.bytes);

@@ -89,8 +89,9 @@ inline hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
 }
 
 // The blocks a kernel's block points instrument, in the order of its block keys (and point
-// ids): the kernel's own, then those of each device function it reaches, by entry address.
-// Device functions are relocated and instrumented with the kernel, so their blocks count too.
+// ids): the kernel's own, then those of each device function relocated with it
+// (KernelView::relocated_callees), by entry address. Device functions are relocated and
+// instrumented with the kernel, so their blocks count too.
 struct ReachedBlock {
   BlockView block;
   bool in_kernel = false;  // the kernel's own code (not a callee's)
@@ -100,7 +101,7 @@ inline std::vector<ReachedBlock> reached_blocks(const codeobj::CodeObject& objec
   std::vector<ReachedBlock> reached;
   for (const BlockView& block : kernel.blocks) reached.push_back({block, true});
   const std::vector<FunctionView> functions = analyse_functions(object);
-  for (std::uint64_t entry : kernel.callees)
+  for (std::uint64_t entry : kernel.relocated_callees)
     for (const FunctionView& function : functions)
       if (function.entry == entry)
         for (const BlockView& block : function.blocks) reached.push_back({block, false});

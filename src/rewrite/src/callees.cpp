@@ -43,8 +43,10 @@ CalleeFootprint callee_footprint(const analysis::Program& program, bool self_con
                                 (caller == root ? "" : " in '" + caller->name + "'");
       if (call.resolution == analysis::CallSite::Resolution::unresolved && self_contained) {
         // A target computed at run time (unoptimised code keeps it in a VGPR lane) can only be
-        // a function of this object, which imports none: count every one of them.
-        for (const analysis::Function& function : program.functions) reach(function, where);
+        // a device function of this object, which imports none (a kernel is not callable):
+        // count every one of them.
+        for (const analysis::Function& function : program.functions)
+          if (function.kind == analysis::Function::Kind::device) reach(function, where);
         continue;
       }
       if (call.resolution != analysis::CallSite::Resolution::pc_relative || !call.target)

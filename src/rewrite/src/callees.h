@@ -20,8 +20,8 @@ struct CalleeFootprint {
 };
 
 // `self_contained`: the object imports no symbols (no GOT slot is relocated against one), so a
-// call whose target is computed at run time can only reach one of its own functions, and
-// counts as reaching all of them. Throws wavekit::Error naming `object_name`, the kernel, the
+// call whose target is computed at run time can only reach one of its own device functions,
+// and counts as reaching all of them. Throws wavekit::Error naming `object_name`, the kernel, the
 // call's address and the reason for a call the footprint cannot cover (a computed target in
 // an object that imports symbols, a call through the GOT to another object, undecodable callee
 // code).

@@ -192,11 +192,21 @@ struct CallFixup {
   std::uint64_t callee = 0;  // the callee's original entry
 };
 
+// A call from relocated code whose target is computed at run time, compared with one relocated
+// device function: at `at`, s_getpc_b64 / s_add_u32 / s_addc_u32 whose literals become
+// (original entry - pc), giving the function's run-time original address, then s_add_u32 /
+// s_addc_u32 whose literals become (relocated entry - original entry), giving its copy's.
+struct TranslationFixup {
+  std::size_t at = 0;
+  std::uint64_t callee = 0;  // the function's original entry
+};
+
 // Inserted code being put together: snippets (assembly text) and probe calls.
 struct Code {
   std::vector<std::uint8_t> bytes;
   std::vector<GotFixup> got;
   std::vector<CallFixup> calls;
+  std::vector<TranslationFixup> translations;
   bool empty() const { return bytes.empty(); }
 };
 
@@ -208,6 +218,7 @@ struct Chunk {
   std::uint64_t offset = 0;                    // in the new section
   std::vector<GotFixup> got;                   // probe calls in `bytes`
   std::vector<CallFixup> calls;                // calls retargeted to relocated functions
+  std::vector<TranslationFixup> translations;  // computed call targets mapped to copies
 };
 
 // A probe of the plan's probe library: its footprint and the GOT slot the calls go through.
@@ -287,6 +298,9 @@ class Engine {
   // Resolved call targets of the whole object (s_swappc_b64 address -> callee entry), filled
   // when device functions are relocated.
   std::map<std::uint64_t, std::uint64_t> call_targets_;
+  // Calls of the whole object whose target is computed at run time (s_swappc_b64 addresses),
+  // filled with call_targets_: relocated code maps their targets to the copies at run time.
+  std::set<std::uint64_t> computed_calls_;
   std::vector<std::string> slots_;  // GOT slot i holds the address of slots_[i]
   const RewriteOptions& options_;
   isa::Decoder decoder_;
@@ -885,8 +899,14 @@ std::vector<Chunk> Engine::build_chunks(
            point.call ? live_before(first) : isa::RegisterSet{});
   }
   flush(entry, entry_text);
-  chunks.push_back(
-      {Chunk::Kind::prologue, std::move(entry.bytes), nullptr, false, 0, std::move(entry.got), {}});
+  chunks.push_back({Chunk::Kind::prologue,
+                    std::move(entry.bytes),
+                    nullptr,
+                    false,
+                    0,
+                    std::move(entry.got),
+                    {},
+                    {}});
 
   auto at_address = [](const PointSpec& point, const isa::Instruction& inst) {
     return std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
@@ -948,6 +968,7 @@ std::vector<Chunk> Engine::build_chunks(
                false,
                0,
                {},
+               {},
                {}};
     if (reachable && inst.flow == isa::ControlFlow::call) {
       // A call to a device function relocated with this kernel goes to the copy: the target
@@ -968,12 +989,48 @@ std::vector<Chunk> Engine::build_chunks(
                         ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n"));
         copy.bytes = assemble("s_swappc_b64 s[30:31], s[" + std::to_string(t) + ":" +
                               std::to_string(t + 1) + "]\n");
+      } else if (computed_calls_.count(inst.address) && !options_.test_skip_call_translation) {
+        // A target computed at run time (unoptimised code reloads it from a spill) is the
+        // original run-time address of the callee, since relocated s_getpc_b64 results are
+        // corrected to the original PC. Compare it with each relocated function's original
+        // address, computed PC-relatively, and on a match call the copy instead; anything else
+        // (only a non-function address can be left: every device function of a self-contained
+        // object is relocated) is called unchanged, as the original would. The result goes to
+        // the reserved temporary pair, so that the code's own pair keeps its value; SCC kept.
+        flush(before_code, before);
+        unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
+        while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
+        auto spair = [](unsigned first) {
+          return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
+        };
+        auto sreg = [](unsigned number) { return "s" + std::to_string(number); };
+        const unsigned t = reserved.temporary();
+        const unsigned original = reserved.translation();
+        const unsigned copy_entry = reserved.translation() + 2;
+        const std::string scc = sreg(reserved.scc_save());
+        append(before_code, assemble("s_cselect_b32 " + scc + ", 1, 0\ns_mov_b64 " + spair(t) +
+                                     ", " + spair(pair) + "\n"));
+        for (std::uint64_t callee : relocated) {
+          before_code.translations.push_back({before_code.bytes.size(), callee});
+          append(
+              before_code,
+              assemble("s_getpc_b64 " + spair(original) + "\ns_add_u32 " + sreg(original) + ", " +
+                       sreg(original) + ", 0x12345678\ns_addc_u32 " + sreg(original + 1) + ", " +
+                       sreg(original + 1) + ", 0x12345678\ns_add_u32 " + sreg(copy_entry) + ", " +
+                       sreg(original) + ", 0x12345678\ns_addc_u32 " + sreg(copy_entry + 1) + ", " +
+                       sreg(original + 1) + ", 0x12345678\ns_cmp_eq_u64 " + spair(original) + ", " +
+                       spair(pair) + "\ns_cselect_b64 " + spair(t) + ", " + spair(copy_entry) +
+                       ", " + spair(t) + "\n"));
+        }
+        append(before_code, assemble("s_cmp_lg_u32 " + scc + ", 0\n"));
+        copy.bytes = assemble("s_swappc_b64 s[30:31], " + spair(t) + "\n");
       }
     }
     flush(before_code, before);
     if (!before_code.empty())
       chunks.push_back({Chunk::Kind::code, std::move(before_code.bytes), nullptr, false, 0,
-                        std::move(before_code.got), std::move(before_code.calls)});
+                        std::move(before_code.got), std::move(before_code.calls),
+                        std::move(before_code.translations)});
 
     if (inst.mnemonic == "s_getpc_b64") {
       // The code after it must still see the original PC: add (original - new) to the pair,
@@ -1146,24 +1203,17 @@ RewriteResult Engine::run() {
     std::set<std::uint64_t> relocated;
     if (makes_calls && points_in_functions) {
       // Relocated code reaches the instrumented copies by retargeting each call's resolved
-      // target; a target computed at run time would run the original, uninstrumented function.
-      for (const analysis::Function& function : program().functions) {
-        if (function.start != kernel.entry_address &&
-            !std::binary_search(callees.callees.begin(), callees.callees.end(), function.start))
-          continue;
-        for (const analysis::CallSite& call : function.calls)
-          if (call.resolution == analysis::CallSite::Resolution::unresolved)
-            fail(input_.name(), "kernel '" + kernel.name + "': the call at " + hex(call.address) +
-                                    " has a target computed at run time, which cannot be sent "
-                                    "to the instrumented copy of its callee (block, memory, "
-                                    "function and instruction points in device functions need "
-                                    "resolved calls)");
-      }
-      if (call_targets_.empty())
+      // target, and by translating a target computed at run time (build_chunks). Such a call
+      // reaches every device function of the object (callee_footprint), so all are relocated;
+      // an object that imports symbols has been refused there already.
+      if (call_targets_.empty() && computed_calls_.empty())
         for (const analysis::Function& function : program().functions)
-          for (const analysis::CallSite& call : function.calls)
+          for (const analysis::CallSite& call : function.calls) {
             if (call.resolution == analysis::CallSite::Resolution::pc_relative && call.target)
               call_targets_[call.address] = *call.target;
+            else if (call.resolution == analysis::CallSite::Resolution::unresolved)
+              computed_calls_.insert(call.address);
+          }
       for (std::uint64_t entry : callees.callees) {
         const analysis::Function* function = program().function_containing(entry);
         KernelCode code;
@@ -1382,6 +1432,13 @@ RewriteResult Engine::run() {
         for (const CallFixup& fix : chunk.calls)
           // s_cselect (4), then s_add_u32 and s_addc_u32 with their literals after 4 bytes.
           patch64(chunk.offset + fix.at + 4 + 4, function_entry.at(fix.callee) - fix.callee);
+        for (const TranslationFixup& fix : chunk.translations) {
+          // s_getpc_b64 (4) gives the address after itself; then two s_add_u32 / s_addc_u32
+          // pairs, each instruction 4 bytes of opcode and a 4-byte literal.
+          const std::uint64_t pc = base + chunk.offset + fix.at + 4;
+          patch64(chunk.offset + fix.at + 4 + 4, fix.callee - pc);
+          patch64(chunk.offset + fix.at + 4 + 16 + 4, function_entry.at(fix.callee) - fix.callee);
+        }
         if (chunk.kind != Chunk::Kind::instruction) continue;
         const isa::Instruction& inst = *chunk.original;
         const std::uint64_t new_pc = base + chunk.offset;
@@ -1530,6 +1587,21 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
       if (program.functions[f].kind == analysis::Function::Kind::device)
         view.callees.push_back(program.functions[f].start);
     std::sort(view.callees.begin(), view.callees.end());
+    // A reached call whose target is computed at run time may reach any device function, so
+    // the rewriter relocates them all (callee_footprint).
+    bool computed = false;
+    for (std::size_t f = 0; f < program.functions.size(); ++f)
+      if (program.functions[f].start == view.entry || reached.count(f))
+        for (const analysis::CallSite& call : program.functions[f].calls)
+          computed = computed || call.resolution == analysis::CallSite::Resolution::unresolved;
+    view.relocated_callees = view.callees;
+    if (computed) {
+      view.relocated_callees.clear();
+      for (const analysis::Function& function : program.functions)
+        if (function.kind == analysis::Function::Kind::device)
+          view.relocated_callees.push_back(function.start);
+      std::sort(view.relocated_callees.begin(), view.relocated_callees.end());
+    }
     views.push_back(std::move(view));
   }
   return views;

@@ -48,7 +48,10 @@ struct ReservedSgprs {
   // s[base+6:base+7]: a pair the prologue uses for the slot ticket and, after it, store
   // snippets for the value they store.
   unsigned temporary() const { return base + 6; }
-  static constexpr unsigned kCount = 12;          // including the prologue's temporaries
+  // s[base+8:base+11]: the prologue's temporaries and, after it, the two pairs with which a
+  // call whose target is computed at run time finds the instrumented copy of its callee.
+  unsigned translation() const { return base + 8; }
+  static constexpr unsigned kCount = 12;
 };
 
 struct PrologueInput {

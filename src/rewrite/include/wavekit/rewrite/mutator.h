@@ -60,6 +60,11 @@ struct KernelView {
   // Entries of the device functions the kernel reaches through calls with static targets,
   // transitively, ascending (see functions()).
   std::vector<std::uint64_t> callees;
+  // Entries of the device functions a rewrite relocates with the kernel when points may lie in
+  // device functions, ascending: `callees`, or every device function of the object when a call
+  // the kernel reaches has a target computed at run time (it may reach any of them). Block
+  // indices (and block points' ids) run over the kernel's blocks, then these functions'.
+  std::vector<std::uint64_t> relocated_callees;
 };
 
 // A device function: found from its symbol, or in a stripped object from the calls that reach
@@ -92,6 +97,9 @@ struct RewriteOptions {
   // function the first SGPR is s30, the return address, and losing it makes the function return
   // into the envelope's own restore, then run again, forever, rather than fail.
   bool test_skip_envelope_restore = false;
+  // Leaves out the run-time translation before calls whose target is computed at run time:
+  // such a call then runs the original, uninstrumented callee, whose blocks go uncounted.
+  bool test_skip_call_translation = false;
 };
 
 class Mutator {

@@ -27,10 +27,11 @@ WAVEKIT_PROBE void record_arguments(wavekit::probe::Slot, Seen* seen, uint32_t c
   seen->sgpr = sgpr;
 }
 
-// Reads the dword at each active lane's effective address (a wrong address faults on the
-// emulator) and adds the active lanes' values to *sum.
+// Reads the dword that holds the first byte at each active lane's effective address (a wrong
+// address faults on the emulator) and adds the active lanes' values to *sum. The dword, not the
+// 4 bytes from the address: a 1- or 2-byte access at the end of a buffer would read past it.
 WAVEKIT_PROBE void sum_loaded(wavekit::probe::Slot, uint64_t* sum, uint64_t address) {
-  const uint32_t loaded = *reinterpret_cast<const uint32_t*>(address);
+  const uint32_t loaded = *reinterpret_cast<const uint32_t*>(address & ~uint64_t{3});
   uint64_t total = 0;
   for (uint64_t left = wavekit::probe::Wave::exec(); left != 0; left &= left - 1)
     total += static_cast<uint32_t>(

@@ -1,4 +1,4 @@
-// fp64.hip, wave.hip, half.hip and mfma.hip.
+// fp64.hip, wave.hip, half.hip, short.hip and mfma.hip.
 #include "builders.h"
 
 namespace wavekit::corpus::detail {
@@ -131,6 +131,68 @@ void add_compute_kernels(std::vector<CorpusKernel>& out) {
                      _Float16 sum = product + c;
                      args[3].data<_Float16>()[i] = sum;
                      args[4].data<_Float16>()[i] = a > c ? a : c;
+                   }
+                 }});
+
+  out.push_back({"short_arith",
+                 "short",
+                 {5, 1, 1},
+                 {128, 1, 1},
+                 [](std::uint64_t seed) {
+                   Random random(seed);
+                   const std::uint32_t n_words = 300;  // 600 16-bit values, two per word
+                   std::vector<std::uint32_t> a(n_words), b(n_words);
+                   auto half = [&]() -> std::uint32_t {
+                     // Small shift amounts and values around the signed boundary come often.
+                     switch (random.range(0, 5)) {
+                       case 0:
+                         return 0x7fffu - static_cast<std::uint32_t>(random.range(0, 3));
+                       case 1:
+                         return 0x8000u + static_cast<std::uint32_t>(random.range(0, 3));
+                       case 2:
+                         return static_cast<std::uint32_t>(random.range(0, 15));
+                       default:
+                         return static_cast<std::uint32_t>(random.range(0, 0xffff));
+                     }
+                   };
+                   // One statement per draw: the order of the draws must not depend on the
+                   // compiler's order of evaluation.
+                   auto word = [&] {
+                     std::uint32_t low = half();
+                     std::uint32_t high = half();
+                     return low | (high << 16);
+                   };
+                   for (std::uint32_t w = 0; w < n_words; ++w) {
+                     a[w] = word();
+                     bool equal = random.range(0, 3) == 0;
+                     b[w] = equal ? a[w] : word();
+                   }
+                   return std::vector<Argument>{buffer("a", a), buffer("b", b),
+                                                output<std::uint32_t>("unsigned_out", n_words),
+                                                output<std::uint32_t>("signed_out", n_words),
+                                                scalar("n_words", n_words)};
+                 },
+                 [](std::vector<Argument>& args) {
+                   auto n_words = scalar_value<std::uint32_t>(args[4]);
+                   // The kernel's expressions, on the little-endian 16-bit halves of each word.
+                   auto halves = [](Argument& arg) {
+                     return reinterpret_cast<std::uint16_t*>(arg.data<std::uint32_t>());
+                   };
+                   const std::uint16_t *a = halves(args[0]), *b = halves(args[1]);
+                   std::uint16_t* unsigned_out = halves(args[2]);
+                   auto* signed_out = reinterpret_cast<std::int16_t*>(halves(args[3]));
+                   for (std::uint32_t i = 0; i < 2 * n_words; ++i) {
+                     std::uint16_t x = a[i], y = b[i];
+                     auto r = static_cast<std::uint16_t>(static_cast<std::uint16_t>(x * y) +
+                                                         static_cast<std::uint16_t>(x >> (y & 7)));
+                     if (x == y) r = static_cast<std::uint16_t>(r - x);
+                     r = x < y ? r : static_cast<std::uint16_t>(r << 3);
+                     auto p = static_cast<std::int16_t>(x), q = static_cast<std::int16_t>(y);
+                     auto s = static_cast<std::int16_t>((p > q ? p : q) - (p < q ? p : q));
+                     s = static_cast<std::int16_t>(s >> (y & 3));
+                     if (p == q) s = 99;
+                     unsigned_out[i] = r;
+                     signed_out[i] = s;
                    }
                  }});
 

@@ -2,9 +2,12 @@
 // every target, check the object with LLVM's tools (the GOT slot, its R_AMDGPU_ABS64 relocation
 // against the undefined NOTYPE alias), run original and rewritten on the emulator with the
 // probe library loaded alongside, and compare (a) every output buffer, bit for bit, and (b) the
-// return values callret recorded with what the CPU computes the calls return.
+// return values callret recorded with what the CPU computes the calls return, the calls inside
+// device functions (fibonacci's recursion) included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -35,24 +38,125 @@ std::int32_t mix(std::int32_t a, std::int32_t b) {
 }
 std::int32_t fibonacci(std::int32_t n) { return n < 2 ? n : fibonacci(n - 1) + fibonacci(n - 2); }
 
+constexpr const char* kFibonacci = "_Z9fibonaccii";
+
 // What a call to `callee` returns in a work-item whose input is `input`, for the calls of
 // calls.hip's kernels; nullopt for other callees (at -O0 the work-item id is a call too).
 std::optional<std::int32_t> expected_return(const std::string& callee, std::int32_t input) {
   const std::int32_t inner = polynomial(input, (input & 7) + 1);
   if (callee == "_Z10polynomialii") return inner;
   if (callee == "_Z3mixii") return mix(inner, input);
-  if (callee == "_Z9fibonaccii") return fibonacci(input);
+  if (callee == kFibonacci) return fibonacci(input);
   return std::nullopt;
 }
 
-// The callee of each call site, by the analysis library's call graph (names from .symtab).
-std::map<std::uint64_t, std::string> callees_of(const std::string& path) {
+// Every call site of the object, by the analysis library's call graph (names from .symtab):
+// the function it lies in and the callee (empty when the target is computed at run time).
+struct Site {
+  std::string caller;
+  std::string callee;
+};
+std::map<std::uint64_t, Site> call_sites_of(const std::string& path) {
   const codeobj::CodeObject object = codeobj::CodeObject::parse(read_file(path), path);
   const analysis::Program program = analysis::analyze(analysis::make_input(object));
-  std::map<std::uint64_t, std::string> callees;
+  std::map<std::uint64_t, Site> sites;
   for (const analysis::Function& function : program.functions)
-    for (const analysis::CallSite& call : function.calls) callees[call.address] = call.target_name;
-  return callees;
+    for (const analysis::CallSite& call : function.calls)
+      sites[call.address] = {function.name, call.target_name};
+  return sites;
+}
+
+// The calls fibonacci makes (calls.hip: only to itself, whether or not the analysis resolves
+// the target), by address.
+std::vector<std::uint64_t> fibonacci_calls(const std::map<std::uint64_t, Site>& sites) {
+  std::vector<std::uint64_t> calls;
+  for (const auto& [address, site] : sites)
+    if (site.caller == kFibonacci) calls.push_back(address);
+  return calls;
+}
+
+// Whether callret reports the site: a callee expected_return knows, or a call in fibonacci.
+bool checked(const Site& site) {
+  return site.caller == kFibonacci || expected_return(site.callee, 0).has_value();
+}
+
+// One value per lane of a wave; nullopt where the lane is inactive.
+using Lanes = std::array<std::optional<std::int32_t>, 64>;
+
+// A callret record, as the probe folds the returns of one call site in one wave.
+struct Record {
+  std::uint64_t returns = 0, lanes = 0, hash = 0;
+  std::uint32_t first_lane = 0;
+  std::int32_t first_value = 0, low = 0, high = 0;
+};
+
+// Folds one return of a call (its active lanes' values) into the site's record; a call
+// reached with no active lane makes the probe return without recording.
+void fold(Record& record, const Lanes& values) {
+  bool first_active = true;
+  for (std::uint32_t lane = 0; lane < values.size(); ++lane) {
+    if (!values[lane]) continue;
+    const std::int32_t value = *values[lane];
+    if (first_active && record.returns == 0) {
+      record.first_lane = lane;
+      record.first_value = record.low = record.high = value;
+    }
+    first_active = false;
+    record.low = std::min(record.low, value);
+    record.high = std::max(record.high, value);
+    record.hash += callret_lane_hash(lane, static_cast<std::uint32_t>(value));
+    ++record.lanes;
+  }
+  if (!first_active) ++record.returns;
+}
+
+// fibonacci as one wave runs it, lanes in lockstep: `n` for the active lanes; gives their
+// results and folds every return of the calls it makes (recursively) into `records`, in the
+// order the wave makes them. The compiled code has one of two shapes, told apart by its number
+// of call sites (`sites`, by address):
+// - two (-O0): the source's, fib(n - 1) at the first, fib(n - 2) at the second, each made by
+//   the lanes with n >= 2;
+// - one (-O2: LLVM turns the second call into a loop): while n >= 2, acc += fib(n - 1) and
+//   n -= 2; the result is acc + n. Each iteration's call is made by the lanes still looping.
+Lanes wave_fibonacci(const Lanes& n, const std::vector<std::uint64_t>& sites,
+                     std::map<std::uint64_t, Record>& records) {
+  auto minus = [](const Lanes& values, std::int32_t d) {
+    Lanes result;
+    for (std::size_t lane = 0; lane < values.size(); ++lane)
+      if (values[lane] && *values[lane] >= 2) result[lane] = *values[lane] - d;
+    return result;
+  };
+  auto any = [](const Lanes& values) {
+    return std::any_of(values.begin(), values.end(), [](const auto& v) { return v.has_value(); });
+  };
+  Lanes result = n;  // n < 2 returns n
+  if (sites.size() == 2) {
+    const Lanes first_arguments = minus(n, 1), second_arguments = minus(n, 2);
+    if (!any(first_arguments)) return result;
+    const Lanes first = wave_fibonacci(first_arguments, sites, records);
+    fold(records[sites[0]], first);
+    const Lanes second = wave_fibonacci(second_arguments, sites, records);
+    fold(records[sites[1]], second);
+    for (std::size_t lane = 0; lane < n.size(); ++lane)
+      if (first[lane]) result[lane] = *first[lane] + *second[lane];
+    return result;
+  }
+  Lanes accumulated;
+  for (std::size_t lane = 0; lane < n.size(); ++lane)
+    if (n[lane]) accumulated[lane] = 0;
+  Lanes current = n;
+  for (Lanes arguments = minus(current, 1); any(arguments); arguments = minus(current, 1)) {
+    const Lanes returned = wave_fibonacci(arguments, sites, records);
+    fold(records[sites[0]], returned);
+    for (std::size_t lane = 0; lane < n.size(); ++lane)
+      if (returned[lane]) {
+        *accumulated[lane] += *returned[lane];
+        *current[lane] -= 2;
+      }
+  }
+  for (std::size_t lane = 0; lane < n.size(); ++lane)
+    if (n[lane]) result[lane] = *accumulated[lane] + *current[lane];
+  return result;
 }
 
 std::vector<Case> cases() {
@@ -65,45 +169,61 @@ std::vector<Case> cases() {
       });
 }
 
-// The report callret must give: per wave of the dispatch, per call site the lanes that made
-// the call (work-items inside the workgroup and below n) and the values they got back.
-// Sites whose callee expected_return does not know are left out.
+std::string hex_key(std::uint64_t value) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// The report callret must give: per wave of the dispatch, per call site the returns the CPU
+// simulation of the wave makes there: the kernel's calls, made once by the lanes inside the
+// workgroup and below n, and fibonacci's recursive calls (wave_fibonacci). Sites that `checked`
+// rejects are left out.
 nlohmann::json expected_report(const corpus::CorpusKernel& k,
                                const std::vector<corpus::Argument>& args,
                                const std::vector<std::uint64_t>& sites,
-                               const std::map<std::uint64_t, std::string>& callees) {
+                               const std::map<std::uint64_t, Site>& all_sites) {
   const std::int32_t* in = args[0].data<std::int32_t>();
   const std::uint32_t n = *args[2].data<std::uint32_t>();
   const std::uint32_t waves_per_group = (k.block.x + 63) / 64;
+  const std::vector<std::uint64_t> in_fibonacci = fibonacci_calls(all_sites);
   nlohmann::json waves = nlohmann::json::array();
   for (std::uint32_t group = 0; group < k.grid.x; ++group)
     for (std::uint32_t wave = 0; wave < waves_per_group; ++wave) {
-      nlohmann::json calls = nlohmann::json::object();
-      for (std::size_t site = 0; site < sites.size(); ++site) {
-        if (!expected_return(callees.at(sites[site]), 0)) continue;
-        std::uint64_t lanes = 0, hash = 0;
-        std::int32_t first = 0, low = 0, high = 0;
-        std::uint32_t first_lane = 0;
-        for (std::uint32_t lane = 0; lane < 64; ++lane) {
-          const std::uint32_t local = wave * 64 + lane, i = group * k.block.x + local;
-          if (local >= k.block.x || i >= n) continue;
-          const std::int32_t value = *expected_return(callees.at(sites[site]), in[i]);
-          if (lanes == 0) {
-            first_lane = lane;
-            first = low = high = value;
-          }
-          low = std::min(low, value);
-          high = std::max(high, value);
-          hash += callret_lane_hash(lane, static_cast<std::uint32_t>(value));
-          ++lanes;
+      Lanes inputs;
+      for (std::uint32_t lane = 0; lane < 64; ++lane) {
+        const std::uint32_t local = wave * 64 + lane, i = group * k.block.x + local;
+        if (local < k.block.x && i < n) inputs[lane] = in[i];
+      }
+      std::map<std::uint64_t, Record> records;
+      for (std::uint64_t site : sites) {
+        const Site& call = all_sites.at(site);
+        if (call.caller != k.name || !expected_return(call.callee, 0)) continue;
+        Lanes returned;
+        if (call.callee == kFibonacci) {
+          // The model's results must be the function's: a wrong shape would not compute it.
+          returned = wave_fibonacci(inputs, in_fibonacci, records);
+          for (std::size_t lane = 0; lane < inputs.size(); ++lane)
+            if (inputs[lane] && returned[lane] != fibonacci(*inputs[lane]))
+              ADD_FAILURE() << "the wave model of fibonacci gives lane " << lane << " "
+                            << returned[lane].value_or(-1) << ", not fibonacci(" << *inputs[lane]
+                            << ")";
+        } else {
+          for (std::size_t lane = 0; lane < inputs.size(); ++lane)
+            if (inputs[lane]) returned[lane] = *expected_return(call.callee, *inputs[lane]);
         }
-        if (lanes == 0) continue;
-        char key[24], hash_text[24];
-        std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(sites[site]));
-        std::snprintf(hash_text, sizeof hash_text, "0x%llx", static_cast<unsigned long long>(hash));
-        calls[key] = {{"returns", 1},         {"lanes", lanes}, {"first_lane", first_lane},
-                      {"first_value", first}, {"min", low},     {"max", high},
-                      {"hash", hash_text}};
+        fold(records[site], returned);
+      }
+      nlohmann::json calls = nlohmann::json::object();
+      for (const auto& [site, record] : records) {
+        if (record.returns == 0) continue;
+        calls[hex_key(site)] = {{"returns", record.returns},
+                                {"lanes", record.lanes},
+                                {"first_lane", record.first_lane},
+                                {"first_value", record.first_value},
+                                {"min", record.low},
+                                {"max", record.high},
+                                {"hash", hex_key(record.hash)}};
       }
       waves.push_back({{"id", group * waves_per_group + wave},
                        {"workgroup", {group, 0, 0}},
@@ -199,21 +319,29 @@ TEST_P(Callret, RecordsWhatTheCallsReturnAndKeepsOutputs) {
         << "argument " << original.buffers[i].first << " differs after the rewritten run";
   const InstrumentedKernel* instrumented = note->find_kernel(c.kernel);
   ASSERT_NE(instrumented, nullptr);
+  // The records: the kernel's call sites, then those of the functions it reaches (fibonacci's
+  // recursive calls for recursive_fib: one site at -O2, two at -O0; see wave_fibonacci).
   const std::vector<std::uint64_t>& sites =
       instrumented->layout.find("call_returns")->variable.keys;
-  const std::map<std::uint64_t, std::string> callees = callees_of(c.path);
+  const std::map<std::uint64_t, Site> all_sites = call_sites_of(c.path);
+  const std::vector<std::uint64_t> in_fibonacci = fibonacci_calls(all_sites);
   std::size_t known = 0;
-  for (std::uint64_t site : sites) known += expected_return(callees.at(site), 0).has_value();
-  EXPECT_EQ(known, c.kernel == "call_chain" ? 2u : 1u);
+  for (std::uint64_t site : sites) known += checked(all_sites.at(site));
+  if (c.kernel == "call_chain") {
+    EXPECT_EQ(known, 2u);
+  } else {
+    ASSERT_TRUE(in_fibonacci.size() == 1 || in_fibonacci.size() == 2)
+        << "fibonacci has " << in_fibonacci.size() << " call sites: a shape the CPU model lacks";
+    EXPECT_EQ(known, 1 + in_fibonacci.size());
+    for (std::uint64_t site : in_fibonacci)
+      EXPECT_NE(std::find(sites.begin(), sites.end(), site), sites.end())
+          << "fibonacci's call at " << hex_key(site) << " has no record";
+  }
   nlohmann::json report = tool.report;
   for (nlohmann::json& wave : report["waves"])
     for (std::uint64_t site : sites)
-      if (!expected_return(callees.at(site), 0)) {
-        char key[24];
-        std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(site));
-        wave["calls"].erase(key);
-      }
-  const nlohmann::json expected = expected_report(k, inputs, sites, callees);
+      if (!checked(all_sites.at(site))) wave["calls"].erase(hex_key(site));
+  const nlohmann::json expected = expected_report(k, inputs, sites, all_sites);
   EXPECT_EQ(report, expected) << "callret:\n"
                               << report.dump(1) << "\nexpected:\n"
                               << expected.dump(1);
@@ -242,7 +370,7 @@ TEST(CallretNegativeControl, DroppingOneEnvelopeRestoreIsDetected) {
       const RewriteNote note = *find_note(codeobj::CodeObject::parse(read_file(out), out));
       const std::vector<std::uint64_t>& sites =
           note.find_kernel(c.kernel)->layout.find("call_returns")->variable.keys;
-      detected = tool.report != expected_report(k, inputs, sites, callees_of(c.path));
+      detected = tool.report != expected_report(k, inputs, sites, call_sites_of(c.path));
     }
     EXPECT_TRUE(detected) << "an envelope without one of its restores went unnoticed";
     return;

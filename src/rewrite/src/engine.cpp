@@ -91,6 +91,15 @@ bool is_return(const isa::Instruction& inst) {
   return inst.mnemonic == "s_setpc_b64" && inst.reads.sgpr[30] && inst.reads.sgpr[31];
 }
 
+// The original addresses of the reachable calls (s_swappc_b64) in `code`, ascending.
+std::vector<std::uint64_t> call_sites_of(const KernelCode& code) {
+  std::vector<std::uint64_t> sites;
+  for (const isa::Instruction& inst : code.instructions)
+    if (inst.flow == isa::ControlFlow::call && code.reachable.count(inst.address))
+      sites.push_back(inst.address);
+  return sites;
+}
+
 KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& decoder,
                        KernelCode code) {
   const std::string label = code.label();
@@ -232,9 +241,11 @@ struct LoadedProbe {
 // probes' stack lie in the (grown) private segment, and the analysis's view of the kernel.
 struct KernelCalls {
   detail::CallSgprs sgprs;
-  std::uint64_t spill_base = 0;           // per lane
-  std::uint64_t stack_base = 0;           // per lane
-  std::vector<std::uint64_t> call_sites;  // original addresses of the kernel's s_swappc_b64
+  std::uint64_t spill_base = 0;  // per lane
+  std::uint64_t stack_base = 0;  // per lane
+  // Original addresses of the reachable s_swappc_b64 of the kernel, then of each device
+  // function relocated with it (call_sites_of): the order of a call-site-indexed variable.
+  std::vector<std::uint64_t> call_sites;
 };
 
 class Engine {
@@ -252,8 +263,10 @@ class Engine {
   std::vector<std::size_t> selected_kernels() const;
   void check_plan() const;
   // `blocks`: the original starts of every block the kernel's points can count, its own and
-  // those of the device functions relocated with it (see block_keys).
-  ArenaLayout layout_for(const KernelCode& code, const std::vector<std::uint64_t>& blocks) const;
+  // those of the device functions relocated with it (see block_keys); `call_sites` likewise
+  // every call the kernel's call points can instrument (call_sites_of).
+  ArenaLayout layout_for(const std::vector<std::uint64_t>& blocks,
+                         const std::vector<std::uint64_t>& call_sites) const;
   // `relocated`: the original entries of the device functions relocated with this kernel, which
   // its calls (and theirs) are retargeted to. `blocks`: the kernel's block keys (layout_for);
   // a block-indexed element is the block's position there.
@@ -630,6 +643,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
             fail(context, "a variable indexed by call site needs a call_site or call_return point");
           const auto site =
               std::find(calls.call_sites.begin(), calls.call_sites.end(), inst.address);
+          if (site == calls.call_sites.end())
+            fail(context, "internal: the call is not among the kernel's call sites");
           arg.value += static_cast<std::uint64_t>(site - calls.call_sites.begin()) *
                        placed->variable.element_size;
         }
@@ -644,8 +659,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
   return args;
 }
 
-ArenaLayout Engine::layout_for(const KernelCode& code,
-                               const std::vector<std::uint64_t>& blocks) const {
+ArenaLayout Engine::layout_for(const std::vector<std::uint64_t>& blocks,
+                               const std::vector<std::uint64_t>& call_sites) const {
   ArenaLayout layout;
   for (PerWaveVariable variable : plan_.variables) {
     // A variable indexed by block gets one element per block of this kernel and of the device
@@ -658,7 +673,8 @@ ArenaLayout Engine::layout_for(const KernelCode& code,
       variable.count = static_cast<std::uint32_t>(blocks.size());
       variable.keys = blocks;
     }
-    // One element per call site of this kernel, keyed by the calls' original addresses.
+    // One element per call site of this kernel and of the device functions relocated with it,
+    // keyed by the calls' original addresses.
     const bool per_call_site =
         std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
           return p.call &&
@@ -666,16 +682,10 @@ ArenaLayout Engine::layout_for(const KernelCode& code,
                    return a.indexed_by_call_site && a.name == variable.name;
                  });
         });
-    if (per_call_site) {
-      std::vector<std::uint64_t> sites;
-      for (const isa::Instruction& inst : code.instructions)
-        if (inst.flow == isa::ControlFlow::call && code.reachable.count(inst.address))
-          sites.push_back(inst.address);
-      // A kernel without calls keeps one unkeyed element: nothing indexes it.
-      if (!sites.empty()) {
-        variable.count = static_cast<std::uint32_t>(sites.size());
-        variable.keys = sites;
-      }
+    // A kernel without calls keeps one unkeyed element: nothing indexes it.
+    if (per_call_site && !call_sites.empty()) {
+      variable.count = static_cast<std::uint32_t>(call_sites.size());
+      variable.keys = call_sites;
     }
     layout.add(std::move(variable));
   }
@@ -922,9 +932,10 @@ std::vector<Chunk> Engine::build_chunks(
       bool here = false;
       std::uint64_t element = 0;
       switch (point.where) {
-        // Blocks and memory instructions are instrumented in the kernel and in the device
-        // functions relocated with it; call_site (and call_return, below) only in the kernel's
-        // own code; a function takes function_entry / function_return points of its own.
+        // Blocks, memory instructions and calls (call_site, and call_return below) are
+        // instrumented in the kernel and in the device functions relocated with it, so a
+        // recursive function's calls are too; a function takes function_entry /
+        // function_return points of its own.
         case PointKind::block_entry:
           if (leaders.count(inst.address)) {
             here = true;
@@ -946,7 +957,7 @@ std::vector<Chunk> Engine::build_chunks(
           break;
         }
         case PointKind::call_site:
-          here = !code.function && inst.flow == isa::ControlFlow::call;
+          here = inst.flow == isa::ControlFlow::call;
           break;
         case PointKind::function_return:
           here = code.function && is_return(inst);
@@ -1050,7 +1061,7 @@ std::vector<Chunk> Engine::build_chunks(
     // run it: call_return points where the callee returns to, then after_instruction points.
     Code after;
     std::string text;
-    if (reachable && inst.flow == isa::ControlFlow::call && !code.function)
+    if (reachable && inst.flow == isa::ControlFlow::call)
       for (const PointSpec& point : plan_.points)
         if (point.where == PointKind::call_return)
           call_probe(after, text, point, live_after(inst), inst);
@@ -1188,8 +1199,9 @@ RewriteResult Engine::run() {
         if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
     }
     // Points that can lie in device functions relocate every function the kernel reaches, with
-    // the kernel (rewriting.md §3): block and memory points apply to the callees' code too, so
-    // that a block counter or trace sees every block the kernel's waves run. Their calls are
+    // the kernel (rewriting.md §3): block, memory and call points apply to the callees' code
+    // too, so that a block counter or trace sees every block the kernel's waves run, and a
+    // call-return capture every call they make (a recursion's included). Their calls are
     // retargeted to the copies; the originals stay intact for callers that are not relocated
     // (docs/rewrite.md says why).
     const bool points_in_functions =
@@ -1198,7 +1210,8 @@ RewriteResult Engine::run() {
                  point.where == PointKind::function_return ||
                  point.where == PointKind::before_instruction ||
                  point.where == PointKind::after_instruction ||
-                 point.where == PointKind::block_entry || point.where == PointKind::memory;
+                 point.where == PointKind::block_entry || point.where == PointKind::memory ||
+                 point.where == PointKind::call_site || point.where == PointKind::call_return;
         });
     std::set<std::uint64_t> relocated;
     if (makes_calls && points_in_functions) {
@@ -1235,7 +1248,12 @@ RewriteResult Engine::run() {
     std::vector<std::uint64_t> blocks = p.code.leaders;
     for (const Placed::Function& function : p.functions)
       blocks.insert(blocks.end(), function.code.leaders.begin(), function.code.leaders.end());
-    instrumented.layout = layout_for(p.code, blocks);
+    std::vector<std::uint64_t> call_sites = call_sites_of(p.code);
+    for (const Placed::Function& function : p.functions) {
+      const std::vector<std::uint64_t> sites = call_sites_of(function.code);
+      call_sites.insert(call_sites.end(), sites.begin(), sites.end());
+    }
+    instrumented.layout = layout_for(blocks, call_sites);
     // Likewise the probes (their transitive footprint, from the library's note)
     // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
     for (const auto& [name, loaded] : probes_)
@@ -1260,9 +1278,7 @@ RewriteResult Engine::run() {
     if (probe_calls) {
       calls.emplace();
       calls->sgprs.base = reserved.base + detail::ReservedSgprs::kCount;
-      for (const isa::Instruction& inst : p.code.instructions)
-        if (inst.flow == isa::ControlFlow::call && p.code.reachable.count(inst.address))
-          calls->call_sites.push_back(inst.address);
+      calls->call_sites = call_sites;
       if (buffer_scratch) {
         // The wave's scratch resource, saved before the prologue's moves can overwrite it: the
         // launch's V# with this wave's offset added to its base, as compiled kernels do.

@@ -1,4 +1,5 @@
-// callret: call-return capture. At each return of each call a kernel makes, a probe
+// callret: call-return capture. At each return of each call a kernel makes, in its own code
+// or in a device function it reaches (a recursion's calls included), a probe
 // (callret_probes.hip) folds the active lanes' 32-bit return values into one record per call
 // site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools").
 
@@ -16,7 +17,7 @@ Plan callret_plan() {
   Plan plan;
   plan.tool = "callret";
   // count 1 is a placeholder: a variable indexed by call site gets one record per call site of
-  // each kernel, keyed by the call's original address.
+  // each kernel and of the device functions it reaches, keyed by the call's original address.
   PerWaveVariable records;
   records.name = kRecords;
   records.element_size = kRecordSize;

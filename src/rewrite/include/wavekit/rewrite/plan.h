@@ -51,8 +51,9 @@ struct Argument {
   std::uint64_t value = 0;  // constant
   std::string name;         // register_value: register; variable: variable name
   // variable only: the address of element i, where i is the point's call site among the
-  // kernel's call sites (call_site / call_return points); the variable then gets one element
-  // per call site of each kernel, keyed by the calls' original addresses (callret's records).
+  // kernel's call sites, then those of the device functions it reaches (call_site /
+  // call_return points); the variable then gets one element per such call site of each
+  // kernel, keyed by the calls' original addresses (callret's records).
   bool indexed_by_call_site = false;
 };
 

@@ -7,8 +7,9 @@
 //                               "blocks": {"0x<original block start>": count, ...}}]}
 // listing the blocks a wave entered at least once.
 //
-// callret: at each return of each call a kernel makes, a probe call records the active lanes'
-// 32-bit return values (v0) in one 40-byte record per call site per wave. Its report:
+// callret: at each return of each call a kernel makes, in its own code or in a device function
+// it reaches (a recursion's calls included), a probe call records the active lanes' 32-bit
+// return values (v0) in one 40-byte record per call site per wave. Its report:
 //   {"kernel": NAME, "waves": [{"id", "workgroup", "wave_in_workgroup",
 //      "calls": {"0x<original s_swappc_b64 address>": {"returns", "lanes", "first_lane",
 //                "first_value", "min", "max", "hash": "0x..."}}}]}

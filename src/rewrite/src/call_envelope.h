@@ -51,7 +51,7 @@ struct EnvelopeArgument {
   unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords; address: VGPRs read (0 to 2)
   bool has_base = false;    // address: an SGPR base (pair, single for scratch, V# for buffers)
   unsigned base = 0;
-  std::int64_t offset = 0;  // address: the instruction's immediate offset (constants folded in)
+  std::int64_t offset = 0;  // address: the immediate offset (SMEM: a constant SOFFSET folded in)
   AddressForm form = AddressForm::global;
   bool has_vaddr = true;     // scratch / buffer: a VGPR offset takes part
   bool indexed = false;      // buffer: IDXEN, v[first] is the index

@@ -46,6 +46,22 @@ TEST_F(Behaviour, OutOfBoundsStoreIsAMemoryFault) {
   EXPECT_NE(result.message.find("outside every allocation"), std::string::npos) << result.message;
 }
 
+// A wave's private segment is memory at a global address: what a lane stored through the
+// private segment buffer, a GLOBAL load at the swizzled address reads back.
+TEST_F(Behaviour, OwnPrivateSegmentIsReachableAtItsGlobalAddress) {
+  auto result =
+      object.run("private_at_global_address", {in.address(), out.address()}, kOneWave, kOneWave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(out.as<std::uint32_t>()[i], 0x100u + i) << i;
+}
+
+TEST_F(Behaviour, GlobalLoadPastTheOwnPrivateSegmentIsAMemoryFault) {
+  auto result =
+      object.run("private_past_own_segment", {in.address(), out.address()}, kOneWave, kOneWave);
+  ASSERT_EQ(result.error, ErrorKind::memory_fault) << result.message;
+  EXPECT_NE(result.message.find("outside every allocation"), std::string::npos) << result.message;
+}
+
 TEST_F(Behaviour, TrapIsReportedWithItsPc) {
   auto result = object.run("trap_kernel", {}, kOneWave, kOneWave);
   ASSERT_EQ(result.error, ErrorKind::trap) << result.message;

@@ -20,6 +20,7 @@
 #include "wavekit/rewrite/mutator.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
+#include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -45,13 +46,6 @@ std::uint64_t number(const nlohmann::json& text) {
   return std::stoull(text.get<std::string>(), nullptr, 16);
 }
 
-// The private segment buffer (s[0:3]) of gfx908/gfx90a code is swizzled: the rewriter refuses
-// effective_address there, so the test leaves those instructions out (and checks the refusal).
-bool private_segment_buffer_access(const isa::Instruction& inst, const std::string& processor) {
-  return inst.memory == isa::MemoryKind::buffer && processor != "gfx942" &&
-         inst.text.find("s[0:3]") != std::string::npos;
-}
-
 // log_address(slot, &log, original_address, exec, effective_address) before `addresses`.
 PointSpec log_point(const std::vector<std::uint64_t>& addresses, bool uniform) {
   ProbeCall call;
@@ -71,10 +65,12 @@ PointSpec log_point(const std::vector<std::uint64_t>& addresses, bool uniform) {
   return point;
 }
 
-class EffectiveAddressTrace : public testing::TestWithParam<Case> {};
-
-TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
-  const Case& c = GetParam();
+// Rewrites `c` with a log_address call before every memory instruction the kernel executes,
+// runs it, checks what must hold whatever the addresses (outputs bit-identical, the same
+// instructions under the same EXEC), and lists in `mismatches` each logged address that differs
+// from the trace's.
+void compare_with_trace(const Case& c, const RewriteOptions& options,
+                        std::vector<std::string>* mismatches) {
   const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
   const std::vector<KernelView> views = analyse_kernels(input);
   const auto view = std::find_if(views.begin(), views.end(),
@@ -106,7 +102,6 @@ TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
   std::vector<std::uint64_t> scalar_points, vector_points;
   std::set<std::uint64_t> logged;
   for (const auto& [pc, inst] : executed) {
-    if (private_segment_buffer_access(inst, c.processor)) continue;
     // A scalar access happens whatever EXEC is: its probe call is uniform, and every lane holds
     // the one address.
     (inst.memory == isa::MemoryKind::scalar ? scalar_points : vector_points).push_back(pc);
@@ -124,7 +119,7 @@ TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
   if (!vector_points.empty()) plan.points.push_back(log_point(vector_points, false));
   RewriteResult result;
   try {
-    result = rewrite(input, plan);
+    result = rewrite(input, plan, options);
   } catch (const Error& error) {
     const std::string message = error.what();
     // -O0 kernels whose SGPRs reach too high for the call envelope's reserved block.
@@ -206,9 +201,14 @@ TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
       const std::string where = "wave " + std::to_string(slot.wave_id) + " record " +
                                 std::to_string(r) + " '" + executed.at(access.pc).text + "'";
       ASSERT_EQ(word(at), access.pc) << where;
+      const auto compare = [&](std::uint64_t logged_address, std::uint64_t traced, unsigned lane) {
+        if (logged_address != traced)
+          mismatches->push_back(where + " lane " + std::to_string(lane) + ": logged " +
+                                hex(logged_address) + ", traced " + hex(traced));
+      };
       if (access.kind == "scalar") {
         ASSERT_EQ(access.addresses.size(), 1u) << where;
-        EXPECT_EQ(word(at + 2), access.addresses[0]) << where << " lane 0";
+        compare(word(at + 2), access.addresses[0], 0);
         ++compared;
         continue;
       }
@@ -216,39 +216,41 @@ TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
       std::size_t next = 0;
       for (unsigned lane = 0; lane < 64; ++lane)
         if ((access.exec >> lane) & 1)
-          EXPECT_EQ(word(at + 2 + lane), access.addresses.at(next++)) << where << " lane " << lane;
+          compare(word(at + 2 + lane), access.addresses.at(next++), lane);
       ++compared;
     }
   }
   EXPECT_GT(compared, 0u);
 }
 
+class EffectiveAddressTrace : public testing::TestWithParam<Case> {};
+
+TEST_P(EffectiveAddressTrace, EqualsTheEmulatorsMemoryTrace) {
+  std::vector<std::string> mismatches;
+  compare_with_trace(GetParam(), {}, &mismatches);
+  for (std::size_t i = 0; i < mismatches.size() && i < 20; ++i) ADD_FAILURE() << mismatches[i];
+  EXPECT_TRUE(mismatches.empty()) << mismatches.size() << " addresses differ";
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, EffectiveAddressTrace, testing::ValuesIn(cases()), case_name);
 
-// The swizzled private segment buffer is refused by name, at rewrite time.
-TEST(EffectiveAddressRefusals, PrivateSegmentBufferIsRefused) {
-  for (const corpus::CorpusObject& object : corpus::objects()) {
-    if (object.source != "addressing" || object.targets.at(0) == "gfx942") continue;
-    const codeobj::CodeObject input =
-        codeobj::CodeObject::parse(read_file(object.path), object.path);
-    Plan plan;
-    plan.probe_library = block_probes(object.targets.at(0));
-    PerWaveVariable log;
-    log.name = "log";
-    log.count = static_cast<std::uint32_t>(1 + kAddressLogRecords * kRecordWords);
-    plan.variables.push_back(log);
-    PointSpec point = log_point({}, false);
-    point.where = PointKind::memory;
-    point.memory_kinds = {MemoryKind::global};  // MUBUF instructions are global points
-    plan.points.push_back(point);
-    try {
-      rewrite(input, plan);
-      ADD_FAILURE() << object.name << ": rewritten";
-    } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find("private segment buffer"), std::string::npos)
-          << error.what();
-    }
+// Negative control: the stack and spill accesses of gfx908/gfx90a code go through the private
+// segment buffer, a swizzled V# (element size 4, index stride 64, ADD_TID); decoding its
+// element size and index stride fields wrongly must make the logged addresses differ from the
+// trace (and nothing else: outputs and the executed instructions stay the same).
+TEST(EffectiveAddressNegativeControl, MisdecodedSwizzleFieldsAreDetected) {
+  std::size_t checked = 0;
+  for (const Case& c : cases()) {
+    if (c.kernel != "address_kinds" || c.processor == "gfx942") continue;
+    RewriteOptions broken;
+    broken.test_misdecode_swizzle = true;
+    std::vector<std::string> mismatches;
+    compare_with_trace(c, broken, &mismatches);
+    if (HasFatalFailure()) return;
+    EXPECT_FALSE(mismatches.empty()) << c.object << ": the misdecoded V# went unnoticed";
+    ++checked;
   }
+  EXPECT_GT(checked, 0u);
 }
 
 }  // namespace

@@ -28,6 +28,11 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
         return reinterpret_cast<std::uint8_t*>(address);
     }
   }
+  // The wave's private segment lives in device memory at a global address (the private segment
+  // buffer's base addresses it), which global and flat accesses reach as on the hardware: a
+  // probe given a stack slot's effective address dereferences it. Only this wave's own segment.
+  if (address >= wave.scratch_base && end <= wave.scratch_base + wave.scratch_size && end > address)
+    return reinterpret_cast<std::uint8_t*>(address);
   fault(wave, ErrorKind::memory_fault, address,
         std::string(access & MemoryMap::kWrite ? "write" : "read") + " of " + std::to_string(size) +
             " bytes at " + hex(address) + " outside every allocation known to the emulator");

@@ -25,14 +25,19 @@ std::string add64(unsigned to, const std::string& low, bool negative = false) {
          ", vcc\n";
 }
 
+std::string vpair(unsigned n) {
+  return "v[" + std::to_string(n) + ":" + std::to_string(n + 1) + "]";
+}
+
 std::string literal(std::int64_t value) { return hex(static_cast<std::uint32_t>(value)); }
 
 // The code that leaves an address argument in v[next:next+1] (docs/rewrite.md, "Effective
-// addresses"). v[temp:temp+1] are free: the SGPR-spill temporaries, already stored. `fetch`
+// addresses"). v[temp:temp+1] are free: the SGPR-spill temporaries, already stored; so are
+// s[scalar_pair:scalar_pair+1], the callee pair, until the GOT load (SCC too: saved). `fetch`
 // copies one of the instruction's VGPRs, as it was at the point, into a register.
 template <typename Fetch>
 std::string address_code(const EnvelopeArgument& arg, unsigned next, unsigned temp,
-                         const Fetch& fetch) {
+                         unsigned scalar_pair, bool misdecode_swizzle, const Fetch& fetch) {
   std::string code;
   const auto fetched = [&](unsigned destination, unsigned source) {
     code += fetch(destination, source);
@@ -83,30 +88,72 @@ std::string address_code(const EnvelopeArgument& arg, unsigned next, unsigned te
       resource_base();
       code += add64(next, v(temp));
       break;
-    case AddressForm::buffer:
-      resource_base();
-      if (arg.has_soffset) code += add64(next, s(arg.soffset));
-      if (arg.has_vaddr) {
-        fetched(temp, arg.first + (arg.indexed ? 1 : 0));
-        code += add64(next, v(temp));
-      }
-      if (arg.indexed) {  // + index * the V#'s 14-bit stride (dword 1, bits 29:16)
+    case AddressForm::buffer: {
+      // What the hardware forms per lane (the emulator's buffer_memory), with the V#'s fields
+      // read at run time, so that a swizzled resource (the runtime's private segment buffer)
+      // comes out right too:
+      //   base + soffset + (index >> lis) * (stride << lis) + (o >> les) << (les + lis)
+      //        + (index & (2^lis - 1)) << les + (o & (2^les - 1))
+      // index = the idxen VGPR + the lane id under ADD_TID (dword 3 bit 23); o = the offen VGPR
+      // + the instruction's offset; les = log2 of the element size (2 << dword 3 bits 20:19),
+      // lis = log2 of the index stride (8 << dword 3 bits 22:21) when SWIZZLE_ENABLE (dword 1
+      // bit 31) is set, else 0, which leaves base + soffset + index * stride + o. The uniform
+      // fields go through the scalar pair; v[temp] holds the index, v[temp + 1] o.
+      const std::string lis = s(scalar_pair), les = s(scalar_pair + 1);
+      const std::string& descriptor3 = s(arg.base + 3);
+      const std::string& descriptor1 = s(arg.base + 1);
+      const unsigned element_bias = misdecode_swizzle ? 0 : 1;
+      const unsigned index_bias = misdecode_swizzle ? 0 : 3;
+      if (arg.indexed)
         fetched(temp, arg.first);
-        code += "v_bfe_u32 " + v(temp + 1) + ", " + s(arg.base + 1) + ", 16, 14\n";
-        code += "v_mad_u64_u32 v[" + std::to_string(next) + ":" + std::to_string(next + 1) +
-                "], vcc, " + v(temp) + ", " + v(temp + 1) + ", v[" + std::to_string(next) + ":" +
-                std::to_string(next + 1) + "]\n";
-      }
-      if (arg.offset != 0) code += add64(next, literal(arg.offset));
-      // A swizzled V# (dword 1 bit 31) or one that adds the lane id to the index (ADD_TID,
-      // dword 3 bit 23) interleaves lanes: the probe gets all ones instead of a wrong address.
-      code += "v_lshrrev_b32_e64 " + v(temp) + ", 31, " + s(arg.base + 1) + "\n";
-      code += "v_bfe_u32 " + v(temp + 1) + ", " + s(arg.base + 3) + ", 23, 1\n";
-      code += "v_or_b32_e32 " + v(temp) + ", " + v(temp) + ", " + v(temp + 1) + "\n";
-      code += "v_cmp_ne_u32_e32 vcc, 0, " + v(temp) + "\n";
-      code += "v_cndmask_b32_e64 " + v(next) + ", " + v(next) + ", -1, vcc\n";
-      code += "v_cndmask_b32_e64 " + v(next + 1) + ", " + v(next + 1) + ", -1, vcc\n";
+      else
+        code += "v_mov_b32 " + v(temp) + ", 0\n";
+      code += "v_mbcnt_lo_u32_b32 " + v(temp + 1) + ", -1, 0\n";
+      code += "v_mbcnt_hi_u32_b32 " + v(temp + 1) + ", -1, " + v(temp + 1) + "\n";
+      code += "v_bfe_u32 " + v(next) + ", " + descriptor3 + ", 23, 1\n";
+      code += "v_mul_u32_u24_e32 " + v(temp + 1) + ", " + v(next) + ", " + v(temp + 1) + "\n";
+      code += "v_add_u32_e32 " + v(temp) + ", " + v(temp) + ", " + v(temp + 1) + "\n";
+      if (arg.has_vaddr)
+        fetched(temp + 1, arg.first + (arg.indexed ? 1 : 0));
+      else
+        code += "v_mov_b32 " + v(temp + 1) + ", 0\n";
+      if (arg.offset != 0)
+        code +=
+            "v_add_u32_e32 " + v(temp + 1) + ", " + literal(arg.offset) + ", " + v(temp + 1) + "\n";
+      code += "s_bfe_u32 " + lis + ", " + descriptor3 + ", 0x20015\n";  // bits 22:21
+      code += "s_add_u32 " + lis + ", " + lis + ", " + std::to_string(index_bias) + "\n";
+      code += "s_bitcmp1_b32 " + descriptor1 + ", 31\n";
+      code += "s_cselect_b32 " + lis + ", " + lis + ", 0\n";
+      code += "s_bfe_u32 " + les + ", " + descriptor3 + ", 0x20013\n";  // bits 20:19
+      code += "s_add_u32 " + les + ", " + les + ", " + std::to_string(element_bias) + "\n";
+      // v[next:next+1] = the parts below the element and the index stride.
+      code += "v_bfe_u32 " + v(next) + ", " + v(temp) + ", 0, " + lis + "\n";
+      code += "v_lshlrev_b32_e32 " + v(next) + ", " + les + ", " + v(next) + "\n";
+      code += "v_bfe_u32 " + v(next + 1) + ", " + v(temp + 1) + ", 0, " + les + "\n";
+      code += "v_add_u32_e32 " + v(next) + ", " + v(next) + ", " + v(next + 1) + "\n";
+      code += "v_mov_b32 " + v(next + 1) + ", 0\n";
+      code += "v_lshrrev_b32_e32 " + v(temp) + ", " + lis + ", " + v(temp) + "\n";
+      code += "v_lshrrev_b32_e32 " + v(temp + 1) + ", " + les + ", " + v(temp + 1) + "\n";
+      // + (o >> les) << (les + lis), then + (index >> lis) * (stride << lis), 64-bit.
+      code += "s_add_u32 " + les + ", " + les + ", " + lis + "\n";
+      code += "s_lshl_b32 " + les + ", 1, " + les + "\n";
+      code += "v_mad_u64_u32 " + vpair(next) + ", vcc, " + v(temp + 1) + ", " + les + ", " +
+              vpair(next) + "\n";
+      code += "s_bfe_u32 " + les + ", " + descriptor1 + ", 0xe0010\n";  // stride: bits 29:16
+      code += "s_lshl_b32 " + lis + ", " + les + ", " + lis + "\n";
+      code += "v_mad_u64_u32 " + vpair(next) + ", vcc, " + v(temp) + ", " + lis + ", " +
+              vpair(next) + "\n";
+      if (arg.has_soffset) code += add64(next, s(arg.soffset));
+      if (arg.constant_soffset != 0) code += add64(next, literal(arg.constant_soffset));
+      // + the V#'s 48-bit base (the high half through a VGPR: the carry-in VCC already takes
+      // the one constant-bus read).
+      code += "s_and_b32 " + les + ", " + descriptor1 + ", 0xffff\n";
+      code += "v_mov_b32 " + v(temp) + ", " + les + "\n";
+      code += "v_add_co_u32_e32 " + v(next) + ", vcc, " + s(arg.base) + ", " + v(next) + "\n";
+      code +=
+          "v_addc_co_u32_e32 " + v(next + 1) + ", vcc, " + v(temp) + ", " + v(next + 1) + ", vcc\n";
       break;
+    }
   }
   return code;
 }
@@ -129,8 +176,8 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (arg_dwords > 31) fail(where, "the probe call passes more than 31 argument dwords");
   isa::RegisterSet written = in.clobbers;
   for (unsigned i = 0; i < arg_dwords + 2; ++i) written.vgpr[i] = true;
-  // 64-bit address arguments are summed with VALU carries through VCC (and a buffer's
-  // swizzle test compares into it); LDS and scratch addresses are 32-bit sums without carries.
+  // 64-bit address arguments are summed with VALU carries through VCC (and a buffer's 64-bit
+  // products write it); LDS and scratch addresses are 32-bit sums without carries.
   const bool writes_vcc =
       std::any_of(in.args.begin(), in.args.end(), [](const EnvelopeArgument& arg) {
         if (arg.kind != EnvelopeArgument::Kind::address) return false;
@@ -257,7 +304,7 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
         }
         break;
       case EnvelopeArgument::Kind::address:
-        b << address_code(arg, next, temp, fetch);
+        b << address_code(arg, next, temp, in.call.target(), in.misdecode_swizzle, fetch);
         break;
       case EnvelopeArgument::Kind::exec:
         b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";

@@ -34,8 +34,10 @@ enum class AddressForm {
   scratch,        // SCRATCH: 32-bit v[first] (has_vaddr) + s[base] (has_base) + offset
   scalar,         // SMEM: s[base:base+1] + s[soffset] (has_soffset) + offset, bits 1:0 cleared
   scalar_buffer,  // s_buffer_*: the V# s[base:base+3]'s base + (s[soffset] + offset) & ~3
-  buffer,         // MUBUF / MTBUF: the V# s[base:base+3]'s base + s[soffset] + index * stride
-                  // (indexed: v[first]) + v[first + indexed] (has_vaddr) + offset
+  buffer,         // MUBUF / MTBUF: the V# s[base:base+3]'s base + s[soffset] + constant_soffset
+                  // + index (indexed: v[first]; + the lane id under ADD_TID) and
+                  // o = v[first + indexed] (has_vaddr) + offset, linear or swizzled as the V#
+                  // says at run time
 };
 
 // A probe argument, resolved for one point.
@@ -49,12 +51,15 @@ struct EnvelopeArgument {
   unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords; address: VGPRs read (0 to 2)
   bool has_base = false;    // address: an SGPR base (pair, single for scratch, V# for buffers)
   unsigned base = 0;
-  std::int64_t offset = 0;  // address: the instruction's immediate offset (constants folded in)
+  std::int64_t offset = 0;  // address: the immediate offset (SMEM: a constant SOFFSET folded in)
   AddressForm form = AddressForm::global;
   bool has_vaddr = true;     // scratch / buffer: a VGPR offset takes part
   bool indexed = false;      // buffer: IDXEN, v[first] is the index
   bool has_soffset = false;  // scalar / scalar_buffer / buffer: an SGPR offset
   unsigned soffset = 0;
+  // buffer: a constant SOFFSET, kept apart from `offset` because a swizzled V# interleaves
+  // only the offset part.
+  std::int64_t constant_soffset = 0;
   unsigned dwords() const {
     switch (kind) {
       case Kind::immediate32:
@@ -85,7 +90,8 @@ struct EnvelopeInput {
   // the frame pointer before it reloads the registers it saved there), and spill_base, the
   // kernel's own private segment, bounds every function's frame on its static call chains.
   bool stack_relative = false;
-  bool skip_one_restore = false;  // negative control only
+  bool skip_one_restore = false;   // negative control only
+  bool misdecode_swizzle = false;  // negative control only: RewriteOptions says what it does
 };
 
 // The envelope's code, in two parts around the GOT-relative address computation, whose two

@@ -432,7 +432,6 @@ std::optional<std::pair<unsigned, unsigned>> registers(const std::string& operan
 // A memory instruction's per-lane (scalar: per-wave) address as an envelope argument; what the
 // probe receives for each kind is in docs/rewrite.md ("Effective addresses").
 detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
-                                           const codeobj::Target& target,
                                            const std::string& context) {
   const auto refuse = [&](const std::string& why) -> void {
     fail(context, "effective_address of '" + inst.text + "': " + why);
@@ -568,12 +567,10 @@ detail::EnvelopeArgument effective_address(const isa::Instruction& inst,
       if (arg.count != vgprs_read) refuse("unexpected address width");
       arg.has_base = true;
       arg.base = sgprs(2, 4, "resource");
-      // The compiled code's private segment buffer (the fixed ABI's s[0:3] on gfx908/gfx90a)
-      // is the runtime's swizzled scratch resource: its lanes interleave in 4-byte elements.
-      if (arg.base == 0 && !target.has_architected_flat_scratch())
-        refuse("s[0:3] is the private segment buffer, a swizzled resource: not supported");
+      // A constant SOFFSET stays out of the offset a swizzled V# interleaves.
       set_offset(operands[3]);
-      arg.offset += printed.modifier_value("offset");
+      arg.constant_soffset = arg.offset;
+      arg.offset = printed.modifier_value("offset");
       return arg;
     }
     case isa::MemoryKind::none:
@@ -651,7 +648,7 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         break;
       }
       case ArgumentKind::effective_address:
-        arg = effective_address(inst, input_.target(), context);
+        arg = effective_address(inst, context);
         break;
     }
     args.push_back(arg);
@@ -854,6 +851,7 @@ std::vector<Chunk> Engine::build_chunks(
     in.spill_base = calls->spill_base;
     in.stack_base = calls->stack_base;
     in.skip_one_restore = options_.test_skip_envelope_restore;
+    in.misdecode_swizzle = options_.test_misdecode_swizzle;
     const detail::Envelope envelope = detail::call_envelope(in, context);
     if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
       fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +

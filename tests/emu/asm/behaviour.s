@@ -129,6 +129,48 @@ spin_writing:
 .Lflag_set:
   s_endpgm
 
+// Each lane stores lane + 0x100 through the private segment buffer (swizzled: the lane's dword
+// at base + wave offset + lane * 4), then loads it back with a GLOBAL load at that address and
+// writes it to out[lane]. private_past_own_segment loads 1 MiB past the wave's own segment.
+.globl private_at_global_address
+.p2align 8
+.type private_at_global_address,@function
+private_at_global_address:
+  s_load_dwordx4 s[8:11], s[4:5], 0x0
+  v_add_u32 v1, 0x100, v0
+  buffer_store_dword v1, off, s[0:3], s6
+  s_waitcnt vmcnt(0)
+  v_lshlrev_b32 v5, 2, v0
+  s_and_b32 s13, s1, 0xffff
+  s_add_u32 s12, s0, s6
+  s_addc_u32 s13, s13, 0
+  v_mov_b32 v3, s13
+  v_add_co_u32 v2, vcc, s12, v5
+  v_addc_co_u32 v3, vcc, 0, v3, vcc
+  global_load_dword v4, v[2:3], off
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  global_store_dword v5, v4, s[10:11]
+  s_endpgm
+
+.globl private_past_own_segment
+.p2align 8
+.type private_past_own_segment,@function
+private_past_own_segment:
+  s_load_dwordx4 s[8:11], s[4:5], 0x0
+  v_lshlrev_b32 v5, 2, v0
+  s_and_b32 s13, s1, 0xffff
+  s_add_u32 s12, s0, s6
+  s_addc_u32 s13, s13, 0
+  s_add_u32 s12, s12, 0x100000
+  s_addc_u32 s13, s13, 0
+  v_mov_b32 v3, s13
+  v_add_co_u32 v2, vcc, s12, v5
+  v_addc_co_u32 v3, vcc, 0, v3, vcc
+  global_load_dword v4, v[2:3], off
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  global_store_dword v5, v4, s[10:11]
+  s_endpgm
+
 .rodata
 .macro KERNEL name
 .p2align 6
@@ -148,6 +190,21 @@ KERNEL illegal_kernel
 KERNEL spin_on_other_workgroup
 KERNEL spin_and_barrier
 KERNEL spin_writing
+.macro PRIVATE_KERNEL name
+.p2align 6
+.amdhsa_kernel \name
+  .amdhsa_user_sgpr_private_segment_buffer 1
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_system_sgpr_workgroup_id_x 0
+  .amdhsa_system_sgpr_private_segment_wavefront_offset 1
+  .amdhsa_private_segment_fixed_size 16
+  .amdhsa_next_free_vgpr 8
+  .amdhsa_next_free_sgpr 16
+  .amdhsa_accum_offset 8
+.end_amdhsa_kernel
+.endm
+PRIVATE_KERNEL private_at_global_address
+PRIVATE_KERNEL private_past_own_segment
 
 .amdgpu_metadata
 ---
@@ -251,6 +308,32 @@ amdhsa.kernels:
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0
     .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: private_at_global_address
+    .symbol: private_at_global_address.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 16
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: private_past_own_segment
+    .symbol: private_past_own_segment.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 16
     .wavefront_size: 64
     .sgpr_count: 16
     .vgpr_count: 8

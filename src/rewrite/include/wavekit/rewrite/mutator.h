@@ -100,6 +100,10 @@ struct RewriteOptions {
   // Leaves out the run-time translation before calls whose target is computed at run time:
   // such a call then runs the original, uninstrumented callee, whose blocks go uncounted.
   bool test_skip_call_translation = false;
+  // Decodes a buffer V#'s element size and index stride for effective_address arguments as
+  // 1 << field and 1 << field, leaving out the ISA's 2 << and 8 <<: the addresses of accesses
+  // through a swizzled V# (the private segment buffer) come out wrong, linear ones stay right.
+  bool test_misdecode_swizzle = false;
 };
 
 class Mutator {

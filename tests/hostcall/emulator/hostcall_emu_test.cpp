@@ -295,8 +295,9 @@ void disarm(SequenceWatch& watch) {
 // moves) undoes whatever the host stored between the two writes: a request's kReady came back
 // after the host had replied, and the request was serviced twice (docs/hostcall.md). A trap on
 // every write to the sequence words of a 4-slot ring holds each writer right after its store,
-// which opens exactly that window wide: with the double write, this test saw a slot's sequence
-// word go back in 116 of 41,000 writes and the dispatch fail; with single stores, never.
+// which opens exactly that window wide: with the double write, a run of 2,048 waves saw a slot's
+// sequence word go back 116 times in about 20,700 writes and the dispatch fail, and this test
+// failed too; with single stores, never.
 TEST(hostcall, EmulatorStoresNeverUndoTheHostsWrites) {
   constexpr uint32_t kWaves = 512, kCalls = 3, kResident = 128, kSlots = 4;
   EmulatedRing setup({.slots = kSlots, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 64},

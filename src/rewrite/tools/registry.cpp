@@ -26,6 +26,22 @@ const tools::ToolDefinition* find_tool(const std::string& name) {
 
 }  // namespace
 
+const PlacedVariable& tools::tool_variable(const InstrumentedKernel& kernel, const char* tool,
+                                           const char* name, std::uint32_t element_size) {
+  const PlacedVariable* placed = kernel.layout.find(name);
+  if (!placed || (element_size != 0 && placed->variable.element_size != element_size))
+    throw Error("kernel '" + kernel.name + "' was not instrumented by " + tool + " (no '" + name +
+                "' variable)");
+  return *placed;
+}
+
+nlohmann::json tools::wave_entry(const WaveSlot& slot, const char* key, nlohmann::json value) {
+  return {{"id", slot.wave_id},
+          {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
+          {"wave_in_workgroup", slot.wave_in_workgroup},
+          {key, std::move(value)}};
+}
+
 std::vector<std::string> tool_names() {
   std::vector<std::string> names;
   for (const tools::ToolDefinition& tool : registry()) names.push_back(tool.name);
@@ -98,11 +114,7 @@ nlohmann::json variables_report(const InstrumentedKernel& kernel,
       }
       variables[placed.variable.name] = elements;
     }
-    waves.push_back(
-        {{"id", slot.wave_id},
-         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
-         {"wave_in_workgroup", slot.wave_in_workgroup},
-         {"variables", variables}});
+    waves.push_back(tools::wave_entry(slot, "variables", variables));
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

@@ -24,6 +24,14 @@ struct ToolDefinition {
   bool writes_files = false;
 };
 
+// For the reporters: the tool's per-wave variable `name` in `kernel`'s layout, checked to have
+// `element_size` bytes per element when that is not 0; throws wavekit::Error naming the tool
+// when the kernel was not rewritten by it.
+const PlacedVariable& tool_variable(const InstrumentedKernel& kernel, const char* tool,
+                                    const char* name, std::uint32_t element_size = 0);
+// One wave of a report: its identity as --trace-blocks spells it, then the tool's `key`.
+nlohmann::json wave_entry(const WaveSlot& slot, const char* key, nlohmann::json value);
+
 ToolDefinition bbcount_tool();
 ToolDefinition callret_tool();
 ToolDefinition blocktrace_tool();

@@ -1,7 +1,6 @@
 // bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls).
 
 #include "../registry.h"
-#include "wavekit/support/error.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
@@ -32,22 +31,15 @@ Plan bbcount_plan() {
 
 nlohmann::json bbcount_report(const InstrumentedKernel& kernel,
                               std::span<const std::uint8_t> arena) {
-  const PlacedVariable* counters = kernel.layout.find(kCounters);
-  if (!counters)
-    throw Error("kernel '" + kernel.name + "' was not instrumented by bbcount (no '" +
-                std::string(kCounters) + "' variable)");
+  const PlacedVariable& counters = tools::tool_variable(kernel, "bbcount", kCounters);
   nlohmann::json waves = nlohmann::json::array();
   for (const WaveSlot& slot : read_arena(arena, kernel)) {
     nlohmann::json blocks = nlohmann::json::object();
-    for (std::size_t i = 0; i < counters->variable.count; ++i) {
-      const std::uint64_t count = read_element(slot, *counters, i);
-      if (count != 0) blocks[hex(counters->variable.keys.at(i))] = count;
+    for (std::size_t i = 0; i < counters.variable.count; ++i) {
+      const std::uint64_t count = read_element(slot, counters, i);
+      if (count != 0) blocks[hex(counters.variable.keys.at(i))] = count;
     }
-    waves.push_back(
-        {{"id", slot.wave_id},
-         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
-         {"wave_in_workgroup", slot.wave_in_workgroup},
-         {"blocks", blocks}});
+    waves.push_back(tools::wave_entry(slot, "blocks", blocks));
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

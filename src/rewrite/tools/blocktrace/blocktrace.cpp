@@ -52,24 +52,18 @@ Plan blocktrace_plan() {
 // file is then incomplete.
 nlohmann::json blocktrace_report(const InstrumentedKernel& kernel,
                                  std::span<const std::uint8_t> arena) {
-  const PlacedVariable* state = kernel.layout.find(kState);
-  if (!state || state->variable.element_size != kStateSize)
-    throw Error("kernel '" + kernel.name + "' was not instrumented by blocktrace (no '" +
-                std::string(kState) + "' variable)");
+  const PlacedVariable& state = tools::tool_variable(kernel, "blocktrace", kState, kStateSize);
   static const char* failures[] = {"", "could not open its file", "a write was short",
                                    "could not close its file"};
   nlohmann::json waves = nlohmann::json::array();
   for (const WaveSlot& slot : read_arena(arena, kernel)) {
-    const auto failed = read_slot_field<std::uint32_t>(slot, state->offset + 12);
+    const auto failed = read_slot_field<std::uint32_t>(slot, state.offset + 12);
     if (failed != 0)
       throw Error("blocktrace: wave " + std::to_string(slot.wave_id) + " of '" + kernel.name +
                   "': " + (failed < 4 ? failures[failed] : "unknown failure") +
                   " (is a hostcall file service running, with a writable directory?)");
     waves.push_back(
-        {{"id", slot.wave_id},
-         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
-         {"wave_in_workgroup", slot.wave_in_workgroup},
-         {"blocks", read_slot_field<std::uint64_t>(slot, state->offset + 16)}});
+        tools::wave_entry(slot, "blocks", read_slot_field<std::uint64_t>(slot, state.offset + 16)));
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

@@ -4,7 +4,6 @@
 // site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools").
 
 #include "../registry.h"
-#include "wavekit/support/error.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
@@ -41,18 +40,15 @@ Plan callret_plan() {
 
 nlohmann::json callret_report(const InstrumentedKernel& kernel,
                               std::span<const std::uint8_t> arena) {
-  const PlacedVariable* records = kernel.layout.find(kRecords);
-  if (!records || records->variable.element_size != kRecordSize)
-    throw Error("kernel '" + kernel.name + "' was not instrumented by callret (no '" +
-                std::string(kRecords) + "' records)");
+  const PlacedVariable& records = tools::tool_variable(kernel, "callret", kRecords, kRecordSize);
   nlohmann::json waves = nlohmann::json::array();
   for (const WaveSlot& slot : read_arena(arena, kernel)) {
     nlohmann::json calls = nlohmann::json::object();
-    for (std::size_t i = 0; i < records->variable.keys.size(); ++i) {
-      const std::uint64_t at = records->offset + i * kRecordSize;
+    for (std::size_t i = 0; i < records.variable.keys.size(); ++i) {
+      const std::uint64_t at = records.offset + i * kRecordSize;
       const auto returns = read_slot_field<std::uint64_t>(slot, at);
       if (returns == 0) continue;
-      calls[hex(records->variable.keys[i])] = {
+      calls[hex(records.variable.keys[i])] = {
           {"returns", returns},
           {"lanes", read_slot_field<std::uint64_t>(slot, at + 8)},
           {"first_lane", read_slot_field<std::uint32_t>(slot, at + 16)},
@@ -61,11 +57,7 @@ nlohmann::json callret_report(const InstrumentedKernel& kernel,
           {"max", read_slot_field<std::int32_t>(slot, at + 28)},
           {"hash", hex(read_slot_field<std::uint64_t>(slot, at + 32))}};
     }
-    waves.push_back(
-        {{"id", slot.wave_id},
-         {"workgroup", {slot.workgroup_id[0], slot.workgroup_id[1], slot.workgroup_id[2]}},
-         {"wave_in_workgroup", slot.wave_in_workgroup},
-         {"calls", calls}});
+    waves.push_back(tools::wave_entry(slot, "calls", calls));
   }
   return {{"kernel", kernel.name}, {"waves", waves}};
 }

@@ -166,10 +166,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Bbcount, testing::ValuesIn(cases()), case_name)
 // function (at -O0 the work-item id is a call): each kernel runs its own instrumented copy, with
 // its own reserved SGPRs and block keys, and counts exactly the ground truth, callees included.
 TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
-  const corpus::CorpusObject* object = nullptr;
-  for (const corpus::CorpusObject& candidate : corpus::objects())
-    if (candidate.name == "basic_gfx90a_O0_cov5") object = &candidate;
-  ASSERT_NE(object, nullptr);
+  const corpus::CorpusObject* object = &corpus::object("basic_gfx90a_O0_cov5");
   const codeobj::CodeObject input =
       codeobj::CodeObject::parse(read_file(object->path), object->path);
   const std::vector<KernelView> views = analyse_kernels(input);
@@ -206,10 +203,7 @@ TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
 // the same input and plan give the same bytes (rewriting.md §1: offline and load-time rewrites
 // must agree).
 TEST(Mutator, BlockCounterIsBbcountAndDeterministic) {
-  const corpus::CorpusObject* object = nullptr;
-  for (const corpus::CorpusObject& candidate : corpus::objects())
-    if (candidate.name == "basic_gfx90a_O2_cov5") object = &candidate;
-  ASSERT_NE(object, nullptr);
+  const corpus::CorpusObject* object = &corpus::object("basic_gfx90a_O2_cov5");
   Mutator mutator = Mutator::open(read_file(object->path), object->path);
   ASSERT_NE(mutator.kernel("branchy"), nullptr);
   EXPECT_GT(mutator.kernel("branchy")->blocks.size(), 4u);  // a four-way switch
@@ -239,10 +233,7 @@ TEST(Mutator, BlockCounterIsBbcountAndDeterministic) {
 // Negative control: without the prologue's moves of the shifted entry SGPRs, the kernel reads
 // its kernarg pointer and workgroup id from the wrong registers. The checks above must notice.
 TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {
-  const corpus::CorpusObject* object = nullptr;
-  for (const corpus::CorpusObject& candidate : corpus::objects())
-    if (candidate.name == "basic_gfx90a_O2_cov5") object = &candidate;
-  ASSERT_NE(object, nullptr);
+  const corpus::CorpusObject* object = &corpus::object("basic_gfx90a_O2_cov5");
   const codeobj::CodeObject input =
       codeobj::CodeObject::parse(read_file(object->path), object->path);
   Plan plan = tool_plan("bbcount");
@@ -272,10 +263,7 @@ TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {
 // Without the run-time translation of that target to the instrumented copy, the recursion runs
 // the original fibonacci, whose blocks go uncounted: the outputs stay right, the counts do not.
 TEST(BbcountNegativeControl, UntranslatedComputedCallTargetsAreDetected) {
-  const corpus::CorpusObject* object = nullptr;
-  for (const corpus::CorpusObject& candidate : corpus::objects())
-    if (candidate.name == "calls_gfx90a_O0_cov5") object = &candidate;
-  ASSERT_NE(object, nullptr);
+  const corpus::CorpusObject* object = &corpus::object("calls_gfx90a_O0_cov5");
   const codeobj::CodeObject input =
       codeobj::CodeObject::parse(read_file(object->path), object->path);
   Plan plan = tool_plan("bbcount");

@@ -238,10 +238,7 @@ class BlocktraceManyWaves : public testing::TestWithParam<std::string> {};
 
 TEST_P(BlocktraceManyWaves, LongSequencesStayInOrder) {
   const std::string object = "basic_" + GetParam() + "_O2_cov5";
-  std::string path;
-  for (const corpus::CorpusObject& candidate : corpus::objects())
-    if (candidate.name == object) path = candidate.path;
-  ASSERT_FALSE(path.empty()) << object;
+  const std::string path = corpus::object(object).path;
   const corpus::CorpusKernel& k = corpus::kernel("collatz_steps");
   std::vector<corpus::Argument> inputs = k.make_inputs(9);
   const std::uint32_t n = 320 * 64;

@@ -61,6 +61,12 @@ const CorpusKernel& kernel(std::string_view name) {
   fail("corpus", "no kernel named '" + std::string(name) + "'");
 }
 
+const CorpusObject& object(std::string_view name) {
+  for (const CorpusObject& candidate : objects())
+    if (candidate.name == name) return candidate;
+  fail("corpus", "no object named '" + std::string(name) + "'");
+}
+
 namespace {
 
 // The element as a double (for tolerance checks and messages) and its raw bits (exact checks).

@@ -89,5 +89,8 @@ struct CorpusObject {
   std::vector<std::string> kernels;
 };
 const std::vector<CorpusObject>& objects();
+// The object called `name` (e.g. "calls_gfx90a_O0_cov5"); throws wavekit::Error for an unknown
+// name.
+const CorpusObject& object(std::string_view name);
 
 }  // namespace wavekit::corpus

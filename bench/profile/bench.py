@@ -16,7 +16,12 @@ import subprocess
 import sys
 import time
 
-CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_events", "ours_sampled", "proton", "proton_hook", "torchprof"]
+CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled",
+           "ours_events_idle", "ours_events", "ours_events_sampled", "proton", "proton_hook",
+           "torchprof"]
+# The CUPTI-free backend's duty cycle in the benchmark: 1 ms of every 100 (1 %), short enough
+# that every run of a workload (~50-300 ms) holds windows in proportion.
+EVENTS_DUTY = "1/100"
 
 
 def rss_bytes():
@@ -264,12 +269,16 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_FLOOR_OUTPUT"] = os.path.join(out, f"{config}-{tag}.json")
         if config == "floor_activity":
             env["WAVEKIT_FLOOR_CALLBACKS"] = "0"
-    elif config == "ours_events":  # graph launches timed with event pairs, no CUPTI: preloaded
-        library = os.path.join(lib, "libwavekit_profile_graph_events.so")
+    elif config.startswith("ours_events"):  # launches timed with event pairs, no CUPTI: preloaded
+        library = os.path.join(lib, "libwavekit_profile_events.so")
         env["LD_PRELOAD"] = library
         env["WAVEKIT_PROFILE_LIBRARY"] = library
-        env["WAVEKIT_PROFILE_GRAPHS"] = "events"
+        env["WAVEKIT_PROFILE_BACKEND"] = "events"
         env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
+        if config == "ours_events_sampled":
+            env["WAVEKIT_PROFILE_DUTY"] = EVENTS_DUTY
+        if config == "ours_events_idle":  # hooks in place, never timing: the cost of being there
+            env["WAVEKIT_PROFILE_START_DISABLED"] = "1"
     elif config.startswith("ours"):
         library = os.path.join(lib, "libwavekit_profile_cupti.so")
         env["CUDA_INJECTION64_PATH"] = library
@@ -322,6 +331,77 @@ def orchestrate(args):
         print(f"soak {config} {time.time() - t:.1f} s rc={proc.returncode} {proc.stderr[-1500:]}",
               flush=True)
     summarise(args.out)
+
+
+def ab(args):
+    """In one process with the CUPTI-free backend preloaded: blocks of each workload with the
+    profiler enabled and disabled, alternating (ABBA), so that the ratio is taken between
+    neighbouring blocks of the same process rather than across processes. Disabled, the hooks
+    only forward (two loads per launch), which is also what a sampled run does between windows;
+    with --duty the enabled blocks are sampled."""
+    import torch
+    import wavekit_profile as wp
+    torch.cuda.init()
+    fns, _ = workloads(wp.scope, lambda: None)
+    names = [n for n in args.workloads if n in fns]
+    for name in names:  # warm-up
+        fns[name]()
+    torch.cuda.synchronize()
+    blocks = {name: {"on": [], "off": [], "n": 0} for name in names}
+    for pair in range(args.pairs):
+        for name in names:
+            order = (True, False) if pair % 2 == 0 else (False, True)
+            for on in order:
+                wp.enable() if on else wp.disable()
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                n = fns[name]()
+                torch.cuda.synchronize()
+                blocks[name]["on" if on else "off"].append(time.perf_counter() - t0)
+                blocks[name]["n"] = n
+    wp.enable()
+    with open(os.path.join(args.out, "ab.jsonl"), "a") as f:
+        f.write(json.dumps({"duty": os.environ.get("WAVEKIT_PROFILE_DUTY", ""),
+                            "blocks": blocks}) + "\n")
+
+
+def ab_orchestrate(args):
+    """The A/B runs: full (every launch timed) and sampled (--duty), one process each."""
+    os.makedirs(args.out, exist_ok=True)
+    me = os.path.abspath(__file__)
+    for duty in ["", EVENTS_DUTY]:
+        env = config_env("ours_events", args.lib, args.out, "ab" + duty.replace("/", "-"))
+        if duty:
+            env["WAVEKIT_PROFILE_DUTY"] = duty
+        t = time.time()
+        cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(args.pairs),
+               "--workloads", *args.workloads]
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+        print(f"ab duty={duty or 'full'} {time.time() - t:.1f} s rc={proc.returncode}", flush=True)
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:], flush=True)
+    summarise_ab(args.out)
+
+
+def summarise_ab(out):
+    rng = random.Random(2)
+    print("\nA/B in one process (events backend), median of paired ratios on/off [95% CI]:")
+    print("setting   workload        off median   on median    ratio [95% CI]        ns/launch")
+    summary = {}
+    for line in open(os.path.join(out, "ab.jsonl")):
+        row = json.loads(line)
+        setting = f"sampled {row['duty']}" if row["duty"] else "full"
+        for name, b in row["blocks"].items():
+            ratios = [on / off for on, off in zip(b["on"], b["off"])]
+            m, lo, hi = median_ci(ratios, rng)
+            off, on = statistics.median(b["off"]), statistics.median(b["on"])
+            per_launch = (on - off) / b["n"] * 1e9
+            summary[f"{setting}/{name}"] = {"ratio": m, "ci": [lo, hi], "off_s": off, "on_s": on,
+                                           "ns_per_launch": per_launch, "pairs": len(ratios)}
+            print(f"{setting:9s} {name:15s} {off*1e3:9.2f} ms {on*1e3:9.2f} ms  {m:7.4f} "
+                  f"[{lo:.4f}, {hi:.4f}]  {per_launch:8.0f}")
+    with open(os.path.join(out, "ab_summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
 
 
 def median_ci(values, rng, n=2000):
@@ -407,11 +487,22 @@ def main():
     s.add_argument("--config", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--replays", type=int, default=10000)
+    ab_workloads = ["launch_torch", "launch_triton", "decode_eager", "gpu_torch"]
+    ao = sub.add_parser("ab-orchestrate")
+    ao.add_argument("--lib", required=True)
+    ao.add_argument("--out", required=True)
+    ao.add_argument("--pairs", type=int, default=12)
+    ao.add_argument("--workloads", nargs="+", default=ab_workloads)
+    ao.add_argument("--timeout", type=int, default=300, help="seconds per process")
+    ar = sub.add_parser("ab")
+    ar.add_argument("--out", required=True)
+    ar.add_argument("--pairs", type=int, default=12)
+    ar.add_argument("--workloads", nargs="+", default=ab_workloads)
     sm = sub.add_parser("summarise")
     sm.add_argument("--out", required=True)
     a = p.parse_args()
-    {"orchestrate": orchestrate, "run": run, "soak": soak,
-     "summarise": lambda a: summarise(a.out)}[a.cmd](a)
+    {"orchestrate": orchestrate, "run": run, "soak": soak, "ab-orchestrate": ab_orchestrate,
+     "ab": ab, "summarise": lambda a: summarise(a.out)}[a.cmd](a)
 
 
 if __name__ == "__main__":

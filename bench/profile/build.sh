@@ -1,5 +1,5 @@
 #!/bin/bash
-# Builds the profiler's CUPTI library, its CUPTI-free graph-events library, the CUPTI-floor
+# Builds the profiler's CUPTI library, its CUPTI-free events library, the CUPTI-floor
 # library and the Python extension
 # without the top-level CMake (which needs LLVM 22, absent on the GPU machine).
 # usage: bench/profile/build.sh OUTDIR [DIR_HOLDING_nlohmann/]
@@ -25,10 +25,10 @@ link=(-L"$cupti_lib" -l:"$(basename "$library")" -Wl,-rpath,"$cupti_lib" -Wl,--e
   "$root"/src/support/src/*.cpp "$root"/src/profile/src/*.cpp \
   "$root/src/profile/cupti/cupti_backend.cpp" "${link[@]}" &
 profiler=$!
-# The CUPTI-free graph mode: no libcupti.
-"$cxx" "${flags[@]}" -shared -o "$out/libwavekit_profile_graph_events.so" \
+# The CUPTI-free backend: no libcupti.
+"$cxx" "${flags[@]}" -shared -o "$out/libwavekit_profile_events.so" \
   "$root"/src/support/src/*.cpp "$root"/src/profile/src/*.cpp \
-  "$root/src/profile/cupti/graph_events_library.cpp" "$root/src/profile/cupti/launch_hooks.cpp" \
+  "$root/src/profile/cupti/events_library.cpp" "$root/src/profile/cupti/launch_hooks.cpp" \
   -Wl,--exclude-libs,ALL -ldl &
 events=$!
 "$cxx" "${flags[@]}" -shared -o "$out/libcupti_floor.so" "$root/bench/profile/cupti_floor.cpp" \

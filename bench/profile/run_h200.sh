@@ -12,16 +12,25 @@ reps=${REPS:-3}
 echo "code: $(cat COMMIT 2>/dev/null || git rev-parse HEAD 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
 bash bench/profile/build.sh /tmp/wk .bench-deps || exit 1
-grep -c WAVEKIT_PROFILE_GRAPHS /tmp/wk/libwavekit_profile_cupti.so >/dev/null &&
-  echo "library: has graph-level tracing (WAVEKIT_PROFILE_GRAPHS)"
 export PYTHONPATH=/tmp/wk:$PWD/python
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
+# AB (default 12 pairs, 0: skip): the CUPTI-free backend enabled and disabled in one process.
+if [ "${AB:-12}" != 0 ]; then
+  python3 bench/profile/bench.py ab-orchestrate --lib /tmp/wk --out /tmp/res --pairs "${AB:-12}" \
+    2>&1 | tee "$out/ab.txt"
+  cp /tmp/res/ab.jsonl /tmp/res/ab_summary.json "$out/" 2>/dev/null
+fi
 python3 bench/profile/bench.py orchestrate --lib /tmp/wk --out /tmp/res --rounds "$rounds" \
   --reps "$reps" --soak-replays "${SOAK_REPLAYS:-10000}" ${CONFIGS:+--configs $CONFIGS} \
   --soak ${SOAK-ours floor} 2>&1 | tee "$out/log.txt"
 python3 bench/profile/compare.py /tmp/res/ours-0/profile.hatchet /tmp/res/proton-0.hatchet \
   /tmp/res/floor_activity-0.json 2>&1 | tee "$out/compare.txt"
-for run in ours ours_graph ours_events ours_sampled; do
+if [ -f /tmp/res/ours_events-0/profile.hatchet ] && [ -f /tmp/res/ours-0/profile.hatchet ]; then
+  echo "== ours_events vs ours (CUPTI), round 0" | tee -a "$out/compare.txt"
+  python3 bench/profile/compare_events.py /tmp/res/ours_events-0/profile.hatchet \
+    /tmp/res/ours-0/profile.hatchet 2>&1 | tee -a "$out/compare.txt"
+fi
+for run in ours ours_graph ours_sampled ours_events ours_events_sampled; do
   [ -f /tmp/res/$run-0/profile.hatchet ] || continue
   echo "== $run, round 0" | tee -a "$out/compare.txt"
   python3 bench/profile/inspect_profile.py /tmp/res/$run-0/profile.hatchet 2>&1 |

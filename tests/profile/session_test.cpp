@@ -127,6 +127,19 @@ TEST(SampleWindows, OpensAndClosesOnceAPeriod) {
   EXPECT_FALSE(w.collecting());
 }
 
+// The consumer sleeps until the next edge, so a 10 ms window is 10 ms, not up to 20.
+TEST(SampleWindows, NextEdgeIsTheWindowsCloseOrTheNextOpen) {
+  using namespace std::chrono_literals;
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  SampleWindows w(10ms, 1000ms, t0);
+  EXPECT_EQ(w.next_edge(t0 - 5ms), t0) << "before the epoch: the first window's open";
+  EXPECT_EQ(w.next_edge(t0), t0 + 10ms);
+  EXPECT_EQ(w.next_edge(t0 + 9ms), t0 + 10ms);
+  EXPECT_EQ(w.next_edge(t0 + 10ms), t0 + 1000ms);
+  EXPECT_EQ(w.next_edge(t0 + 2500ms), t0 + 3000ms);
+  EXPECT_EQ(w.next_edge(t0 + 3004ms), t0 + 3010ms);
+}
+
 TEST(SampleWindows, DisablingClosesTheWindowAndOpensNone) {
   using namespace std::chrono_literals;
   using Action = SampleWindows::Action;

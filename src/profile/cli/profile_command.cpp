@@ -22,11 +22,11 @@ using wavekit::cli::UsageError;
 
 #ifdef WAVEKIT_PROFILE_CUPTI_LIBRARY
 constexpr const char* kDefaultLibrary = WAVEKIT_PROFILE_CUPTI_LIBRARY;
-constexpr const char* kGraphEventsLibrary = WAVEKIT_PROFILE_GRAPH_EVENTS_LIBRARY;
+constexpr const char* kEventsLibrary = WAVEKIT_PROFILE_EVENTS_LIBRARY;
 constexpr const char* kLibcupti = WAVEKIT_PROFILE_LIBCUPTI;
 #else
 constexpr const char* kDefaultLibrary = "";
-constexpr const char* kGraphEventsLibrary = "";
+constexpr const char* kEventsLibrary = "";
 constexpr const char* kLibcupti = "";
 #endif
 #ifdef WAVEKIT_PROFILE_HSA_LIBRARY
@@ -41,25 +41,31 @@ void set_env(const char* name, const std::string& value) {
 }
 
 int run_profile(wavekit::cli::Arguments args) {
-  std::string output, mode = "full", duty = "50/1000", graphs = "kernel", phase_ms, include,
-                      exclude, trace, library;
+  std::string output, mode = "full", duty, backend = "cupti", graphs, phase_ms, include, exclude,
+                      trace, library;
   bool preload = false, nvtx = false, start_disabled = false, hsa = false;
   std::vector<std::string> command;
   OptionParser parser(
       "wavekit profile",
       "Runs CMD with the kernel profiler attached (NVIDIA: CUPTI, through\n"
-      "CUDA_INJECTION64_PATH or LD_PRELOAD). Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
+      "CUDA_INJECTION64_PATH or LD_PRELOAD, or CUDA events without CUPTI; AMD: HSA).\n"
+      "Writes OUT/profile.hatchet (Proton/hatchet JSON),\n"
       "OUT/phase-NNNNNN.wkp (compact binary per phase) and, with --trace, OUT/trace.json\n"
       "(Chrome/Perfetto). Read them with 'wavekit profile-view OUT'.");
   parser.option("--output", &output, "OUT", "output directory (created)");
   parser.option("--mode", &mode, "MODE",
                 "full: every kernel; sampled: collect only in duty-cycle windows");
   parser.option("--duty", &duty, "ON/PERIOD",
-                "sampled-mode window and period in ms (default 50/1000)");
+                "sampled-mode window and period in ms (default 50/1000 with CUPTI, whose "
+                "switches are slow; 1/100 with --backend events)");
+  parser.option("--backend", &backend, "NAME",
+                "cupti (the default: every kernel as CUPTI traces it, capture sites, NVTX) or "
+                "events (no CUPTI: each kernel and graph launch timed with a pair of CUDA "
+                "events; preloads libwavekit_profile_events.so; the cheapest always-on mode "
+                "with --mode sampled)");
   parser.option("--graphs", &graphs, "LEVEL",
-                "CUDA graph launches: kernel (one record per kernel node, the default), graph "
-                "(one per launch; CUPTI's per-node cost goes) or events (graph launches only, "
-                "timed with CUDA events, no CUPTI; preloads libwavekit_profile_graph_events.so)");
+                "CUDA graph launches with CUPTI: kernel (one record per kernel node, the "
+                "default) or graph (one per launch; CUPTI's per-node cost goes)");
   parser.option("--phase-ms", &phase_ms, "MS", "advance the phase every MS milliseconds");
   parser.option("--include", &include, "REGEX", "profile only kernels whose name matches");
   parser.option("--exclude", &exclude, "REGEX", "skip kernels whose name matches");
@@ -77,16 +83,24 @@ int run_profile(wavekit::cli::Arguments args) {
   if (output.empty()) throw UsageError("-o OUT is required");
   if (mode != "full" && mode != "sampled")
     throw UsageError("--mode: '" + mode + "' is neither 'full' nor 'sampled'");
-  if (graphs != "kernel" && graphs != "graph" && graphs != "events")
-    throw UsageError("--graphs: '" + graphs + "' is not 'kernel', 'graph' or 'events'");
-  if (graphs == "events" && hsa) throw UsageError("--graphs events is for NVIDIA (not --hsa)");
-  // The event mode hooks the driver's entry points, which only a preloaded library can do.
-  if (graphs == "events") preload = true;
+  if (backend != "cupti" && backend != "events")
+    throw UsageError("--backend: '" + backend + "' is neither 'cupti' nor 'events'");
+  const bool events = backend == "events";
+  if (!graphs.empty() && graphs != "kernel" && graphs != "graph")
+    throw UsageError("--graphs: '" + graphs + "' is neither 'kernel' nor 'graph'");
+  if (events && graphs == "kernel")
+    throw UsageError(
+        "--graphs kernel needs CUPTI; --backend events times each graph launch as a whole");
+  if (!duty.empty() && mode != "sampled") throw UsageError("--duty needs --mode sampled");
+  if (events && hsa) throw UsageError("--backend events is for NVIDIA (not --hsa)");
+  if (events && nvtx) throw UsageError("--nvtx needs CUPTI (not --backend events)");
+  // The event backend hooks the driver's entry points, which only a preloaded library can do.
+  if (events) preload = true;
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
   if (!trace.empty()) wavekit::cli::parse_unsigned("--trace", trace);
   if (hsa && preload) throw UsageError("--hsa and --preload exclude each other");
   if (library.empty())
-    library = hsa ? kDefaultHsaLibrary : graphs == "events" ? kGraphEventsLibrary : kDefaultLibrary;
+    library = hsa ? kDefaultHsaLibrary : events ? kEventsLibrary : kDefaultLibrary;
   if (library.empty())
     wavekit::fail("wavekit profile",
                   hsa ? "this wavekit was built without the HSA headers, so it has no AMD "
@@ -96,8 +110,10 @@ int run_profile(wavekit::cli::Arguments args) {
   if (!std::filesystem::exists(library)) wavekit::fail(library, "injection library not found");
 
   set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
-  if (mode == "sampled") set_env("WAVEKIT_PROFILE_DUTY", duty);
-  set_env("WAVEKIT_PROFILE_GRAPHS", graphs);
+  if (mode == "sampled")
+    set_env("WAVEKIT_PROFILE_DUTY", !duty.empty() ? duty : events ? "1/100" : "50/1000");
+  set_env("WAVEKIT_PROFILE_BACKEND", backend);
+  if (!graphs.empty()) set_env("WAVEKIT_PROFILE_GRAPHS", graphs);
   if (!phase_ms.empty()) set_env("WAVEKIT_PROFILE_PHASE_MS", phase_ms);
   if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);
   if (!exclude.empty()) set_env("WAVEKIT_PROFILE_EXCLUDE", exclude);

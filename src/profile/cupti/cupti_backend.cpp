@@ -1,14 +1,13 @@
 // The NVIDIA backend: CUPTI callbacks on the launching threads (API enter only; one slot
 // write), CONCURRENT_KERNEL activity records (plus GRAPH_TRACE records in graph-level mode)
 // decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
-// attribution. (WAVEKIT_PROFILE_GRAPHS=events, which calls no CUPTI, is another library:
-// graph_events_library.cpp.) Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH
+// attribution. (WAVEKIT_PROFILE_BACKEND=events, which calls no CUPTI, is another library:
+// events_library.cpp.) Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH
 // calls InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
 // set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and
 // no exception crosses into CUDA.
 #include <cuda.h>
 #include <cupti.h>
-#include <cxxabi.h>
 #include <dlfcn.h>
 #include <generated_nvtx_meta.h>
 
@@ -31,16 +30,6 @@ void warn(const char* what, CUptiResult result) {
   const char* text = nullptr;
   cuptiGetResultString(result, &text);
   std::fprintf(stderr, "wavekit profile: %s failed: %s\n", what, text ? text : "unknown error");
-}
-
-std::string demangle(std::string_view name) {
-  std::string text(name);
-  int status = 0;
-  char* out = abi::__cxa_demangle(text.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || !out) return text;
-  std::string result(out);
-  std::free(out);
-  return result;
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -332,7 +321,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 void stop_at_exit() {
-  if (!session) return;
+  // Once: the program may stop the session itself before the exit handler runs.
+  static std::atomic<bool> stopped{false};
+  if (!session || stopped.exchange(true)) return;
   session->stop();
   const SelfMetrics totals = session->totals();
   if (std::getenv("WAVEKIT_PROFILE_QUIET") == nullptr)
@@ -349,13 +340,13 @@ int start() {
   std::call_once(started, [&] {
     try {
       SessionConfig config = SessionConfig::from_environment();
-      config.display_name = demangle;
-      if (config.graph_events) {
-        // That mode never calls CUPTI, and lives in its own library (launch_hooks.h).
+      config.display_name = demangle_kernel_name;
+      if (config.events_backend) {
+        // That backend never calls CUPTI, and lives in its own library (launch_hooks.h).
         std::fprintf(stderr,
-                     "wavekit profile: not started: WAVEKIT_PROFILE_GRAPHS=events is served by "
-                     "libwavekit_profile_graph_events.so, preloaded ('wavekit profile --graphs "
-                     "events' does that)\n");
+                     "wavekit profile: not started: WAVEKIT_PROFILE_BACKEND=events is served by "
+                     "libwavekit_profile_events.so, preloaded ('wavekit profile --backend events' "
+                     "does that)\n");
         status = 1;
         return;
       }

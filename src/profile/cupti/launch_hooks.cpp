@@ -2,10 +2,11 @@
 // dlopen and take cuGetProcAddress from it with dlsym; every driver entry point the runtime
 // calls later comes from cuGetProcAddress. A handle-scoped dlsym cannot be interposed by
 // symbol preemption, so this library, when preloaded, defines `dlsym` itself: it forwards
-// every lookup and, once the event mode is active, answers cuGetProcAddress (both versions)
-// and cuGraphLaunch(_ptsz)/cuGraphExecDestroy with wrappers. Outside the event mode the
-// wrappers are never handed out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved
-// from the caller's position in the link map, as the C library would).
+// every lookup and, once the event backend is prepared, answers cuGetProcAddress (both
+// versions), the kernel and graph launch functions (each with its `_ptsz` flavour) and
+// cuGraphExecDestroy with wrappers. Without the event backend the wrappers are never handed
+// out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved from the caller's position in
+// the link map, as the C library would).
 #include "launch_hooks.h"
 
 #include <cuda.h>
@@ -15,12 +16,13 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
 
 #include "wavekit/profile/c_api.h"
-#include "wavekit/profile/graph_event_timer.h"
+#include "wavekit/profile/launch_event_timer.h"
 
 namespace wavekit::profile {
 namespace {
@@ -68,7 +70,7 @@ void* next_definition(const void* caller, const char* name) {
   return nullptr;
 }
 
-// The driver functions the event mode calls, taken through the real cuGetProcAddress.
+// The driver functions the event backend calls, taken through the real cuGetProcAddress.
 struct Driver {
   PFN_cuGetProcAddress_v12000 get_proc = nullptr;
   PFN_cuCtxGetCurrent_v4000 ctx_get_current = nullptr;
@@ -86,6 +88,9 @@ struct Driver {
   PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_capture_mode = nullptr;
   PFN_cuDeviceGetName_v2000 device_get_name = nullptr;
   PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
+  // Optional (CUDA 12.3): without them kernels are named "<unknown kernel>".
+  PFN_cuFuncGetName_v12030 func_get_name = nullptr;
+  PFN_cuKernelGetName_v12030 kernel_get_name = nullptr;
 
   // Each function is asked for at the version of its typedef: the same name at a later version
   // can be another ABI (cuCtxGetDevice at 13000 is cuCtxGetDevice_v2, which takes a context).
@@ -102,6 +107,8 @@ struct Driver {
 
   bool load(PFN_cuGetProcAddress_v12000 real_get_proc) {
     get_proc = real_get_proc;
+    take("cuFuncGetName", func_get_name, 12030);
+    take("cuKernelGetName", kernel_get_name, 12030);
     return take("cuCtxGetCurrent", ctx_get_current, 4000) &&
            take("cuCtxSetCurrent", ctx_set_current, 4000) &&
            take("cuCtxGetDevice", ctx_get_device, 2000) &&
@@ -117,6 +124,17 @@ struct Driver {
            take("cuThreadExchangeStreamCaptureMode", exchange_capture_mode, 10010) &&
            take("cuDeviceGetName", device_get_name, 2000) &&
            take("cuDeviceGetAttribute", device_get_attribute, 2000);
+  }
+
+  // The name of a launched function. The runtime launches context-independent kernels
+  // (CUkernel, cast to CUfunction), which cuFuncGetName may not know; cuKernelGetName does.
+  const char* kernel_name(CUfunction function) const {
+    const char* name = nullptr;
+    if (func_get_name && func_get_name(&name, function) == CUDA_SUCCESS && name) return name;
+    if (kernel_get_name &&
+        kernel_get_name(&name, reinterpret_cast<CUkernel>(function)) == CUDA_SUCCESS && name)
+      return name;
+    return nullptr;
   }
 
   // Event queries, creation and waits are "potentially unsafe" while another thread captures a
@@ -178,7 +196,8 @@ class DriverEvents final : public EventApi {
     if (driver_.event_elapsed(&ms, static_cast<CUevent>(pair.start),
                               static_cast<CUevent>(pair.end)) != CUDA_SUCCESS)
       return std::nullopt;
-    return static_cast<std::uint64_t>(static_cast<double>(ms) * 1e6);
+    // Rounded: a float of milliseconds is a few ns off the time it stands for.
+    return static_cast<std::uint64_t>(std::llround(static_cast<double>(ms) * 1e6));
   }
   void wait(void* context, void* event) override {
     driver_.relax_this_thread();
@@ -193,7 +212,7 @@ class DriverEvents final : public EventApi {
 // 4096 launches in flight at most: far more than a launch queue holds.
 constexpr std::size_t kMaxEventPairs = 4096;
 
-class GraphEventBackend final : public Backend {
+class EventBackend final : public Backend {
  public:
   void decode(const RawBuffer&, RecordSink&) override {}
   void release(const RawBuffer&) override {}
@@ -208,7 +227,7 @@ class GraphEventBackend final : public Backend {
       if (cuda) dlclose(cuda);  // still loaded: the runtime holds it
       if (get_proc && driver_.load(get_proc)) {
         events_ = std::make_unique<DriverEvents>(driver_);
-        timer_ = std::make_unique<GraphEventTimer>(*events_, kMaxEventPairs);
+        timer_ = std::make_unique<LaunchEventTimer>(*events_, kMaxEventPairs);
         ready_.store(true, std::memory_order_release);
       }
     });
@@ -216,7 +235,7 @@ class GraphEventBackend final : public Backend {
   }
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   const Driver& driver() const { return driver_; }
-  GraphEventTimer& timer() { return *timer_; }
+  LaunchEventTimer& timer() { return *timer_; }
   void saw_device(int device) {
     if (device >= 0 && device < 64)
       devices_seen_.fetch_or(std::uint64_t{1} << device, std::memory_order_relaxed);
@@ -254,12 +273,12 @@ class GraphEventBackend final : public Backend {
   std::atomic<bool> ready_{false};
   Driver driver_;
   std::unique_ptr<DriverEvents> events_;
-  std::unique_ptr<GraphEventTimer> timer_;
+  std::unique_ptr<LaunchEventTimer> timer_;
   std::atomic<std::uint64_t> devices_seen_{0};
   std::uint64_t described_ = 0;  // consumer thread
 };
 
-GraphEventBackend* events_backend = nullptr;
+EventBackend* events_backend = nullptr;
 void (*start_session)() = nullptr;
 std::once_flag session_started;
 
@@ -274,48 +293,61 @@ void start_session_once() {
 std::atomic<Session*> hooked_session{nullptr};
 std::atomic<std::uint64_t> next_correlation{1};
 
-std::atomic<PFN_cuGetProcAddress_v12000> real_get_proc_v2{nullptr};
-std::atomic<PFN_cuGetProcAddress_v11030> real_get_proc_v1{nullptr};
-std::atomic<PFN_cuGraphLaunch_v10000> real_graph_launch[2] = {nullptr, nullptr};
-std::atomic<PFN_cuGraphExecDestroy_v10000> real_exec_destroy{nullptr};
-
 std::uint64_t host_now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                         std::chrono::steady_clock::now().time_since_epoch())
                                         .count());
 }
 
-template <int kPerThreadStream>
-CUresult CUDAAPI timed_graph_launch(CUgraphExec exec, CUstream stream) {
-  PFN_cuGraphLaunch_v10000 real =
-      real_graph_launch[kPerThreadStream].load(std::memory_order_relaxed);
+// The driver functions that are wrapped, each in its default-stream ([0]) and per-thread
+// default-stream ([1], the `_ptsz` names) flavour; the real functions are kept here.
+enum Hooked { kLaunchKernel, kLaunchKernelEx, kLaunchCooperative, kGraphLaunch, kHookedCount };
+std::atomic<void*> real_functions[kHookedCount][2] = {};
+std::atomic<PFN_cuGetProcAddress_v12000> real_get_proc_v2{nullptr};
+std::atomic<PFN_cuGetProcAddress_v11030> real_get_proc_v1{nullptr};
+std::atomic<PFN_cuGraphExecDestroy_v10000> real_exec_destroy{nullptr};
+
+template <typename Fn>
+Fn real_function(Hooked hooked, int per_thread_stream) {
+  return reinterpret_cast<Fn>(
+      real_functions[hooked][per_thread_stream].load(std::memory_order_relaxed));
+}
+
+// A launch of `function` (a kernel) or `exec` (a graph) on `stream`, done by `launch`; timed
+// with an event pair when the session collects. Outside sampling windows (or with collection
+// off) this is two loads and the real call.
+template <typename LaunchFn>
+CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction function,
+                      CUgraphExec exec, LaunchFn&& launch) {
   Session* session = hooked_session.load(std::memory_order_acquire);
-  if (!session || !events_backend->load()) return real(exec, stream);
+  if (!session || !session->collecting()) [[likely]]
+    return launch();
+  if (!events_backend->load()) return launch();
   const Driver& driver = events_backend->driver();
   // A launch into a capturing stream becomes part of a graph: recording events there would
   // change the program's graph, so it is left alone.
   CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
   auto is_capturing =
-      kPerThreadStream ? driver.stream_is_capturing_ptsz : driver.stream_is_capturing;
+      per_thread_stream ? driver.stream_is_capturing_ptsz : driver.stream_is_capturing;
   if (is_capturing(stream, &capturing) != CUDA_SUCCESS ||
       capturing != CU_STREAM_CAPTURE_STATUS_NONE)
-    return real(exec, stream);
+    return launch();
   const std::uint64_t correlation = next_correlation.fetch_add(1, std::memory_order_relaxed);
-  if (!session->on_kernel_launch(correlation)) return real(exec, stream);
+  if (!session->on_kernel_launch(correlation)) return launch();
   CUcontext context = nullptr;
   CUdevice device = 0;
   if (driver.ctx_get_current(&context) != CUDA_SUCCESS || !context ||
       driver.ctx_get_device(&device) != CUDA_SUCCESS)
-    return real(exec, stream);
-  GraphEventTimer& timer = events_backend->timer();
-  std::optional<GraphEventTimer::Ticket> ticket;
+    return launch();
+  LaunchEventTimer& timer = events_backend->timer();
+  std::optional<LaunchEventTimer::Ticket> ticket;
   try {
-    ticket = timer.begin(context, stream, kPerThreadStream);
+    ticket = timer.begin(context, stream, per_thread_stream);
   } catch (...) {
     // Out of memory in the pool: the launch goes untimed.
   }
   const std::uint64_t host_ns = host_now_ns();
-  CUresult result = real(exec, stream);
+  CUresult result = launch();
   if (!ticket) return result;
   if (result != CUDA_SUCCESS) {
     timer.cancel(*ticket);
@@ -323,12 +355,58 @@ CUresult CUDAAPI timed_graph_launch(CUgraphExec exec, CUstream stream) {
   }
   try {
     events_backend->saw_device(device);
-    timer.end(*ticket, stream, kPerThreadStream, correlation, static_cast<std::uint32_t>(device),
-              timer.graph_number(exec), host_ns);
+    LaunchEventTimer::Launch what;
+    what.correlation = correlation;
+    what.host_ns = host_ns;
+    what.device = static_cast<std::uint32_t>(device);
+    if (exec)
+      what.graph_number = timer.graph_number(exec);
+    else
+      what.kernel_name = driver.kernel_name(function);
+    timer.end(*ticket, stream, per_thread_stream, what);
   } catch (...) {
     // The launch itself succeeded; only its timing is lost.
   }
   return result;
+}
+
+template <int kPerThreadStream>
+CUresult CUDAAPI timed_launch_kernel(CUfunction f, unsigned grid_x, unsigned grid_y,
+                                     unsigned grid_z, unsigned block_x, unsigned block_y,
+                                     unsigned block_z, unsigned shared_bytes, CUstream stream,
+                                     void** params, void** extra) {
+  auto real = real_function<PFN_cuLaunchKernel_v4000>(kLaunchKernel, kPerThreadStream);
+  return timed_launch(stream, kPerThreadStream, f, nullptr, [&] {
+    return real(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, params,
+                extra);
+  });
+}
+
+template <int kPerThreadStream>
+CUresult CUDAAPI timed_launch_kernel_ex(const CUlaunchConfig* config, CUfunction f, void** params,
+                                        void** extra) {
+  auto real = real_function<PFN_cuLaunchKernelEx_v11060>(kLaunchKernelEx, kPerThreadStream);
+  CUstream stream = config ? config->hStream : nullptr;
+  return timed_launch(stream, kPerThreadStream, f, nullptr,
+                      [&] { return real(config, f, params, extra); });
+}
+
+template <int kPerThreadStream>
+CUresult CUDAAPI timed_launch_cooperative(CUfunction f, unsigned grid_x, unsigned grid_y,
+                                          unsigned grid_z, unsigned block_x, unsigned block_y,
+                                          unsigned block_z, unsigned shared_bytes, CUstream stream,
+                                          void** params) {
+  auto real =
+      real_function<PFN_cuLaunchCooperativeKernel_v9000>(kLaunchCooperative, kPerThreadStream);
+  return timed_launch(stream, kPerThreadStream, f, nullptr, [&] {
+    return real(f, grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes, stream, params);
+  });
+}
+
+template <int kPerThreadStream>
+CUresult CUDAAPI timed_graph_launch(CUgraphExec exec, CUstream stream) {
+  auto real = real_function<PFN_cuGraphLaunch_v10000>(kGraphLaunch, kPerThreadStream);
+  return timed_launch(stream, kPerThreadStream, nullptr, exec, [&] { return real(exec, stream); });
 }
 
 CUresult CUDAAPI forgetting_exec_destroy(CUgraphExec exec) {
@@ -345,14 +423,49 @@ CUresult CUDAAPI hooked_get_proc_v2(const char* symbol, void** pfn, int version,
                                     CUdriverProcAddressQueryResult* status);
 CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags);
 
+// The launch functions wrapped, by driver name (without `_ptsz`), with their wrappers for
+// both default-stream flavours.
+struct LaunchHook {
+  const char* name;
+  Hooked hooked;
+  void* wrappers[2];
+};
+const LaunchHook kLaunchHooks[] = {
+    {"cuLaunchKernel",
+     kLaunchKernel,
+     {reinterpret_cast<void*>(&timed_launch_kernel<0>),
+      reinterpret_cast<void*>(&timed_launch_kernel<1>)}},
+    {"cuLaunchKernelEx",
+     kLaunchKernelEx,
+     {reinterpret_cast<void*>(&timed_launch_kernel_ex<0>),
+      reinterpret_cast<void*>(&timed_launch_kernel_ex<1>)}},
+    {"cuLaunchCooperativeKernel",
+     kLaunchCooperative,
+     {reinterpret_cast<void*>(&timed_launch_cooperative<0>),
+      reinterpret_cast<void*>(&timed_launch_cooperative<1>)}},
+    {"cuGraphLaunch",
+     kGraphLaunch,
+     {reinterpret_cast<void*>(&timed_graph_launch<0>),
+      reinterpret_cast<void*>(&timed_graph_launch<1>)}},
+};
+
+// The wrapper for `found`, the real function named `name` in the given flavour, or null when
+// `name` is not a launch function.
+void* wrap_launch(std::string_view name, bool per_thread_stream, void* found) {
+  for (const LaunchHook& hook : kLaunchHooks)
+    if (name == hook.name) {
+      real_functions[hook.hooked][per_thread_stream].store(found);
+      return hook.wrappers[per_thread_stream];
+    }
+  return nullptr;
+}
+
 // Swaps a driver function the runtime asked for by name for its wrapper, keeping the real one.
 void wrap_driver_function(const char* symbol, void** pfn, int version, cuuint64_t flags) {
   if (!symbol || !pfn || !*pfn) return;
   const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-  if (std::strcmp(symbol, "cuGraphLaunch") == 0) {
-    real_graph_launch[per_thread].store(reinterpret_cast<PFN_cuGraphLaunch_v10000>(*pfn));
-    *pfn = per_thread ? reinterpret_cast<void*>(&timed_graph_launch<1>)
-                      : reinterpret_cast<void*>(&timed_graph_launch<0>);
+  if (void* wrapper = wrap_launch(symbol, per_thread, *pfn)) {
+    *pfn = wrapper;
   } else if (std::strcmp(symbol, "cuGraphExecDestroy") == 0) {
     real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(*pfn));
     *pfn = reinterpret_cast<void*>(&forgetting_exec_destroy);
@@ -382,37 +495,35 @@ CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version,
   return r;
 }
 
-// The answer of `dlsym` for `name`, hooked when the event mode is active.
+// The answer of `dlsym` for `name`, hooked when the event backend is in the process: the
+// runtime's cuGetProcAddress, and launch functions a library takes by name (Triton's launcher
+// takes cuLaunchKernelEx this way).
 void* hook_symbol(const char* name, void* found) {
   if (!found || !name || !events_backend || name[0] != 'c' || name[1] != 'u') return found;
-  if (std::strcmp(name, "cuGetProcAddress_v2") == 0 || std::strcmp(name, "cuGetProcAddress") == 0 ||
-      std::strcmp(name, "cuGraphLaunch") == 0 || std::strcmp(name, "cuGraphLaunch_ptsz") == 0 ||
-      std::strcmp(name, "cuGraphExecDestroy") == 0)
-    start_session_once();
-  if (std::strcmp(name, "cuGetProcAddress_v2") == 0) {
+  std::string_view symbol(name);
+  const bool per_thread = symbol.ends_with("_ptsz");
+  if (per_thread) symbol.remove_suffix(5);
+  const bool get_proc = symbol == "cuGetProcAddress_v2" || symbol == "cuGetProcAddress";
+  void* launch_wrapper = wrap_launch(symbol, per_thread, found);
+  if (get_proc || symbol == "cuGraphExecDestroy" || launch_wrapper) start_session_once();
+  if (symbol == "cuGetProcAddress_v2") {
     real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v2);
   }
-  if (std::strcmp(name, "cuGetProcAddress") == 0) {
+  if (symbol == "cuGetProcAddress") {
     real_get_proc_v1.store(reinterpret_cast<PFN_cuGetProcAddress_v11030>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v1);
   }
-  if (std::strcmp(name, "cuGraphLaunch") == 0 || std::strcmp(name, "cuGraphLaunch_ptsz") == 0) {
-    const bool per_thread = name[13] == '_';
-    real_graph_launch[per_thread].store(reinterpret_cast<PFN_cuGraphLaunch_v10000>(found));
-    return per_thread ? reinterpret_cast<void*>(&timed_graph_launch<1>)
-                      : reinterpret_cast<void*>(&timed_graph_launch<0>);
-  }
-  if (std::strcmp(name, "cuGraphExecDestroy") == 0) {
+  if (symbol == "cuGraphExecDestroy") {
     real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(found));
     return reinterpret_cast<void*>(&forgetting_exec_destroy);
   }
-  return found;
+  return launch_wrapper ? launch_wrapper : found;
 }
 
 }  // namespace
 
-Backend* make_graph_event_backend(std::string& why, void (*start)()) {
+Backend* make_event_backend(std::string& why, void (*start)()) {
   // Only a preloaded library's dlsym is the one the runtime calls. (Comparing with &::dlsym
   // would not do: inside this library that address resolves to the global one too.)
   void* global = real_dlsym() ? real_dlsym()(RTLD_DEFAULT, "dlsym") : nullptr;
@@ -422,16 +533,16 @@ Backend* make_graph_event_backend(std::string& why, void (*start)()) {
                          global_info.dli_fbase == own_info.dli_fbase;
   if (!preloaded) {
     why =
-        "the event mode needs the library preloaded (LD_PRELOAD; 'wavekit profile --graphs "
-        "events' does that), not loaded through CUDA_INJECTION64_PATH";
+        "the event backend needs the library preloaded (LD_PRELOAD; 'wavekit profile "
+        "--backend events' does that), not loaded through CUDA_INJECTION64_PATH";
     return nullptr;
   }
   start_session = start;
-  events_backend = new GraphEventBackend();
+  events_backend = new EventBackend();
   return events_backend;
 }
 
-void activate_graph_event_hooks(Session* session) {
+void activate_event_hooks(Session* session) {
   hooked_session.store(session, std::memory_order_release);
 }
 

@@ -1,10 +1,12 @@
 #include "wavekit/profile/aggregator.h"
 
+#include <cxxabi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <bit>
 #include <cstdio>
+#include <cstdlib>
 
 #include "wavekit/support/error.h"
 
@@ -31,6 +33,16 @@ std::regex compile_filter(const std::string& pattern, const char* what) {
 }
 
 }  // namespace
+
+std::string demangle_kernel_name(std::string_view name) {
+  std::string text(name);
+  int status = 0;
+  char* out = abi::__cxa_demangle(text.c_str(), nullptr, nullptr, &status);
+  if (status != 0 || !out) return text;
+  std::string result(out);
+  std::free(out);
+  return result;
+}
 
 std::string graph_leaf_name(std::uint32_t graph_id) {
   return "<cuda graph " + std::to_string(graph_id) + ">";

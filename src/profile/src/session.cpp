@@ -1,5 +1,6 @@
 #include "wavekit/profile/session.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -43,10 +44,13 @@ SessionConfig SessionConfig::from_environment() {
   c.start_enabled = env_text("WAVEKIT_PROFILE_START_DISABLED").empty();
   if (std::string graphs = env_text("WAVEKIT_PROFILE_GRAPHS"); graphs == "graph") {
     c.graph_level = true;
-  } else if (graphs == "events") {
-    c.graph_events = true;
   } else if (!graphs.empty() && graphs != "kernel") {
-    fail("WAVEKIT_PROFILE_GRAPHS", "'" + graphs + "' is not 'kernel', 'graph' or 'events'");
+    fail("WAVEKIT_PROFILE_GRAPHS", "'" + graphs + "' is neither 'kernel' nor 'graph'");
+  }
+  if (std::string backend = env_text("WAVEKIT_PROFILE_BACKEND"); backend == "events") {
+    c.events_backend = true;
+  } else if (!backend.empty() && backend != "cupti") {
+    fail("WAVEKIT_PROFILE_BACKEND", "'" + backend + "' is neither 'cupti' nor 'events'");
   }
   if (std::string duty = env_text("WAVEKIT_PROFILE_DUTY"); !duty.empty()) {
     unsigned long on = 0, period = 0;
@@ -79,6 +83,15 @@ SampleWindows::Action SampleWindows::step(std::chrono::steady_clock::time_point 
   if (in_window == collecting_) return Action::none;
   collecting_ = in_window;
   return in_window ? Action::collect_on : Action::collect_off;
+}
+
+std::chrono::steady_clock::time_point SampleWindows::next_edge(
+    std::chrono::steady_clock::time_point now) const {
+  if (now < epoch_) return epoch_;
+  const auto into_period = (now - epoch_) % period_;
+  const auto period_start = now - into_period;
+  if (into_period < on_) return period_start + on_;
+  return period_start + period_;
 }
 
 Session::Session(SessionConfig config, Backend* backend)
@@ -120,13 +133,24 @@ void Session::start() {
 void Session::advance_phase() {
   phase_.fetch_add(1, std::memory_order_relaxed);
   flush_requested_.store(true, std::memory_order_relaxed);
+  wake_consumer();
+}
+
+void Session::wake_consumer() {
+  {
+    std::lock_guard lock(queue_mutex_);
+    wake_requested_ = true;
+  }
   queue_cv_.notify_one();
 }
 
 void Session::set_enabled(bool enabled) {
   enabled_.store(enabled, std::memory_order_relaxed);
-  // In sampled mode the consumer's next duty-cycle step (within 10 ms) applies the switch.
-  if (config_.duty_period.count()) return;
+  // In sampled mode the consumer's duty-cycle step applies the switch; it is woken for it now.
+  if (config_.duty_period.count()) {
+    wake_consumer();
+    return;
+  }
   collecting_.store(enabled, std::memory_order_relaxed);
   if (backend_) backend_->set_collecting(enabled);
 }
@@ -214,8 +238,12 @@ void Session::consumer_loop() {
   for (;;) {
     bool stopping;
     {
+      auto wake = std::chrono::steady_clock::now() + 10ms;
+      if (windows_) wake = std::min(wake, windows_->next_edge(std::chrono::steady_clock::now()));
       std::unique_lock lock(queue_mutex_);
-      queue_cv_.wait_for(lock, 10ms, [this] { return stopping_ || !queue_.empty(); });
+      queue_cv_.wait_until(lock, wake,
+                           [this] { return stopping_ || wake_requested_ || !queue_.empty(); });
+      wake_requested_ = false;
       stopping = stopping_;
     }
     if (flush_requested_.exchange(false, std::memory_order_relaxed) && backend_)

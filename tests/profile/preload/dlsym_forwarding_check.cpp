@@ -36,7 +36,7 @@ int main() {
   // The preloaded library's own dlsym is the one in use (else the test proves nothing).
   Dl_info info{};
   void* used = dlsym(RTLD_DEFAULT, "dlsym");
-  expect(used && dladdr(used, &info) && std::strstr(info.dli_fname, "wavekit_profile_graph_events"),
+  expect(used && dladdr(used, &info) && std::strstr(info.dli_fname, "wavekit_profile_events"),
          "dlsym is not the preloaded profiler's");
   return failures == 0 ? 0 : 1;
 }

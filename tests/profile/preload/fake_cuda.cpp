@@ -1,8 +1,11 @@
-// A stand-in for libcuda.so.1, enough for the CUPTI-free graph mode to run without a GPU: the
+// A stand-in for libcuda.so.1, enough for the CUPTI-free backend to run without a GPU: the
 // driver entry points are handed out by cuGetProcAddress, as by the real driver, by version
-// where the ABI changed. Graph launches
-// advance a fake GPU clock by the executable graph's "duration" (its handle's value, in µs);
+// where the ABI changed, and the launch functions are exported by name too (Triton takes
+// cuLaunchKernelEx with dlsym). Graph launches advance a fake GPU clock by the executable
+// graph's "duration" (its handle's value, in µs), kernel launches by their FakeKernel's;
 // events record that clock, so the elapsed time between a launch's events is known exactly.
+#include "fake_cuda.h"
+
 #include <cuda.h>
 
 #include <atomic>
@@ -11,7 +14,7 @@
 namespace {
 
 std::atomic<unsigned long long> gpu_clock_ns{0};
-std::atomic<int> graph_launches{0}, events_alive{0};
+std::atomic<int> graph_launches{0}, kernel_launches{0}, events_alive{0};
 CUcontext const kContext = reinterpret_cast<CUcontext>(0xc0);
 
 struct FakeEvent {
@@ -25,6 +28,31 @@ CUresult graph_launch(CUgraphExec exec, CUstream) {
   return CUDA_SUCCESS;
 }
 CUresult graph_exec_destroy(CUgraphExec) { return CUDA_SUCCESS; }
+CUresult run_kernel(CUfunction f) {
+  if (!f) return CUDA_ERROR_INVALID_HANDLE;
+  gpu_clock_ns += reinterpret_cast<const FakeKernel*>(f)->duration_us * 1000ull;
+  ++kernel_launches;
+  return CUDA_SUCCESS;
+}
+CUresult launch_kernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       unsigned, CUstream, void**, void**) {
+  return run_kernel(f);
+}
+CUresult launch_kernel_ex(const CUlaunchConfig*, CUfunction f, void**, void**) {
+  return run_kernel(f);
+}
+CUresult func_get_name(const char** name, CUfunction f) {
+  const auto* kernel = reinterpret_cast<const FakeKernel*>(f);
+  if (kernel->library_kernel) return CUDA_ERROR_INVALID_HANDLE;
+  *name = kernel->mangled_name;
+  return CUDA_SUCCESS;
+}
+CUresult kernel_get_name(const char** name, CUkernel k) {
+  const auto* kernel = reinterpret_cast<const FakeKernel*>(k);
+  if (!kernel->library_kernel) return CUDA_ERROR_INVALID_HANDLE;
+  *name = kernel->mangled_name;
+  return CUDA_SUCCESS;
+}
 CUresult ctx_get_current(CUcontext* c) {
   *c = kContext;
   return CUDA_SUCCESS;
@@ -90,6 +118,10 @@ struct Entry {
 };
 const Entry kEntries[] = {
     {"cuGraphLaunch", reinterpret_cast<void*>(&graph_launch)},
+    {"cuLaunchKernel", reinterpret_cast<void*>(&launch_kernel)},
+    {"cuLaunchKernelEx", reinterpret_cast<void*>(&launch_kernel_ex)},
+    {"cuFuncGetName", reinterpret_cast<void*>(&func_get_name)},
+    {"cuKernelGetName", reinterpret_cast<void*>(&kernel_get_name)},
     {"cuGraphExecDestroy", reinterpret_cast<void*>(&graph_exec_destroy)},
     {"cuCtxGetCurrent", reinterpret_cast<void*>(&ctx_get_current)},
     {"cuCtxSetCurrent", reinterpret_cast<void*>(&ctx_set_current)},
@@ -139,6 +171,11 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int version, cuuint
   return CUDA_ERROR_NOT_FOUND;
 }
 
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+  return launch_kernel_ex(config, f, params, extra);
+}
+
 // What the check program reads back to compare with the profile.
 int fake_cuda_graph_launches() { return graph_launches; }
+int fake_cuda_kernel_launches() { return kernel_launches; }
 }

@@ -50,6 +50,10 @@ struct GraphActivity {
   bool capture_tracked = true;
 };
 
+// A C++ kernel name as people read it ("void at::native::foo<float>(...)"); other names as
+// they are. For AggregatorConfig::display_name.
+std::string demangle_kernel_name(std::string_view name);
+
 // The leaf name a graph launch is aggregated under.
 std::string graph_leaf_name(std::uint32_t graph_id);
 

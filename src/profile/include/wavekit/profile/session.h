@@ -37,15 +37,14 @@ struct SessionConfig {
   bool start_enabled = true;
   // Graph launches as one record each (CUPTI GRAPH_TRACE) instead of one per kernel node.
   bool graph_level = false;
-  // Graph launches timed with event pairs by a launch hook, CUPTI never called (graph_level
-  // is false then: it is the CUPTI backend's switch).
-  bool graph_events = false;
+  // The CUPTI-free backend (libwavekit_profile_events.so): kernel and graph launches timed
+  // with event pairs by launch hooks. The CUPTI library refuses to start when this is set.
+  bool events_backend = false;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
-  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel", "graph" or
-  // "events"). Bad
-  // values throw wavekit::Error.
+  // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or "graph"), _BACKEND
+  // ("cupti" or "events"). Bad values throw wavekit::Error.
   static SessionConfig from_environment();
 };
 
@@ -94,6 +93,9 @@ class SampleWindows {
                 std::chrono::steady_clock::time_point epoch);
   Action step(std::chrono::steady_clock::time_point now, bool enabled);
   bool collecting() const { return collecting_; }
+  // When the window state next changes (a window opens or closes) after `now`, so the
+  // consumer can switch at the edge rather than up to one polling interval late.
+  std::chrono::steady_clock::time_point next_edge(std::chrono::steady_clock::time_point now) const;
 
  private:
   std::chrono::nanoseconds on_, period_;
@@ -160,6 +162,8 @@ class Session final : private RecordSink {
   void add_trace_event(TraceEvent event, std::uint64_t correlation);
   void dropped(std::uint64_t count) override;
   void consumer_loop();
+  // Runs the consumer's loop now rather than at its next poll (a phase ended, a switch).
+  void wake_consumer();
   void drain();
   void poll_backend(bool final);
   void on_export(const PhaseTable& table, const SelfMetrics& self);
@@ -185,6 +189,7 @@ class Session final : private RecordSink {
   std::condition_variable queue_cv_;
   std::deque<RawBuffer> queue_;
   bool stopping_ = false;
+  bool wake_requested_ = false;
   std::thread consumer_;
   bool started_ = false;
 

@@ -1,8 +1,10 @@
-#include "wavekit/profile/graph_event_timer.h"
+#include "wavekit/profile/launch_event_timer.h"
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "wavekit/profile/profile_data.h"
@@ -82,28 +84,34 @@ class FakeEvents final : public EventApi {
 
 class CollectingSink final : public RecordSink {
  public:
-  void kernel(const KernelActivity&) override { ++kernels; }
+  void kernel(const KernelActivity& record) override {
+    ++kernels;
+    kernel_names.emplace_back(record.kernel_name);
+    kernel_ns.push_back(record.end_ns - record.start_ns);
+  }
   void graph(const GraphActivity& record) override { graphs.push_back(record); }
   void dropped(std::uint64_t count) override { dropped_total += count; }
   std::vector<GraphActivity> graphs;
   int kernels = 0;
+  std::vector<std::string> kernel_names;
+  std::vector<std::uint64_t> kernel_ns;
   std::uint64_t dropped_total = 0;
 };
 
 void* const kContext = reinterpret_cast<void*>(0xc0);
 void* const kStream = reinterpret_cast<void*>(0x5);
 
-TEST(GraphEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOnes) {
+TEST(LaunchEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOnes) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 16);
+  LaunchEventTimer timer(driver, 16);
   const void* exec_a = reinterpret_cast<void*>(0xa);
   const void* exec_b = reinterpret_cast<void*>(0xb);
-  std::vector<GraphEventTimer::Ticket> tickets;
+  std::vector<LaunchEventTimer::Ticket> tickets;
   for (std::uint64_t i = 0; i < 3; ++i) {
     auto ticket = timer.begin(kContext, kStream, false);
     ASSERT_TRUE(ticket);
-    timer.end(*ticket, kStream, false, 100 + i, 0, timer.graph_number(i == 1 ? exec_b : exec_a),
-              5000 * i);
+    timer.end(*ticket, kStream, false,
+              {100 + i, 5000 * i, 0, timer.graph_number(i == 1 ? exec_b : exec_a)});
     tickets.push_back(*ticket);
   }
   EXPECT_EQ(driver.events.at(tickets[0].pair.start).stream, kStream);
@@ -135,15 +143,44 @@ TEST(GraphEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOne
   EXPECT_EQ(sink.dropped_total, 0u);
 }
 
-TEST(GraphEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
+// Kernel launches come back as kernel records under their own names, copied at launch: the
+// driver's name pointer may later name another kernel (its module unloaded, another loaded).
+TEST(LaunchEventTimer, ReportsKernelLaunchesUnderTheNameTheyHadAtLaunch) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 2);
+  LaunchEventTimer timer(driver, 16);
+  char driver_name[32] = "_Z6decodev";
+  auto first = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(first);
+  timer.end(*first, kStream, false, {1, 0, 0, 0, driver_name});
+  std::strcpy(driver_name, "_Z7prefillv");  // the same pointer, another kernel
+  auto second = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(second);
+  timer.end(*second, kStream, false, {2, 0, 0, 0, driver_name});
+  auto third = timer.begin(kContext, kStream, false);
+  ASSERT_TRUE(third);
+  timer.end(*third, kStream, false, {3, 0, 0, 0, nullptr});
+  driver.run(first->pair, 1000, 1300);
+  driver.run(second->pair, 2000, 2700);
+  driver.run(third->pair, 3000, 3100);
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_TRUE(sink.graphs.empty());
+  ASSERT_EQ(sink.kernel_names.size(), 3u);
+  EXPECT_EQ(sink.kernel_names[0], "_Z6decodev");
+  EXPECT_EQ(sink.kernel_names[1], "_Z7prefillv");
+  EXPECT_EQ(sink.kernel_names[2], "<unknown kernel>");
+  EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>{300, 700, 100}));
+}
+
+TEST(LaunchEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 2);
   auto first = timer.begin(kContext, kStream, false);
   auto second = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(first && second);
   EXPECT_FALSE(timer.begin(kContext, kStream, false));  // both pairs in flight
-  timer.end(*first, kStream, false, 1, 0, 1, 0);
-  timer.end(*second, kStream, false, 2, 0, 1, 0);
+  timer.end(*first, kStream, false, {1, 0, 0, 1});
+  timer.end(*second, kStream, false, {2, 0, 0, 1});
   driver.run(first->pair, 100, 200);
   driver.run(second->pair, 300, 400);
   CollectingSink sink;
@@ -159,9 +196,9 @@ TEST(GraphEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
   EXPECT_EQ(driver.created, 2);
 }
 
-TEST(GraphEventTimer, KeepsPairsOfEachContextApart) {
+TEST(LaunchEventTimer, KeepsPairsOfEachContextApart) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 8);
+  LaunchEventTimer timer(driver, 8);
   void* other_context = reinterpret_cast<void*>(0xd0);
   auto a = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(a);
@@ -174,15 +211,15 @@ TEST(GraphEventTimer, KeepsPairsOfEachContextApart) {
   EXPECT_EQ(driver.created, 2);
 }
 
-TEST(GraphEventTimer, CountsLaunchesItCouldNotTime) {
+TEST(LaunchEventTimer, CountsLaunchesItCouldNotTime) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 8);
+  LaunchEventTimer timer(driver, 8);
   driver.refuse_create = true;
   EXPECT_FALSE(timer.begin(kContext, kStream, false));
   driver.refuse_create = false;
   auto ok = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(ok);
-  timer.end(*ok, kStream, false, 7, 0, 1, 0);
+  timer.end(*ok, kStream, false, {7, 0, 0, 1});
   driver.events.at(ok->pair.end).failed = true;  // e.g. the context was torn down
   CollectingSink sink;
   timer.poll(sink, false);
@@ -191,13 +228,13 @@ TEST(GraphEventTimer, CountsLaunchesItCouldNotTime) {
   EXPECT_EQ(timer.in_flight(), 0u);
 }
 
-TEST(GraphEventTimer, FinalPollWaitsForEveryLaunch) {
+TEST(LaunchEventTimer, FinalPollWaitsForEveryLaunch) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 8);
+  LaunchEventTimer timer(driver, 8);
   for (std::uint64_t i = 1; i <= 3; ++i) {
     auto t = timer.begin(kContext, kStream, true);
     ASSERT_TRUE(t);
-    timer.end(*t, kStream, true, i, 0, 1, 0);
+    timer.end(*t, kStream, true, {i, 0, 0, 1});
   }
   CollectingSink sink;
   timer.poll(sink, false);
@@ -207,9 +244,9 @@ TEST(GraphEventTimer, FinalPollWaitsForEveryLaunch) {
   EXPECT_EQ(driver.waits, 3);
 }
 
-TEST(GraphEventTimer, GraphNumbersAreStableUntilTheGraphIsDestroyed) {
+TEST(LaunchEventTimer, GraphNumbersAreStableUntilTheGraphIsDestroyed) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 8);
+  LaunchEventTimer timer(driver, 8);
   const void* exec = reinterpret_cast<void*>(0x100);
   const void* other = reinterpret_cast<void*>(0x200);
   EXPECT_EQ(timer.graph_number(exec), 1u);
@@ -223,22 +260,22 @@ TEST(GraphEventTimer, GraphNumbersAreStableUntilTheGraphIsDestroyed) {
 // A backend that reports the timer's records, as the event mode's backend does.
 class TimerBackend final : public Backend {
  public:
-  explicit TimerBackend(GraphEventTimer& timer) : timer_(timer) {}
+  explicit TimerBackend(LaunchEventTimer& timer) : timer_(timer) {}
   void decode(const RawBuffer&, RecordSink&) override {}
   void release(const RawBuffer&) override {}
   void poll(RecordSink& sink, bool final) override { timer_.poll(sink, final); }
 
  private:
-  GraphEventTimer& timer_;
+  LaunchEventTimer& timer_;
 };
 
-TEST(GraphEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
+TEST(LaunchEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
   FakeEvents driver;
-  GraphEventTimer timer(driver, 64);
+  LaunchEventTimer timer(driver, 64);
   TimerBackend backend(timer);
   SessionConfig config;
   config.launch_slots = 1 << 10;
-  config.graph_events = true;
+  config.events_backend = true;
   Session session(config, &backend);
   session.start();
   const void* decode_graph = reinterpret_cast<void*>(0x1);
@@ -250,8 +287,8 @@ TEST(GraphEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
     ASSERT_TRUE(session.on_kernel_launch(corr));
     auto ticket = timer.begin(kContext, kStream, false);
     ASSERT_TRUE(ticket);
-    timer.end(*ticket, kStream, false, corr, 0,
-              timer.graph_number(decode ? decode_graph : prefill_graph), corr * 1000);
+    timer.end(*ticket, kStream, false,
+              {corr, corr * 1000, 0, timer.graph_number(decode ? decode_graph : prefill_graph)});
     session.tree().exit();
     // The GPU runs half of the launches before the session stops; the rest are waited for.
     if (corr % 2 == 0) driver.run(ticket->pair, corr * 1000, corr * 1000 + corr);

@@ -1,21 +1,24 @@
-// CUDA-graph launches timed with a pair of GPU events each, for the CUPTI-free graph mode
-// (`--graphs events`). On the H200 any CUPTI call at all puts the driver into a traced mode
-// that costs about 0.1 µs of GPU time per graph node and 0.3 µs of host time per node per
+// Kernel and CUDA-graph launches timed with a pair of GPU events each, for the CUPTI-free
+// backend (`--backend events`). On the H200 any CUPTI call at all puts the driver into a traced
+// mode that costs about 0.1 µs of GPU time per graph node and 0.3 µs of host time per node per
 // graph launch, even with no callback and no activity kind enabled (docs/benchmarks/profile.md,
-// run E). This mode never calls CUPTI: a launch hook records an event before and after each
-// graph launch on the launch's stream, and the consumer thread later asks the driver, without
-// waiting, whether the end event has completed and reads the elapsed time.
+// run E). This backend never calls CUPTI: a launch hook records an event before and after each
+// launch it times, on the launch's stream, and the consumer thread later asks the driver,
+// without waiting, whether the end event has completed and reads the elapsed time.
 //
 // The driver is behind EventApi so that the bookkeeping is tested without a GPU. Application
-// threads take one uncontended mutex twice per graph launch (pool and queue; tens of ns next
-// to a launch's microseconds); no allocation once the pool is warm, and no synchronisation.
+// threads take one uncontended mutex twice per timed launch (pool and queue; tens of ns next
+// to a launch's microseconds); no allocation once the pool and the kernel names are warm, and
+// no synchronisation.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "wavekit/profile/aggregator.h"
@@ -46,13 +49,13 @@ class EventApi {
   virtual void wait(void* context, void* event) = 0;
 };
 
-class GraphEventTimer {
+class LaunchEventTimer {
  public:
   // At most `max_pairs` launches in flight; beyond that launches go untimed and are counted.
-  GraphEventTimer(EventApi& api, std::size_t max_pairs);
-  ~GraphEventTimer();
-  GraphEventTimer(const GraphEventTimer&) = delete;
-  GraphEventTimer& operator=(const GraphEventTimer&) = delete;
+  LaunchEventTimer(EventApi& api, std::size_t max_pairs);
+  ~LaunchEventTimer();
+  LaunchEventTimer(const LaunchEventTimer&) = delete;
+  LaunchEventTimer& operator=(const LaunchEventTimer&) = delete;
 
   struct Ticket {
     EventPair pair;
@@ -61,9 +64,16 @@ class GraphEventTimer {
   // Application thread, before the real launch: records the start event. Empty when the
   // launch cannot be timed (pool exhausted or the driver refused); it is counted as dropped.
   std::optional<Ticket> begin(void* context, void* stream, bool per_thread_stream);
+  // What was launched between a ticket's events.
+  struct Launch {
+    std::uint64_t correlation = 0;  // the launch table's key of the launch's context
+    std::uint64_t host_ns = 0;      // when the host launched it
+    std::uint32_t device = 0;
+    std::uint32_t graph_number = 0;     // a graph launch: graph_number(exec); 0: a kernel launch
+    const char* kernel_name = nullptr;  // a kernel launch: its name (copied); null: unknown
+  };
   // After a successful real launch: records the end event and queues the launch.
-  void end(const Ticket& ticket, void* stream, bool per_thread_stream, std::uint64_t correlation,
-           std::uint32_t device, std::uint32_t graph_number, std::uint64_t host_ns);
+  void end(const Ticket& ticket, void* stream, bool per_thread_stream, const Launch& launch);
   // After a failed real launch: the pair goes back to the pool.
   void cancel(const Ticket& ticket);
 
@@ -73,12 +83,12 @@ class GraphEventTimer {
   std::uint32_t graph_number(const void* exec);
   void forget(const void* exec);
 
-  // Consumer thread: hands every completed launch to `sink` as a GraphActivity (start at the
-  // host launch time, end = start + GPU time between the events) and reports untimed
-  // launches as dropped. With `wait` (session stop) it first waits for every queued launch.
+  // Consumer thread: hands every completed launch to `sink`, a graph launch as a GraphActivity
+  // and a kernel launch as a KernelActivity (start at the host launch time, end = start + GPU
+  // time between the events), and reports untimed launches as dropped. With `wait` (session stop)
+  // it first waits for every queued launch.
   void poll(RecordSink& sink, bool wait);
 
-  // Launches queued and not yet reported (consumer thread).
   // Launches queued and not yet reported (consumer thread).
   std::size_t in_flight() const;
 
@@ -89,8 +99,10 @@ class GraphEventTimer {
     std::uint64_t host_ns = 0;
     std::uint32_t device = 0;
     std::uint32_t graph_number = 0;
+    const std::string* kernel_name = nullptr;  // into kernel_names_
   };
   void recycle(const Ticket& ticket);
+  const std::string* intern_kernel_name(const char* name);  // under mutex_
 
   EventApi& api_;
   const std::size_t max_pairs_;
@@ -102,6 +114,11 @@ class GraphEventTimer {
   std::uint64_t dropped_ = 0;
   std::unordered_map<const void*, std::uint32_t> graph_numbers_;
   std::uint32_t next_graph_number_ = 1;
+  // Kernel names, interned by content (never freed: one per distinct kernel), and the last
+  // interned string for each of the driver's name pointers, checked by content on use because
+  // a pointer can be reused for another name once its module is unloaded.
+  std::unordered_set<std::string> kernel_names_;
+  std::unordered_map<const char*, const std::string*> names_by_pointer_;
 };
 
 }  // namespace wavekit::profile

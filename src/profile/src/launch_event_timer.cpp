@@ -1,4 +1,4 @@
-#include "wavekit/profile/graph_event_timer.h"
+#include "wavekit/profile/launch_event_timer.h"
 
 #include <algorithm>
 #include <utility>
@@ -7,17 +7,17 @@
 
 namespace wavekit::profile {
 
-GraphEventTimer::GraphEventTimer(EventApi& api, std::size_t max_pairs)
+LaunchEventTimer::LaunchEventTimer(EventApi& api, std::size_t max_pairs)
     : api_(api), max_pairs_(max_pairs) {}
 
-GraphEventTimer::~GraphEventTimer() {
+LaunchEventTimer::~LaunchEventTimer() {
   std::lock_guard lock(mutex_);
   for (auto& [context, pairs] : free_)
     for (const EventPair& pair : pairs) api_.destroy(context, pair);
 }
 
-std::optional<GraphEventTimer::Ticket> GraphEventTimer::begin(void* context, void* stream,
-                                                              bool per_thread_stream) {
+std::optional<LaunchEventTimer::Ticket> LaunchEventTimer::begin(void* context, void* stream,
+                                                                bool per_thread_stream) {
   Ticket ticket;
   ticket.context = context;
   bool need_new = false;
@@ -51,9 +51,8 @@ std::optional<GraphEventTimer::Ticket> GraphEventTimer::begin(void* context, voi
   return ticket;
 }
 
-void GraphEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_stream,
-                          std::uint64_t correlation, std::uint32_t device,
-                          std::uint32_t graph_number, std::uint64_t host_ns) {
+void LaunchEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_stream,
+                           const Launch& launch) {
   if (!api_.record(ticket.pair.end, stream, per_thread_stream)) {
     recycle(ticket);
     std::lock_guard lock(mutex_);
@@ -61,12 +60,25 @@ void GraphEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_st
     return;
   }
   std::lock_guard lock(mutex_);
-  pending_.push_back({ticket, correlation, host_ns, device, graph_number});
+  const std::string* name =
+      launch.graph_number == 0 ? intern_kernel_name(launch.kernel_name) : nullptr;
+  pending_.push_back(
+      {ticket, launch.correlation, launch.host_ns, launch.device, launch.graph_number, name});
 }
 
-void GraphEventTimer::cancel(const Ticket& ticket) { recycle(ticket); }
+const std::string* LaunchEventTimer::intern_kernel_name(const char* name) {
+  static const std::string unknown = "<unknown kernel>";
+  if (!name) return &unknown;
+  auto known = names_by_pointer_.find(name);
+  if (known != names_by_pointer_.end() && *known->second == name) return known->second;
+  const std::string* interned = &*kernel_names_.emplace(name).first;
+  names_by_pointer_[name] = interned;
+  return interned;
+}
 
-void GraphEventTimer::recycle(const Ticket& ticket) {
+void LaunchEventTimer::cancel(const Ticket& ticket) { recycle(ticket); }
+
+void LaunchEventTimer::recycle(const Ticket& ticket) {
   std::lock_guard lock(mutex_);
   auto it = std::find_if(free_.begin(), free_.end(),
                          [&](const auto& entry) { return entry.first == ticket.context; });
@@ -74,19 +86,19 @@ void GraphEventTimer::recycle(const Ticket& ticket) {
   it->second.push_back(ticket.pair);
 }
 
-std::uint32_t GraphEventTimer::graph_number(const void* exec) {
+std::uint32_t LaunchEventTimer::graph_number(const void* exec) {
   std::lock_guard lock(mutex_);
   auto [it, inserted] = graph_numbers_.try_emplace(exec, next_graph_number_);
   if (inserted) ++next_graph_number_;
   return it->second;
 }
 
-void GraphEventTimer::forget(const void* exec) {
+void LaunchEventTimer::forget(const void* exec) {
   std::lock_guard lock(mutex_);
   graph_numbers_.erase(exec);
 }
 
-void GraphEventTimer::poll(RecordSink& sink, bool wait) {
+void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
   std::uint64_t dropped = 0;
   {
     std::lock_guard lock(mutex_);
@@ -105,7 +117,7 @@ void GraphEventTimer::poll(RecordSink& sink, bool wait) {
     }
     std::optional<std::uint64_t> ns;
     if (state == EventApi::State::done) ns = api_.elapsed_ns(p.ticket.context, p.ticket.pair);
-    if (ns) {
+    if (ns && p.graph_number) {
       GraphActivity a;
       a.correlation = p.correlation;
       a.start_ns = p.host_ns;
@@ -114,6 +126,14 @@ void GraphEventTimer::poll(RecordSink& sink, bool wait) {
       a.graph_id = p.graph_number;
       a.capture_tracked = false;
       sink.graph(a);
+    } else if (ns) {
+      KernelActivity a;
+      a.correlation = p.correlation;
+      a.start_ns = p.host_ns;
+      a.end_ns = p.host_ns + *ns;
+      a.device = p.device;
+      a.kernel_name = *p.kernel_name;
+      sink.kernel(a);
     } else {
       ++dropped;
     }
@@ -123,7 +143,7 @@ void GraphEventTimer::poll(RecordSink& sink, bool wait) {
   if (dropped) sink.dropped(dropped);
 }
 
-std::size_t GraphEventTimer::in_flight() const {
+std::size_t LaunchEventTimer::in_flight() const {
   std::lock_guard lock(mutex_);
   return pending_.size() + polling_.size();
 }

@@ -1,14 +1,16 @@
-// The CUPTI-free graph mode (`wavekit profile --graphs events`) as a library of its own, loaded
-// with LD_PRELOAD: when WAVEKIT_PROFILE_OUTPUT is set, it prepares a backend that times graph
-// launches with event pairs (launch_hooks.h) and starts the session at CUDA initialisation. A
-// library apart from the CUPTI one so that the `dlsym` it must define is in a process only when
-// this mode is asked for.
+// The CUPTI-free backend (`wavekit profile --backend events`) as a library of its own, loaded
+// with LD_PRELOAD: when WAVEKIT_PROFILE_OUTPUT is set, it prepares a backend that times kernel
+// and graph launches with event pairs (launch_hooks.h) and starts the session at CUDA
+// initialisation. A library apart from the CUPTI one so that the `dlsym` it must define is in a
+// process only when this backend is asked for.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <string>
 
 #include "launch_hooks.h"
+#include "wavekit/profile/aggregator.h"
 #include "wavekit/profile/c_api.h"
 #include "wavekit/profile/session.h"
 
@@ -20,12 +22,14 @@ Backend* backend = nullptr;
 SessionConfig* config = nullptr;  // read at load, so that bad settings are reported at once
 
 void stop_at_exit() {
-  if (!session) return;
+  // Once: the program may stop the session itself before the exit handler runs.
+  static std::atomic<bool> stopped{false};
+  if (!session || stopped.exchange(true)) return;
   session->stop();
   const SelfMetrics totals = session->totals();
   if (std::getenv("WAVEKIT_PROFILE_QUIET") == nullptr)
     std::fprintf(stderr,
-                 "wavekit profile: %llu graph launches, %llu unattributed, %llu dropped; results "
+                 "wavekit profile: %llu launches timed, %llu unattributed, %llu dropped; results "
                  "in %s\n",
                  static_cast<unsigned long long>(totals.records),
                  static_cast<unsigned long long>(totals.unattributed),
@@ -39,7 +43,7 @@ void start_session() {
     session = new Session(*config, backend);
     set_global_session(session);
     session->start();
-    activate_graph_event_hooks(session);
+    activate_event_hooks(session);
     std::atexit(stop_at_exit);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());
@@ -50,10 +54,9 @@ __attribute__((constructor)) void prepare_if_preloaded() {
   if (std::getenv("WAVEKIT_PROFILE_OUTPUT") == nullptr) return;
   try {
     config = new SessionConfig(SessionConfig::from_environment());
-    config->graph_events = true;
-    config->graph_level = false;
+    config->display_name = demangle_kernel_name;
     std::string why;
-    backend = make_graph_event_backend(why, start_session);
+    backend = make_event_backend(why, start_session);
     if (!backend) std::fprintf(stderr, "wavekit profile: not started: %s\n", why.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());
@@ -64,6 +67,6 @@ __attribute__((constructor)) void prepare_if_preloaded() {
 }  // namespace wavekit::profile
 
 // Stops the session and writes the outputs now (the exit handler then has nothing left to do).
-extern "C" __attribute__((visibility("default"))) void wavekit_profile_graph_events_stop(void) {
+extern "C" __attribute__((visibility("default"))) void wavekit_profile_events_stop(void) {
   wavekit::profile::stop_at_exit();
 }

@@ -24,6 +24,18 @@ CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph",
 EVENTS_DUTY = "1/100"
 
 
+def pin_main_thread():
+    """Pins the calling (main) thread to one CPU, after CUDA and the profiler have started their
+    threads (which keep the whole set): launch-bound timings otherwise move with the scheduler's
+    placement of the launching thread, by 20-30 % between processes on the H200 machine.
+    WAVEKIT_BENCH_CPU picks the CPU (an index into the allowed set; default 2, "none": off)."""
+    choice = os.environ.get("WAVEKIT_BENCH_CPU", "2")
+    if choice == "none":
+        return
+    allowed = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {allowed[int(choice) % len(allowed)]})
+
+
 def rss_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -205,6 +217,7 @@ def run(args):
         profiler.__enter__()
     scope, advance = scopes_for(config)
     fns, graph_times = workloads(scope, advance)
+    pin_main_thread()
     result = {"config": config, "round": args.round, "workloads": {}}
     for name, fn in fns.items():  # warm-up: compilation, autotuning, handles
         with scope(name):
@@ -338,16 +351,23 @@ def ab(args):
     profiler enabled and disabled, alternating (ABBA), so that the ratio is taken between
     neighbouring blocks of the same process rather than across processes. Disabled, the hooks
     only forward (two loads per launch), which is also what a sampled run does between windows;
-    with --duty the enabled blocks are sampled."""
+    with a duty cycle the enabled blocks are sampled. A block repeats the workload for about
+    --block-s seconds, so that a sampled block holds many windows."""
     import torch
     import wavekit_profile as wp
     torch.cuda.init()
     fns, _ = workloads(wp.scope, lambda: None)
+    pin_main_thread()
     names = [n for n in args.workloads if n in fns]
-    for name in names:  # warm-up
+    repeats = {}
+    for name in names:  # warm-up, and how many runs make a block
         fns[name]()
-    torch.cuda.synchronize()
-    blocks = {name: {"on": [], "off": [], "n": 0} for name in names}
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fns[name]()
+        torch.cuda.synchronize()
+        repeats[name] = max(1, round(args.block_s / (time.perf_counter() - t0)))
+    blocks = {name: {"on": [], "off": [], "n": 0, "repeats": repeats[name]} for name in names}
     for pair in range(args.pairs):
         for name in names:
             order = (True, False) if pair % 2 == 0 else (False, True)
@@ -355,7 +375,7 @@ def ab(args):
                 wp.enable() if on else wp.disable()
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
-                n = fns[name]()
+                n = sum(fns[name]() for _ in range(repeats[name]))
                 torch.cuda.synchronize()
                 blocks[name]["on" if on else "off"].append(time.perf_counter() - t0)
                 blocks[name]["n"] = n
@@ -369,13 +389,15 @@ def ab_orchestrate(args):
     """The A/B runs: full (every launch timed) and sampled (--duty), one process each."""
     os.makedirs(args.out, exist_ok=True)
     me = os.path.abspath(__file__)
-    for duty in ["", EVENTS_DUTY]:
+    # Full mode costs tens of percent, so short blocks resolve it; sampled mode is meant to cost
+    # under 1 %, so its blocks are long (many windows each) and its pairs many.
+    for duty, block_s, pairs in [("", 0.3, args.pairs), (EVENTS_DUTY, args.block_s, args.pairs)]:
         env = config_env("ours_events", args.lib, args.out, "ab" + duty.replace("/", "-"))
         if duty:
             env["WAVEKIT_PROFILE_DUTY"] = duty
         t = time.time()
-        cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(args.pairs),
-               "--workloads", *args.workloads]
+        cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(pairs),
+               "--block-s", str(block_s), "--workloads", *args.workloads]
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
         print(f"ab duty={duty or 'full'} {time.time() - t:.1f} s rc={proc.returncode}", flush=True)
         if proc.returncode != 0:
@@ -492,11 +514,13 @@ def main():
     ao.add_argument("--lib", required=True)
     ao.add_argument("--out", required=True)
     ao.add_argument("--pairs", type=int, default=12)
+    ao.add_argument("--block-s", type=float, default=1.0, help="seconds per sampled block")
     ao.add_argument("--workloads", nargs="+", default=ab_workloads)
     ao.add_argument("--timeout", type=int, default=300, help="seconds per process")
     ar = sub.add_parser("ab")
     ar.add_argument("--out", required=True)
     ar.add_argument("--pairs", type=int, default=12)
+    ar.add_argument("--block-s", type=float, default=1.0)
     ar.add_argument("--workloads", nargs="+", default=ab_workloads)
     sm = sub.add_parser("summarise")
     sm.add_argument("--out", required=True)

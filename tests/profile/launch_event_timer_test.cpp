@@ -100,6 +100,7 @@ class CollectingSink final : public RecordSink {
 
 void* const kContext = reinterpret_cast<void*>(0xc0);
 void* const kStream = reinterpret_cast<void*>(0x5);
+void* const kOtherStream = reinterpret_cast<void*>(0x6);
 
 TEST(LaunchEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOnes) {
   FakeEvents driver;
@@ -107,10 +108,12 @@ TEST(LaunchEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOn
   const void* exec_a = reinterpret_cast<void*>(0xa);
   const void* exec_b = reinterpret_cast<void*>(0xb);
   std::vector<LaunchEventTimer::Ticket> tickets;
+  // The second launch goes to another stream, so it may finish after the third.
   for (std::uint64_t i = 0; i < 3; ++i) {
-    auto ticket = timer.begin(kContext, kStream, false);
+    void* const stream = i == 1 ? kOtherStream : kStream;
+    auto ticket = timer.begin(kContext, stream, false);
     ASSERT_TRUE(ticket);
-    timer.end(*ticket, kStream, false,
+    timer.end(*ticket, stream, false,
               {100 + i, 5000 * i, 0, timer.graph_number(i == 1 ? exec_b : exec_a)});
     tickets.push_back(*ticket);
   }
@@ -151,11 +154,11 @@ TEST(LaunchEventTimer, ReportsKernelLaunchesUnderTheNameTheyHadAtLaunch) {
   char driver_name[32] = "_Z6decodev";
   auto first = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(first);
-  timer.end(*first, kStream, false, {1, 0, 0, 0, driver_name});
+  timer.end(*first, kStream, false, {1, 0, 0, 0, timer.kernel_name(driver_name)});
   std::strcpy(driver_name, "_Z7prefillv");  // the same pointer, another kernel
   auto second = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(second);
-  timer.end(*second, kStream, false, {2, 0, 0, 0, driver_name});
+  timer.end(*second, kStream, false, {2, 0, 0, 0, timer.kernel_name(driver_name)});
   auto third = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(third);
   timer.end(*third, kStream, false, {3, 0, 0, 0, nullptr});
@@ -170,6 +173,32 @@ TEST(LaunchEventTimer, ReportsKernelLaunchesUnderTheNameTheyHadAtLaunch) {
   EXPECT_EQ(sink.kernel_names[1], "_Z7prefillv");
   EXPECT_EQ(sink.kernel_names[2], "<unknown kernel>");
   EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>{300, 700, 100}));
+}
+
+// Launches of one stream finish in order: behind an unfinished one, the driver is not asked.
+TEST(LaunchEventTimer, AsksOnlyUpToTheFirstUnfinishedLaunchOfAStream) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16);
+  std::vector<LaunchEventTimer::Ticket> on_stream, on_other;
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    auto a = timer.begin(kContext, kStream, false);
+    timer.end(*a, kStream, false, {10 + i, 0, 0, 1});
+    on_stream.push_back(*a);
+    auto b = timer.begin(kContext, kOtherStream, false);
+    timer.end(*b, kOtherStream, false, {20 + i, 0, 0, 1});
+    on_other.push_back(*b);
+  }
+  // The first stream has finished its first launch only; the other all four.
+  driver.run(on_stream[0].pair, 0, 10);
+  for (const auto& t : on_other) driver.run(t.pair, 0, 10);
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.graphs.size(), 5u);
+  EXPECT_EQ(driver.queries, 2 + 4) << "asked behind the first stream's unfinished launch";
+  for (std::size_t i = 1; i < 4; ++i) driver.run(on_stream[i].pair, 20, 30);
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.graphs.size(), 8u);
+  EXPECT_EQ(timer.in_flight(), 0u);
 }
 
 TEST(LaunchEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
@@ -285,12 +314,14 @@ TEST(LaunchEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
     const bool decode = corr % 3 != 0;
     session.tree().enter(decode ? "decode" : "prefill");
     ASSERT_TRUE(session.on_kernel_launch(corr));
-    auto ticket = timer.begin(kContext, kStream, false);
+    // Two streams: the GPU runs the first's launches before the session stops; the second's
+    // are waited for.
+    void* const stream = corr % 2 == 0 ? kStream : kOtherStream;
+    auto ticket = timer.begin(kContext, stream, false);
     ASSERT_TRUE(ticket);
-    timer.end(*ticket, kStream, false,
+    timer.end(*ticket, stream, false,
               {corr, corr * 1000, 0, timer.graph_number(decode ? decode_graph : prefill_graph)});
     session.tree().exit();
-    // The GPU runs half of the launches before the session stops; the rest are waited for.
     if (corr % 2 == 0) driver.run(ticket->pair, corr * 1000, corr * 1000 + corr);
     if (decode) expected_decode_ns += corr % 2 == 0 ? corr : 1000;
   }

@@ -3,10 +3,10 @@
 // calls later comes from cuGetProcAddress. A handle-scoped dlsym cannot be interposed by
 // symbol preemption, so this library, when preloaded, defines `dlsym` itself: it forwards
 // every lookup and, once the event backend is prepared, answers cuGetProcAddress (both
-// versions), the kernel and graph launch functions (each with its `_ptsz` flavour) and
-// cuGraphExecDestroy with wrappers. Without the event backend the wrappers are never handed
-// out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved from the caller's position in
-// the link map, as the C library would).
+// versions), the kernel and graph launch functions (each with its `_ptsz` flavour),
+// cuGraphExecDestroy and the module/library unloads with wrappers. Without the event backend the
+// wrappers are never handed out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved from the
+// caller's position in the link map, as the C library would).
 #include "launch_hooks.h"
 
 #include <cuda.h>
@@ -14,6 +14,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -306,11 +307,35 @@ std::atomic<void*> real_functions[kHookedCount][2] = {};
 std::atomic<PFN_cuGetProcAddress_v12000> real_get_proc_v2{nullptr};
 std::atomic<PFN_cuGetProcAddress_v11030> real_get_proc_v1{nullptr};
 std::atomic<PFN_cuGraphExecDestroy_v10000> real_exec_destroy{nullptr};
+std::atomic<PFN_cuModuleUnload_v2000> real_module_unload{nullptr};
+std::atomic<PFN_cuLibraryUnload_v12000> real_library_unload{nullptr};
+// Bumped before any module or library is unloaded: a function handle may then name another
+// kernel, so the per-thread name caches start over.
+std::atomic<std::uint64_t> unload_generation{0};
 
 template <typename Fn>
 Fn real_function(Hooked hooked, int per_thread_stream) {
   return reinterpret_cast<Fn>(
       real_functions[hooked][per_thread_stream].load(std::memory_order_relaxed));
+}
+
+// The timer's name of `function`, cached per thread: the driver is asked and the name interned
+// (under the timer's mutex) only the first time a thread launches a function, and again after
+// a module was unloaded.
+const std::string* cached_kernel_name(CUfunction function) {
+  struct Entry {
+    CUfunction function = nullptr;
+    std::uint64_t generation = 0;
+    const std::string* name = nullptr;
+  };
+  thread_local std::array<Entry, 256> cache{};
+  const std::uint64_t generation = unload_generation.load(std::memory_order_acquire);
+  Entry& entry = cache[(reinterpret_cast<std::uintptr_t>(function) >> 4) % cache.size()];
+  if (entry.function == function && entry.generation == generation && entry.name) return entry.name;
+  const std::string* name =
+      events_backend->timer().kernel_name(events_backend->driver().kernel_name(function));
+  entry = {function, generation, name};
+  return name;
 }
 
 // A launch of `function` (a kernel) or `exec` (a graph) on `stream`, done by `launch`; timed
@@ -362,7 +387,7 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
     if (exec)
       what.graph_number = timer.graph_number(exec);
     else
-      what.kernel_name = driver.kernel_name(function);
+      what.kernel_name = cached_kernel_name(function);
     timer.end(*ticket, stream, per_thread_stream, what);
   } catch (...) {
     // The launch itself succeeded; only its timing is lost.
@@ -419,6 +444,33 @@ CUresult CUDAAPI forgetting_exec_destroy(CUgraphExec exec) {
   return real_exec_destroy.load(std::memory_order_relaxed)(exec);
 }
 
+CUresult CUDAAPI forgetting_module_unload(CUmodule module) {
+  unload_generation.fetch_add(1, std::memory_order_acq_rel);
+  return real_module_unload.load(std::memory_order_relaxed)(module);
+}
+
+CUresult CUDAAPI forgetting_library_unload(CUlibrary library) {
+  unload_generation.fetch_add(1, std::memory_order_acq_rel);
+  return real_library_unload.load(std::memory_order_relaxed)(library);
+}
+
+// The other wrapped functions (no `_ptsz` flavours): destructions the backend must hear of.
+void* wrap_destruction(std::string_view name, void* found) {
+  if (name == "cuGraphExecDestroy") {
+    real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(found));
+    return reinterpret_cast<void*>(&forgetting_exec_destroy);
+  }
+  if (name == "cuModuleUnload") {
+    real_module_unload.store(reinterpret_cast<PFN_cuModuleUnload_v2000>(found));
+    return reinterpret_cast<void*>(&forgetting_module_unload);
+  }
+  if (name == "cuLibraryUnload") {
+    real_library_unload.store(reinterpret_cast<PFN_cuLibraryUnload_v12000>(found));
+    return reinterpret_cast<void*>(&forgetting_library_unload);
+  }
+  return nullptr;
+}
+
 CUresult CUDAAPI hooked_get_proc_v2(const char* symbol, void** pfn, int version, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult* status);
 CUresult CUDAAPI hooked_get_proc_v1(const char* symbol, void** pfn, int version, cuuint64_t flags);
@@ -466,9 +518,8 @@ void wrap_driver_function(const char* symbol, void** pfn, int version, cuuint64_
   const bool per_thread = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
   if (void* wrapper = wrap_launch(symbol, per_thread, *pfn)) {
     *pfn = wrapper;
-  } else if (std::strcmp(symbol, "cuGraphExecDestroy") == 0) {
-    real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(*pfn));
-    *pfn = reinterpret_cast<void*>(&forgetting_exec_destroy);
+  } else if (void* destruction = wrap_destruction(symbol, *pfn)) {
+    *pfn = destruction;
   } else if (std::strcmp(symbol, "cuGetProcAddress") == 0) {
     // Asked through itself: the answer must keep going through the hook.
     if (version >= 12000) {
@@ -505,7 +556,8 @@ void* hook_symbol(const char* name, void* found) {
   if (per_thread) symbol.remove_suffix(5);
   const bool get_proc = symbol == "cuGetProcAddress_v2" || symbol == "cuGetProcAddress";
   void* launch_wrapper = wrap_launch(symbol, per_thread, found);
-  if (get_proc || symbol == "cuGraphExecDestroy" || launch_wrapper) start_session_once();
+  void* destruction = per_thread ? nullptr : wrap_destruction(symbol, found);
+  if (get_proc || destruction || launch_wrapper) start_session_once();
   if (symbol == "cuGetProcAddress_v2") {
     real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v2);
@@ -514,10 +566,7 @@ void* hook_symbol(const char* name, void* found) {
     real_get_proc_v1.store(reinterpret_cast<PFN_cuGetProcAddress_v11030>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v1);
   }
-  if (symbol == "cuGraphExecDestroy") {
-    real_exec_destroy.store(reinterpret_cast<PFN_cuGraphExecDestroy_v10000>(found));
-    return reinterpret_cast<void*>(&forgetting_exec_destroy);
-  }
+  if (destruction) return destruction;
   return launch_wrapper ? launch_wrapper : found;
 }
 

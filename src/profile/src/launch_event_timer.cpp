@@ -59,16 +59,16 @@ void LaunchEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_s
     ++dropped_;
     return;
   }
+  static const std::string unknown = "<unknown kernel>";
+  const std::string* name = launch.kernel_name ? launch.kernel_name : &unknown;
   std::lock_guard lock(mutex_);
-  const std::string* name =
-      launch.graph_number == 0 ? intern_kernel_name(launch.kernel_name) : nullptr;
-  pending_.push_back(
-      {ticket, launch.correlation, launch.host_ns, launch.device, launch.graph_number, name});
+  pending_.push_back({ticket, stream, per_thread_stream, launch.correlation, launch.host_ns,
+                      launch.device, launch.graph_number, launch.graph_number ? nullptr : name});
 }
 
-const std::string* LaunchEventTimer::intern_kernel_name(const char* name) {
-  static const std::string unknown = "<unknown kernel>";
-  if (!name) return &unknown;
+const std::string* LaunchEventTimer::kernel_name(const char* name) {
+  if (!name) return nullptr;
+  std::lock_guard lock(mutex_);
   auto known = names_by_pointer_.find(name);
   if (known != names_by_pointer_.end() && *known->second == name) return known->second;
   const std::string* interned = &*kernel_names_.emplace(name).first;
@@ -108,11 +108,21 @@ void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
     dropped = std::exchange(dropped_, 0);
   }
   std::size_t kept = 0;
+  // Streams with a launch the GPU has not finished: their later launches are not finished
+  // either, so they are not asked about (each question is a driver call).
+  std::vector<std::pair<void*, bool>>& behind = behind_streams_;
+  behind.clear();
   for (const Pending& p : polling_) {
+    const std::pair<void*, bool> stream{p.stream, p.per_thread_stream};
+    if (!wait && std::find(behind.begin(), behind.end(), stream) != behind.end()) {
+      polling_[kept++] = p;
+      continue;
+    }
     if (wait) api_.wait(p.ticket.context, p.ticket.pair.end);
     EventApi::State state = api_.query(p.ticket.context, p.ticket.pair.end);
     if (state == EventApi::State::pending) {
       polling_[kept++] = p;  // the GPU has not got there yet; asked again next time
+      behind.push_back(stream);
       continue;
     }
     std::optional<std::uint64_t> ns;

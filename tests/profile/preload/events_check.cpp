@@ -55,6 +55,7 @@ int main() {
                                                     CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
   auto destroy = take<PFN_cuGraphExecDestroy_v10000>(get_proc, "cuGraphExecDestroy", 0);
   auto launch_kernel = take<PFN_cuLaunchKernel_v4000>(get_proc, "cuLaunchKernel", 0);
+  auto module_unload = take<PFN_cuModuleUnload_v2000>(get_proc, "cuModuleUnload", 0);
   auto launch_kernel_ptsz = take<PFN_cuLaunchKernel_v4000>(
       get_proc, "cuLaunchKernel", CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
   // As Triton's launcher does: by name from the driver library.
@@ -69,9 +70,9 @@ int main() {
       reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "wavekit_profile_set_enabled"));
   auto launches = reinterpret_cast<int (*)()>(dlsym(cuda, "fake_cuda_graph_launches"));
   auto kernel_launches = reinterpret_cast<int (*)()>(dlsym(cuda, "fake_cuda_kernel_launches"));
-  if (!get_proc || !launch || !launch_ptsz || !destroy || !launch_kernel || !launch_kernel_ptsz ||
-      !launch_kernel_ex || !stop || !scope_enter || !scope_exit || !set_enabled || !launches ||
-      !kernel_launches) {
+  if (!get_proc || !launch || !launch_ptsz || !destroy || !launch_kernel || !module_unload ||
+      !launch_kernel_ptsz || !launch_kernel_ex || !stop || !scope_enter || !scope_exit ||
+      !set_enabled || !launches || !kernel_launches) {
     std::fprintf(stderr,
                  "events_check: an entry point is missing (is the profiler "
                  "preloaded?)\n");
@@ -100,6 +101,12 @@ int main() {
   for (int i = 0; i < 4; ++i)
     launch_kernel_ptsz(kernel(matmul), 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
   launch_kernel(kernel(library), 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
+  // After an unload the same handle may be another kernel: the hook must ask the driver again.
+  FakeKernel reused = matmul;
+  module_unload(nullptr);
+  reused.mangled_name = "_Z4gemmv";
+  matmul = reused;
+  launch_kernel(kernel(matmul), 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
   scope_exit();
   scope_enter("triton");
   CUlaunchConfig config{};
@@ -112,7 +119,7 @@ int main() {
   scope_exit();
   stop();
   expect(launches() == 55, "the stand-in driver did not run every graph launch");
-  expect(kernel_launches() == 121, "the stand-in driver did not run every kernel launch");
+  expect(kernel_launches() == 122, "the stand-in driver did not run every kernel launch");
 
   std::ifstream file(std::string(out) + "/profile.hatchet");
   std::stringstream text;
@@ -139,10 +146,13 @@ int main() {
          "decode / matmul() (per-thread stream) is not 4 launches of 7 us");
   expect(library_leaf && library_leaf->metrics.count == 1,
          "a library kernel is not named through cuKernelGetName");
+  const ProfileNode* reused_leaf = decode ? decode->find("gemm()") : nullptr;
+  expect(reused_leaf && reused_leaf->metrics.count == 1,
+         "a handle launched after a module unload kept its old kernel's name");
   expect(triton_leaf && triton_leaf->metrics.count == 6 && triton_leaf->metrics.time_ns == 18'000u,
          "triton / add_kernel (cuLaunchKernelEx by dlsym) is not the 6 enabled launches of 3 us");
-  expect(profile.root.metrics.count == 55 + 21,
-         "the profile does not hold 55 graph and 21 kernel launches");
+  expect(profile.root.metrics.count == 55 + 22,
+         "the profile does not hold 55 graph and 22 kernel launches");
   expect(profile.self.dropped == 0 && profile.self.graph_unknown == 0 &&
              profile.self.unattributed == 0,
          "dropped, graph_unknown or unattributed launches");

@@ -41,6 +41,7 @@ CUresult launch_kernel(CUfunction f, unsigned, unsigned, unsigned, unsigned, uns
 CUresult launch_kernel_ex(const CUlaunchConfig*, CUfunction f, void**, void**) {
   return run_kernel(f);
 }
+CUresult module_unload(CUmodule) { return CUDA_SUCCESS; }
 CUresult func_get_name(const char** name, CUfunction f) {
   const auto* kernel = reinterpret_cast<const FakeKernel*>(f);
   if (kernel->library_kernel) return CUDA_ERROR_INVALID_HANDLE;
@@ -121,6 +122,7 @@ const Entry kEntries[] = {
     {"cuLaunchKernel", reinterpret_cast<void*>(&launch_kernel)},
     {"cuLaunchKernelEx", reinterpret_cast<void*>(&launch_kernel_ex)},
     {"cuFuncGetName", reinterpret_cast<void*>(&func_get_name)},
+    {"cuModuleUnload", reinterpret_cast<void*>(&module_unload)},
     {"cuKernelGetName", reinterpret_cast<void*>(&kernel_get_name)},
     {"cuGraphExecDestroy", reinterpret_cast<void*>(&graph_exec_destroy)},
     {"cuCtxGetCurrent", reinterpret_cast<void*>(&ctx_get_current)},

@@ -69,13 +69,19 @@ class LaunchEventTimer {
     std::uint64_t correlation = 0;  // the launch table's key of the launch's context
     std::uint64_t host_ns = 0;      // when the host launched it
     std::uint32_t device = 0;
-    std::uint32_t graph_number = 0;     // a graph launch: graph_number(exec); 0: a kernel launch
-    const char* kernel_name = nullptr;  // a kernel launch: its name (copied); null: unknown
+    std::uint32_t graph_number = 0;  // a graph launch: graph_number(exec); 0: a kernel launch
+    const std::string* kernel_name = nullptr;  // a kernel launch: kernel_name(); null: unknown
   };
   // After a successful real launch: records the end event and queues the launch.
   void end(const Ticket& ticket, void* stream, bool per_thread_stream, const Launch& launch);
   // After a failed real launch: the pair goes back to the pool.
   void cancel(const Ticket& ticket);
+
+  // The timer's copy of a kernel name the driver gave (stable for the timer's life; one per
+  // distinct name). The driver's pointer is remembered and checked by content on the next
+  // call, since a pointer can be reused for another name once its module is unloaded; callers
+  // cache the answer per function and drop their cache when a module is unloaded.
+  const std::string* kernel_name(const char* driver_name);
 
   // A small number naming an executable graph (1, 2, ... in order of first launch), stable
   // until forget() (the executable graph was destroyed), so a later graph at the same address
@@ -95,6 +101,8 @@ class LaunchEventTimer {
  private:
   struct Pending {
     Ticket ticket;
+    void* stream = nullptr;  // launches of one stream complete in order
+    bool per_thread_stream = false;
     std::uint64_t correlation = 0;
     std::uint64_t host_ns = 0;
     std::uint32_t device = 0;
@@ -102,7 +110,6 @@ class LaunchEventTimer {
     const std::string* kernel_name = nullptr;  // into kernel_names_
   };
   void recycle(const Ticket& ticket);
-  const std::string* intern_kernel_name(const char* name);  // under mutex_
 
   EventApi& api_;
   const std::size_t max_pairs_;
@@ -110,7 +117,8 @@ class LaunchEventTimer {
   std::size_t created_ = 0;
   std::vector<std::pair<void*, std::vector<EventPair>>> free_;  // per context
   std::vector<Pending> pending_;
-  std::vector<Pending> polling_;  // consumer thread only, reused
+  std::vector<Pending> polling_;                        // consumer thread only, reused
+  std::vector<std::pair<void*, bool>> behind_streams_;  // consumer thread only, reused
   std::uint64_t dropped_ = 0;
   std::unordered_map<const void*, std::uint32_t> graph_numbers_;
   std::uint32_t next_graph_number_ = 1;

@@ -347,16 +347,29 @@ def orchestrate(args):
 
 
 def ab(args):
-    """In one process with the CUPTI-free backend preloaded: blocks of each workload with the
-    profiler enabled and disabled, alternating (ABBA), so that the ratio is taken between
-    neighbouring blocks of the same process rather than across processes. Disabled, the hooks
-    only forward (two loads per launch), which is also what a sampled run does between windows;
-    with a duty cycle the enabled blocks are sampled. A block repeats the workload for about
-    --block-s seconds, so that a sampled block holds many windows."""
+    """In one process: blocks of each workload with the profiler enabled and disabled,
+    alternating (ABBA), so that the ratio is taken between neighbouring blocks of the same
+    process rather than across processes (whose launch-bound timings differ by 20-30 % on the
+    H200 machine). wavekit is switched with enable()/disable() (CUPTI: kernel activity and launch
+    callbacks off, still subscribed; events backend: the hooks only forward, which is also what
+    a sampled run does between windows), Proton with deactivate()/activate(). A block repeats
+    the workload for about --block-s seconds, so that a sampled block holds many windows."""
     import torch
-    import wavekit_profile as wp
     torch.cuda.init()
-    fns, _ = workloads(wp.scope, lambda: None)
+    if args.config == "proton":
+        import triton.profiler as proton
+        session = proton.start(os.path.join(args.out, f"ab-proton-{args.index}"), context="shadow")
+        scope = proton.scope
+
+        def switch(on):
+            proton.activate(session) if on else proton.deactivate(session)
+    else:
+        import wavekit_profile as wp
+        scope = wp.scope
+
+        def switch(on):
+            wp.enable() if on else wp.disable()
+    fns, _ = workloads(scope, lambda: None)
     pin_main_thread()
     names = [n for n in args.workloads if n in fns]
     repeats = {}
@@ -372,56 +385,74 @@ def ab(args):
         for name in names:
             order = (True, False) if pair % 2 == 0 else (False, True)
             for on in order:
-                wp.enable() if on else wp.disable()
+                switch(on)
                 torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 n = sum(fns[name]() for _ in range(repeats[name]))
                 torch.cuda.synchronize()
                 blocks[name]["on" if on else "off"].append(time.perf_counter() - t0)
                 blocks[name]["n"] = n
-    wp.enable()
+    switch(True)
     with open(os.path.join(args.out, "ab.jsonl"), "a") as f:
-        f.write(json.dumps({"duty": os.environ.get("WAVEKIT_PROFILE_DUTY", ""),
+        f.write(json.dumps({"label": args.label, "config": args.config, "index": args.index,
                             "blocks": blocks}) + "\n")
+    if args.config == "proton":
+        proton.finalize()
+
+
+# What the A/B runs compare: (label, configuration, duty cycle, seconds per block, processes).
+# Full modes cost tens of percent, so shorter blocks resolve them; the sampled mode is meant to
+# cost under 1 %, so its blocks are long (many windows each).
+AB_SETTINGS = [
+    ("events full", "ours_events", "", 0.3, 1),
+    (f"events sampled {EVENTS_DUTY}", "ours_events", EVENTS_DUTY, 1.0, 1),
+    ("cupti full", "ours", "", 0.5, 2),
+    ("proton", "proton", "", 0.5, 2),
+]
 
 
 def ab_orchestrate(args):
-    """The A/B runs: full (every launch timed) and sampled (--duty), one process each."""
     os.makedirs(args.out, exist_ok=True)
     me = os.path.abspath(__file__)
-    # Full mode costs tens of percent, so short blocks resolve it; sampled mode is meant to cost
-    # under 1 %, so its blocks are long (many windows each) and its pairs many.
-    for duty, block_s, pairs in [("", 0.3, args.pairs), (EVENTS_DUTY, args.block_s, args.pairs)]:
-        env = config_env("ours_events", args.lib, args.out, "ab" + duty.replace("/", "-"))
-        if duty:
-            env["WAVEKIT_PROFILE_DUTY"] = duty
-        t = time.time()
-        cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(pairs),
-               "--block-s", str(block_s), "--workloads", *args.workloads]
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
-        print(f"ab duty={duty or 'full'} {time.time() - t:.1f} s rc={proc.returncode}", flush=True)
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], flush=True)
+    for label, config, duty, block_s, processes in AB_SETTINGS:
+        if args.only and not any(label.startswith(o) for o in args.only):
+            continue
+        for index in range(processes):
+            env = config_env(config, args.lib, args.out, f"ab{index}-" + label.replace(" ", "-").replace("/", "-"))
+            if duty:
+                env["WAVEKIT_PROFILE_DUTY"] = duty
+            t = time.time()
+            cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(args.pairs),
+                   "--block-s", str(block_s), "--config", config, "--label", label,
+                   "--index", str(index), "--workloads", *args.workloads]
+            proc = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                  timeout=args.timeout)
+            print(f"ab {label} #{index} {time.time() - t:.1f} s rc={proc.returncode}", flush=True)
+            if proc.returncode != 0:
+                print(proc.stderr[-3000:], flush=True)
     summarise_ab(args.out)
 
 
 def summarise_ab(out):
     rng = random.Random(2)
-    print("\nA/B in one process (events backend), median of paired ratios on/off [95% CI]:")
-    print("setting   workload        off median   on median    ratio [95% CI]        ns/launch")
+    print("\nA/B in one process: median of paired ratios on/off [95% CI]; host ns per launch")
+    print("setting                 # workload        off median   on median   ratio [95% CI]"
+          "          ns/launch [95% CI]")
     summary = {}
     for line in open(os.path.join(out, "ab.jsonl")):
         row = json.loads(line)
-        setting = f"sampled {row['duty']}" if row["duty"] else "full"
+        setting = f"{row['label']} #{row['index']}"
         for name, b in row["blocks"].items():
             ratios = [on / off for on, off in zip(b["on"], b["off"])]
             m, lo, hi = median_ci(ratios, rng)
+            per_launch = [(on - off) / b["n"] * 1e9 for on, off in zip(b["on"], b["off"])]
+            c, clo, chi = median_ci(per_launch, rng)
             off, on = statistics.median(b["off"]), statistics.median(b["on"])
-            per_launch = (on - off) / b["n"] * 1e9
             summary[f"{setting}/{name}"] = {"ratio": m, "ci": [lo, hi], "off_s": off, "on_s": on,
-                                           "ns_per_launch": per_launch, "pairs": len(ratios)}
-            print(f"{setting:9s} {name:15s} {off*1e3:9.2f} ms {on*1e3:9.2f} ms  {m:7.4f} "
-                  f"[{lo:.4f}, {hi:.4f}]  {per_launch:8.0f}")
+                                           "ns_per_launch": c, "ns_ci": [clo, chi],
+                                           "pairs": len(ratios)}
+            print(f"{setting:25s} {name:15s} {off*1e3:8.1f} ms {on*1e3:8.1f} ms  {m:7.4f} "
+                  f"[{lo:.4f}, {hi:.4f}]  {c:8.0f} [{clo:.0f}, {chi:.0f}]")
     with open(os.path.join(out, "ab_summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
 
@@ -509,24 +540,30 @@ def main():
     s.add_argument("--config", required=True)
     s.add_argument("--out", required=True)
     s.add_argument("--replays", type=int, default=10000)
-    ab_workloads = ["launch_torch", "launch_triton", "decode_eager", "gpu_torch"]
+    ab_workloads = ["launch_torch", "launch_triton", "decode_eager"]
     ao = sub.add_parser("ab-orchestrate")
     ao.add_argument("--lib", required=True)
     ao.add_argument("--out", required=True)
-    ao.add_argument("--pairs", type=int, default=12)
-    ao.add_argument("--block-s", type=float, default=1.0, help="seconds per sampled block")
+    ao.add_argument("--pairs", type=int, default=10)
+    ao.add_argument("--only", nargs="*", help="settings whose label starts so (default: all)")
     ao.add_argument("--workloads", nargs="+", default=ab_workloads)
     ao.add_argument("--timeout", type=int, default=300, help="seconds per process")
     ar = sub.add_parser("ab")
     ar.add_argument("--out", required=True)
-    ar.add_argument("--pairs", type=int, default=12)
+    ar.add_argument("--config", required=True, choices=["ours_events", "ours", "proton"])
+    ar.add_argument("--label", required=True)
+    ar.add_argument("--index", type=int, default=0)
+    ar.add_argument("--pairs", type=int, default=10)
     ar.add_argument("--block-s", type=float, default=1.0)
     ar.add_argument("--workloads", nargs="+", default=ab_workloads)
     sm = sub.add_parser("summarise")
     sm.add_argument("--out", required=True)
+    sa = sub.add_parser("summarise-ab")
+    sa.add_argument("--out", required=True)
     a = p.parse_args()
     {"orchestrate": orchestrate, "run": run, "soak": soak, "ab-orchestrate": ab_orchestrate,
-     "ab": ab, "summarise": lambda a: summarise(a.out)}[a.cmd](a)
+     "ab": ab, "summarise": lambda a: summarise(a.out),
+     "summarise-ab": lambda a: summarise_ab(a.out)}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,9 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --
 bash bench/profile/build.sh /tmp/wk .bench-deps || exit 1
 export PYTHONPATH=/tmp/wk:$PWD/python
 python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)'
-# AB (default 12 pairs, 0: skip): the CUPTI-free backend enabled and disabled in one process.
-if [ "${AB:-12}" != 0 ]; then
-  python3 bench/profile/bench.py ab-orchestrate --lib /tmp/wk --out /tmp/res --pairs "${AB:-12}" \
+# AB (default 10 pairs, 0: skip): each profiler enabled and disabled in one process.
+if [ "${AB:-10}" != 0 ]; then
+  python3 bench/profile/bench.py ab-orchestrate --lib /tmp/wk --out /tmp/res --pairs "${AB:-10}" \
     2>&1 | tee "$out/ab.txt"
   cp /tmp/res/ab.jsonl /tmp/res/ab_summary.json "$out/" 2>/dev/null
 fi

@@ -181,6 +181,10 @@ def install_triton_hook():
     from triton import knobs
 
     current = knobs.runtime.launch_enter_hook
+    if hasattr(current, "add"):
+        # Triton 3.5 and later: a chain of hooks, which other tools may share.
+        current.add(_triton_launch_enter)
+        return
     if current is not None and current is not _triton_launch_enter:
         raise RuntimeError("another Triton launch hook is installed (Proton's?); "
                            "only one profiler can own it")

@@ -53,4 +53,29 @@ except RuntimeError as e:
     assert "another Triton launch hook" in str(e)
 else:
     raise AssertionError("a foreign hook must not be replaced silently")
+
+
+# Triton 3.5 and later keep a chain of launch hooks: ours joins it, once, beside others.
+class HookChain:
+    def __init__(self):
+        self.calls = []
+
+    def add(self, func):
+        if func not in self.calls:
+            self.calls.append(func)
+
+    def __call__(self, *args):
+        for call in self.calls:
+            call(*args)
+
+
+other = []
+runtime.launch_enter_hook = HookChain()
+runtime.launch_enter_hook.add(lambda m: other.append(m))
+seen.clear()
+wp.install_triton_hook()
+wp.install_triton_hook()
+runtime.launch_enter_hook(Lazy())
+assert seen == [([0.0, 2.0e9, 0.0, 0.0, 0.0, 0.0, 0.0], 4096.0)], seen
+assert len(other) == 1, "the other hook in the chain was not kept"
 print("triton hook ok")

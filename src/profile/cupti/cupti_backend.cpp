@@ -321,18 +321,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 }
 
 void stop_at_exit() {
-  // Once: the program may stop the session itself before the exit handler runs.
-  static std::atomic<bool> stopped{false};
-  if (!session || stopped.exchange(true)) return;
-  session->stop();
-  const SelfMetrics totals = session->totals();
-  if (std::getenv("WAVEKIT_PROFILE_QUIET") == nullptr)
-    std::fprintf(
-        stderr, "wavekit profile: %llu kernels, %llu unattributed, %llu dropped; results in %s\n",
-        static_cast<unsigned long long>(totals.records),
-        static_cast<unsigned long long>(totals.unattributed),
-        static_cast<unsigned long long>(totals.dropped),
-        std::getenv("WAVEKIT_PROFILE_OUTPUT") ? std::getenv("WAVEKIT_PROFILE_OUTPUT") : "memory");
+  if (session) session->stop_and_report("kernels");
 }
 
 int start() {

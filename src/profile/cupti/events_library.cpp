@@ -3,7 +3,6 @@
 // and graph launches with event pairs (launch_hooks.h) and starts the session at CUDA
 // initialisation. A library apart from the CUPTI one so that the `dlsym` it must define is in a
 // process only when this backend is asked for.
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -22,19 +21,7 @@ Backend* backend = nullptr;
 SessionConfig* config = nullptr;  // read at load, so that bad settings are reported at once
 
 void stop_at_exit() {
-  // Once: the program may stop the session itself before the exit handler runs.
-  static std::atomic<bool> stopped{false};
-  if (!session || stopped.exchange(true)) return;
-  session->stop();
-  const SelfMetrics totals = session->totals();
-  if (std::getenv("WAVEKIT_PROFILE_QUIET") == nullptr)
-    std::fprintf(stderr,
-                 "wavekit profile: %llu launches timed, %llu unattributed, %llu dropped; results "
-                 "in %s\n",
-                 static_cast<unsigned long long>(totals.records),
-                 static_cast<unsigned long long>(totals.unattributed),
-                 static_cast<unsigned long long>(totals.dropped),
-                 std::getenv("WAVEKIT_PROFILE_OUTPUT"));
+  if (session) session->stop_and_report("launches timed");
 }
 
 // At CUDA initialisation (launch_hooks.h).

@@ -306,6 +306,18 @@ void Session::stop() {
   }
 }
 
+void Session::stop_and_report(const char* records) {
+  if (reported_.exchange(true)) return;
+  stop();
+  if (std::getenv("WAVEKIT_PROFILE_QUIET")) return;
+  const SelfMetrics t = totals();
+  std::fprintf(stderr, "wavekit profile: %llu %s, %llu unattributed, %llu dropped; results in %s\n",
+               static_cast<unsigned long long>(t.records), records,
+               static_cast<unsigned long long>(t.unattributed),
+               static_cast<unsigned long long>(t.dropped),
+               config_.output_dir.empty() ? "memory" : config_.output_dir.c_str());
+}
+
 Profile Session::merged_profile() const {
   std::lock_guard lock(results_mutex_);
   Profile copy;

@@ -113,6 +113,10 @@ class Session final : private RecordSink {
   void start();
   // Flushes the backend, drains, exports the last phases and writes the outputs.
   void stop();
+  // stop(), once whoever asks first (the program, or the exit handler after it), then one line
+  // of totals on stderr unless WAVEKIT_PROFILE_QUIET is set; `records` names what a record is
+  // ("kernels", "launches timed").
+  void stop_and_report(const char* records);
 
   // ---- application threads (hot path) ----
   // One slot write; no lock, no allocation. Returns false when not collecting.
@@ -192,6 +196,7 @@ class Session final : private RecordSink {
   bool wake_requested_ = false;
   std::thread consumer_;
   bool started_ = false;
+  std::atomic<bool> reported_{false};
 
   std::unique_ptr<Aggregator> aggregator_;  // consumer thread only
   std::uint64_t batch_now_ns_ = 0;

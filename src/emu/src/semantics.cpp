@@ -285,47 +285,20 @@ void write32(Wave& w, const Inst& in, u32* dst, unsigned lane, u32 value) {
   (void)w;
 }
 
-float output_f32(const Inst& in, float value) {
-  switch (in.omod) {
-    case 1:
-      value *= 2.0f;
-      break;
-    case 2:
-      value *= 4.0f;
-      break;
-    case 3:
-      value *= 0.5f;
-      break;
-    default:
-      break;
-  }
+// VOP3's output modifier (×2, ×4, ×0.5) then clamp to [0, 1] (NaN clamps to 0), for f32 and f64.
+template <typename Float>
+Float output_modified(const Inst& in, Float value) {
+  static constexpr Float kScale[4] = {1, 2, 4, Float(0.5)};
+  if (in.omod) value *= kScale[in.omod & 3];  // untouched without one (a NaN keeps its bits)
   if (in.flags & kFlagClamp) {
-    if (std::isnan(value)) return 0.0f;
-    value = value < 0.0f ? 0.0f : (value > 1.0f ? 1.0f : value);
+    if (std::isnan(value)) return 0;
+    value = value < 0 ? Float(0) : (value > 1 ? Float(1) : value);
   }
   return value;
 }
 
-double output_f64(const Inst& in, double value) {
-  switch (in.omod) {
-    case 1:
-      value *= 2.0;
-      break;
-    case 2:
-      value *= 4.0;
-      break;
-    case 3:
-      value *= 0.5;
-      break;
-    default:
-      break;
-  }
-  if (in.flags & kFlagClamp) {
-    if (std::isnan(value)) return 0.0;
-    value = value < 0.0 ? 0.0 : (value > 1.0 ? 1.0 : value);
-  }
-  return value;
-}
+float output_f32(const Inst& in, float value) { return output_modified(in, value); }
+double output_f64(const Inst& in, double value) { return output_modified(in, value); }
 
 // ---- VALU templates ----------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 // definition of the instruction, independently of the emulator's code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
@@ -70,6 +71,17 @@ const std::vector<std::pair<const char*, Expectation>>& expectations() {
        [](const Inputs& in, int l) { return in.a[l] < in.b[l] ? 1u : 2u; }},
       {"global_atomic_add (memory)", [](const Inputs& in, int l) { return 2 * in.b[l]; }},
       {"global_atomic_add glc (returned)", [](const Inputs& in, int l) { return in.b[l]; }},
+      {"v_add_f32 mul:2", [](const Inputs& in, int l) { return f((in.fa[l] + in.fb[l]) * 2); }},
+      {"v_mul_f32 div:2",
+       [](const Inputs& in, int l) { return f((in.fa[l] * in.fb[l]) * 0.5f); }},
+      {"v_add_f32 clamp",
+       [](const Inputs& in, int l) { return f(std::clamp(in.fa[l] + in.fb[l], 0.0f, 1.0f)); }},
+      {"v_add_f64 mul:4",
+       [](const Inputs& in, int l) { return f(float((double(in.fa[l]) * 2) * 4)); }},
+      {"v_mul_f64 clamp",
+       [](const Inputs& in, int l) {
+         return f(float(std::clamp(double(in.fa[l]) * in.fa[l], 0.0, 1.0)));
+       }},
   };
   return all;
 }

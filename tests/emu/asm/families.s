@@ -119,6 +119,20 @@ families:
   s_add_u32 s12, s12, 256
   s_addc_u32 s13, s13, 0
   RESULT
+  // 25..29: VOP3 output modifiers (omod) and clamp, f32 and f64
+  v_add_f32_e64 v4, v5, v6 mul:2
+  RESULT
+  v_mul_f32_e64 v4, v5, v6 div:2
+  RESULT
+  v_add_f32_e64 v4, v5, v6 clamp
+  RESULT
+  v_cvt_f64_f32 v[12:13], v5
+  v_add_f64 v[14:15], v[12:13], v[12:13] mul:4
+  v_cvt_f32_f64 v4, v[14:15]
+  RESULT
+  v_mul_f64 v[14:15], v[12:13], v[12:13] clamp
+  v_cvt_f32_f64 v4, v[14:15]
+  RESULT
   // Cache maintenance around a release (what the hostcall client emits): no effect here.
   buffer_wbl2
   s_waitcnt vmcnt(0)

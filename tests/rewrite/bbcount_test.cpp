@@ -127,12 +127,7 @@ TEST_P(Bbcount, MatchesGroundTruthAndKeepsOutputs) {
   rewritten.record_block_counts = true;
   const ToolLaunchOutcome tool = launch_instrumented(rewritten);
   ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-  ASSERT_EQ(tool.launch.buffers.size(), truth.buffers.size());
-  for (std::size_t i = 0; i < truth.buffers.size(); ++i) {
-    EXPECT_EQ(tool.launch.buffers[i].first, truth.buffers[i].first);
-    EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-        << "argument " << truth.buffers[i].first << " differs after the rewritten run";
-  }
+  EXPECT_TRUE(same_buffers(truth, tool.launch));
   EXPECT_GT(tool.report["waves"].size(), 0u);
   const nlohmann::json same_run = translate_trace(tool.launch.block_trace, *note, *text);
   EXPECT_EQ(tool.report, same_run) << "tool:\n"
@@ -192,9 +187,7 @@ TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
     ASSERT_TRUE(truth.ok) << truth.error;
     const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
     ASSERT_TRUE(tool.launch.ok) << view.name << ": " << tool.launch.error;
-    for (std::size_t i = 0; i < truth.buffers.size(); ++i)
-      EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-          << view.name << ": argument " << truth.buffers[i].first << " differs";
+    EXPECT_TRUE(same_buffers(truth, tool.launch)) << view.name;
     EXPECT_EQ(tool.report, truth.block_trace) << view.name;
   }
 }
@@ -252,10 +245,8 @@ TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {
   const hsa::LaunchOutcome truth = hsa::launch(original);
   ASSERT_TRUE(truth.ok) << truth.error;
   const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
-  bool detected = !tool.launch.ok || tool.report != truth.block_trace ||
-                  tool.launch.buffers.size() != truth.buffers.size();
-  for (std::size_t i = 0; !detected && i < truth.buffers.size(); ++i)
-    detected = tool.launch.buffers[i].second != truth.buffers[i].second;
+  const bool detected =
+      !tool.launch.ok || tool.report != truth.block_trace || !same_buffers(truth, tool.launch);
   EXPECT_TRUE(detected) << "a rewrite without the prologue's SGPR moves went unnoticed";
 }
 
@@ -285,10 +276,7 @@ TEST(BbcountNegativeControl, UntranslatedComputedCallTargetsAreDetected) {
     write_file(out, rewrite(input, plan, options).bytes);
     const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
     ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-    ASSERT_EQ(tool.launch.buffers.size(), truth.buffers.size());
-    for (std::size_t i = 0; i < truth.buffers.size(); ++i)
-      EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-          << "argument " << truth.buffers[i].first << " differs";
+    EXPECT_TRUE(same_buffers(truth, tool.launch));
     EXPECT_EQ(tool.report == truth.block_trace, !skip)
         << (skip ? "calls left untranslated went unnoticed" : "the translated calls miscount");
   }

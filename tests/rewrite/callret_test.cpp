@@ -313,10 +313,7 @@ TEST_P(Callret, RecordsWhatTheCallsReturnAndKeepsOutputs) {
   ASSERT_TRUE(original.ok) << original.error;
   const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
   ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-  ASSERT_EQ(tool.launch.buffers.size(), original.buffers.size());
-  for (std::size_t i = 0; i < original.buffers.size(); ++i)
-    EXPECT_TRUE(tool.launch.buffers[i].second == original.buffers[i].second)
-        << "argument " << original.buffers[i].first << " differs after the rewritten run";
+  EXPECT_TRUE(same_buffers(original, tool.launch));
   const InstrumentedKernel* instrumented = note->find_kernel(c.kernel);
   ASSERT_NE(instrumented, nullptr);
   // The records: the kernel's call sites, then those of the functions it reaches (fibonacci's
@@ -363,9 +360,7 @@ TEST(CallretNegativeControl, DroppingOneEnvelopeRestoreIsDetected) {
     const hsa::LaunchOutcome original = hsa::launch(request_for(k, inputs, c.path));
     ASSERT_TRUE(original.ok) << original.error;
     const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
-    bool detected = !tool.launch.ok || tool.launch.buffers.size() != original.buffers.size();
-    for (std::size_t i = 0; !detected && i < original.buffers.size(); ++i)
-      detected = tool.launch.buffers[i].second != original.buffers[i].second;
+    bool detected = !tool.launch.ok || !same_buffers(original, tool.launch);
     if (!detected) {
       const RewriteNote note = *find_note(codeobj::CodeObject::parse(read_file(out), out));
       const std::vector<std::uint64_t>& sites =

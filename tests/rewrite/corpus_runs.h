@@ -88,6 +88,24 @@ inline hsa::LaunchRequest request_for(const corpus::CorpusKernel& kernel,
   return request;
 }
 
+// Instrumentation must not change what a kernel computes: the rewritten run's buffers equal
+// the original run's, argument by argument (every differing one is named).
+inline testing::AssertionResult same_buffers(const hsa::LaunchOutcome& original,
+                                             const hsa::LaunchOutcome& rewritten) {
+  if (rewritten.buffers.size() != original.buffers.size())
+    return testing::AssertionFailure()
+           << rewritten.buffers.size() << " buffers after the rewritten run, "
+           << original.buffers.size() << " after the original";
+  std::string differing;
+  for (std::size_t i = 0; i < original.buffers.size(); ++i)
+    if (rewritten.buffers[i].first != original.buffers[i].first ||
+        !(rewritten.buffers[i].second == original.buffers[i].second))
+      differing += (differing.empty() ? "" : ", ") + original.buffers[i].first;
+  if (differing.empty()) return testing::AssertionSuccess();
+  return testing::AssertionFailure()
+         << "argument(s) " << differing << " differ after the rewritten run";
+}
+
 // The blocks a kernel's block points instrument, in the order of its block keys (and point
 // ids): the kernel's own, then those of each device function relocated with it
 // (KernelView::relocated_callees), by entry address. Device functions are relocated and

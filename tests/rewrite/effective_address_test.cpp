@@ -135,10 +135,7 @@ void compare_with_trace(const Case& c, const RewriteOptions& options,
   request.record_memory_accesses = true;
   const ToolLaunchOutcome tool = launch_instrumented(request);
   ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-  ASSERT_EQ(tool.launch.buffers.size(), truth.buffers.size());
-  for (std::size_t i = 0; i < truth.buffers.size(); ++i)
-    EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-        << "argument " << truth.buffers[i].first << " differs after the rewritten run";
+  EXPECT_TRUE(same_buffers(truth, tool.launch));
 
   // Per wave, the trace's records of the logged instructions, in order. In the rewritten run
   // they are the relocated copies (mapped back to original addresses); the envelope's own

@@ -151,10 +151,7 @@ class FunctionPoints : public testing::TestWithParam<Case> {
     ASSERT_TRUE(truth.ok) << truth.error;
     const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
     ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-    ASSERT_EQ(tool.launch.buffers.size(), truth.buffers.size());
-    for (std::size_t i = 0; i < truth.buffers.size(); ++i)
-      EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-          << "argument " << truth.buffers[i].first << " differs after the rewritten run";
+    EXPECT_TRUE(same_buffers(truth, tool.launch));
     // Retry loops of compare-and-swap depend on how waves interleave (see bbcount_test.cpp).
     if (c.kernel == "global_atomics") return;
 
@@ -249,9 +246,7 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
           (dir / (c.object + "." + c.kernel + (skip ? ".broken" : ".intact") + ".co")).string();
       write_file(out, rewrite(input, plan, skip ? broken : RewriteOptions{}).bytes);
       const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
-      bool same = tool.launch.ok && tool.launch.buffers.size() == truth.buffers.size();
-      for (std::size_t i = 0; same && i < truth.buffers.size(); ++i)
-        same = tool.launch.buffers[i].second == truth.buffers[i].second;
+      const bool same = tool.launch.ok && same_buffers(truth, tool.launch);
       EXPECT_EQ(same, !skip) << (skip ? "the dropped restore went unnoticed" : tool.launch.error);
     }
     return;

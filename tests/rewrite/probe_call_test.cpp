@@ -95,10 +95,7 @@ TEST_P(BlockCalls, CountLikeTheGroundTruthAndKeepOutputs) {
   ASSERT_TRUE(truth.ok) << truth.error;
   const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
   ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-  ASSERT_EQ(tool.launch.buffers.size(), truth.buffers.size());
-  for (std::size_t i = 0; i < truth.buffers.size(); ++i)
-    EXPECT_TRUE(tool.launch.buffers[i].second == truth.buffers[i].second)
-        << "argument " << truth.buffers[i].first << " differs after the rewritten run";
+  EXPECT_TRUE(same_buffers(truth, tool.launch));
 
   // The counts, in the --trace-blocks form.
   const InstrumentedKernel* instrumented = result.note.find_kernel(c.kernel);
@@ -212,10 +209,7 @@ void run_both(const Case& c, const Plan& plan, const std::string& suffix,
   EXPECT_TRUE(run_result.truth.ok) << run_result.truth.error;
   EXPECT_TRUE(run_result.tool.launch.ok) << run_result.tool.launch.error;
   if (!run_result.truth.ok || !run_result.tool.launch.ok) return;
-  EXPECT_EQ(run_result.tool.launch.buffers.size(), run_result.truth.buffers.size());
-  for (std::size_t i = 0; i < run_result.truth.buffers.size(); ++i)
-    EXPECT_TRUE(run_result.tool.launch.buffers[i].second == run_result.truth.buffers[i].second)
-        << "argument " << run_result.truth.buffers[i].first << " differs after the rewritten run";
+  EXPECT_TRUE(same_buffers(run_result.truth, run_result.tool.launch));
   *outcome = std::move(run_result);
 }
 

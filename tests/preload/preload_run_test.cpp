@@ -208,6 +208,26 @@ TEST(Run, BbcountLeavesOutputAloneAndEqualsGroundTruth) {
   fs::remove_all(dir);
 }
 
+// --tool-out holds one run's results: what an earlier run left there (more dispatches, another
+// kernel, a per-wave directory, an interrupted dispatch's subdirectory) is removed, with a
+// message; the user's own files stay.
+TEST(Run, ToolOutHoldsOnlyThisRunsResults) {
+  fs::path dir = scratch("earlier");
+  const fs::path out = dir / "out";
+  fs::create_directories(out / "divergent.7");
+  fs::create_directories(out / "k7f0012345000");
+  for (const char* name : {"divergent.1.json", "divergent.1.svg", "scale_add.299.json"})
+    wavekit::write_file((out / name).string(), std::string("{}"));
+  wavekit::write_file((out / "notes.txt").string(), std::string("the user's own"));
+  Outcome run = instrumented("--tool bbcount --tool-out " + out.string(), example("divergent"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.err.find("removed 5 results of an earlier run"), std::string::npos) << run.err;
+  std::set<std::string> left;
+  for (const auto& entry : fs::directory_iterator(out)) left.insert(entry.path().filename());
+  EXPECT_EQ(left, (std::set<std::string>{"divergent.0.json", "divergent.0.svg", "notes.txt"}));
+  fs::remove_all(dir);
+}
+
 // blocktrace under the shim: each wave of the unmodified program's dispatch writes its own
 // file through the process's hostcall service; the dispatch's directory must be, file by file,
 // what `wavekit launch --trace-sequence` writes for the original kernel (it makes no calls, so

@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
+#include <vector>
 
 #include "wavekit/support/error.h"
 
@@ -22,6 +25,36 @@ Device default_device() {
 
 namespace {
 
+// What a run writes into --tool-out: per dispatch KERNEL.N.json (+ .svg), or a directory
+// KERNEL.N of per-wave files, and while a dispatch runs a subdirectory k<hex> of its probes.
+bool is_run_result(const std::filesystem::directory_entry& entry) {
+  std::string name = entry.path().filename().string();
+  if (entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
+      name.find_first_not_of("0123456789abcdef", 1) == std::string::npos)
+    return true;
+  for (const char* extension : {".json", ".svg"})
+    if (entry.is_regular_file() && name.ends_with(extension))
+      name.resize(name.size() - std::string_view(extension).size());
+  const std::size_t dot = name.rfind('.');
+  return dot != std::string::npos && dot > 0 && dot + 1 < name.size() &&
+         name.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+}
+
+// --tool-out holds this run's results alone: an earlier run with more dispatches would leave
+// files this one does not overwrite, and they would read as this run's. They are removed, and
+// the user is told; other files stay.
+void remove_earlier_results(const std::string& directory) {
+  std::error_code missing;
+  if (directory.empty() || !std::filesystem::is_directory(directory, missing)) return;
+  std::vector<std::filesystem::path> earlier;
+  for (const auto& entry : std::filesystem::directory_iterator(directory))
+    if (is_run_result(entry)) earlier.push_back(entry.path());
+  for (const std::filesystem::path& path : earlier) std::filesystem::remove_all(path);
+  if (!earlier.empty())
+    std::fprintf(stderr, "wavekit run: --tool-out %s: removed %zu result%s of an earlier run\n",
+                 directory.c_str(), earlier.size(), earlier.size() == 1 ? "" : "s");
+}
+
 std::string prepend_path(const char* variable, const std::string& first) {
   const char* old = std::getenv(variable);
   return old && *old ? first + ":" + old : first;
@@ -35,8 +68,9 @@ RunResult run_application(const RunOptions& options, const Installation& install
     throw Error("the preload library is missing: " + installation.preload_library);
 
   ShimConfig shim = options.shim;
-  std::filesystem::path report =
-      std::filesystem::temp_directory_path() / ("wavekit-run-" + std::to_string(getpid()) + ".json");
+  remove_earlier_results(shim.tool_out);
+  std::filesystem::path report = std::filesystem::temp_directory_path() /
+                                 ("wavekit-run-" + std::to_string(getpid()) + ".json");
   shim.report_path = report.string();
 
   std::map<std::string, std::string> environment = config_to_environment(shim);

@@ -47,6 +47,7 @@ class FakeEvents final : public EventApi {
     if (!start.done || !end.done) return std::nullopt;
     return end.gpu_ns - start.gpu_ns;
   }
+  std::uint64_t host_now_ns() override { return host_clock_ns; }
   void wait(void*, void* event) override {
     ++waits;
     // The GPU gets to the pair's start event, then 1000 ns later to its end event.
@@ -67,6 +68,7 @@ class FakeEvents final : public EventApi {
   std::map<void*, void*> start_of;  // end event -> start event of its pair
   bool refuse_create = false;
   int created = 0, destroyed = 0, queries = 0, waits = 0;
+  std::uint64_t host_clock_ns = 0;  // what host_now_ns() answers
   std::uint64_t gpu_clock_ns = 1'000'000;
 
  private:
@@ -114,7 +116,9 @@ TEST(LaunchEventTimer, ReportsCompletedLaunchesWithTheirGpuTimeAndKeepsPendingOn
     auto ticket = timer.begin(kContext, stream, false);
     ASSERT_TRUE(ticket);
     timer.end(*ticket, stream, false,
-              {100 + i, 5000 * i, 0, timer.graph_number(i == 1 ? exec_b : exec_a)});
+              {.correlation = 100 + i,
+               .host_ns = 5000 * i,
+               .graph_number = timer.graph_number(i == 1 ? exec_b : exec_a)});
     tickets.push_back(*ticket);
   }
   EXPECT_EQ(driver.events.at(tickets[0].pair.start).stream, kStream);
@@ -154,14 +158,16 @@ TEST(LaunchEventTimer, ReportsKernelLaunchesUnderTheNameTheyHadAtLaunch) {
   char driver_name[32] = "_Z6decodev";
   auto first = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(first);
-  timer.end(*first, kStream, false, {1, 0, 0, 0, timer.kernel_name(driver_name)});
+  timer.end(*first, kStream, false,
+            {.correlation = 1, .kernel_name = timer.kernel_name(driver_name)});
   std::strcpy(driver_name, "_Z7prefillv");  // the same pointer, another kernel
   auto second = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(second);
-  timer.end(*second, kStream, false, {2, 0, 0, 0, timer.kernel_name(driver_name)});
+  timer.end(*second, kStream, false,
+            {.correlation = 2, .kernel_name = timer.kernel_name(driver_name)});
   auto third = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(third);
-  timer.end(*third, kStream, false, {3, 0, 0, 0, nullptr});
+  timer.end(*third, kStream, false, {.correlation = 3, .kernel_name = nullptr});
   driver.run(first->pair, 1000, 1300);
   driver.run(second->pair, 2000, 2700);
   driver.run(third->pair, 3000, 3100);
@@ -175,6 +181,49 @@ TEST(LaunchEventTimer, ReportsKernelLaunchesUnderTheNameTheyHadAtLaunch) {
   EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>{300, 700, 100}));
 }
 
+// Event pairs time a stream, not a kernel: on a starved stream the GPU reaches the start event
+// at once and the kernel only when its launch arrives. Host times (ns) and GPU times are given
+// here; the timer must take the launch call's host time off only where the gap before the
+// start event shows that the stream was starved.
+TEST(LaunchEventTimer, TakesTheLaunchCallOffTheTimeOnAStarvedStreamOnly) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16);
+  struct Step {
+    std::uint64_t start_recorded, launch_returned, end_recorded;  // host
+    std::uint64_t gpu_start, gpu_end;                             // when the GPU got there
+  };
+  const Step steps[] = {
+      // No launch before it on the stream: left as measured (5000).
+      {0, 4000, 5000, 0, 5000},
+      // Starved: the GPU gap from the last end event (9000 - 5000) equals the host gap; its
+      // kernel ran from 13000 (when the launch arrived) to 40000, so 27000, not 31000.
+      {9000, 13000, 14000, 9000, 40000},
+      // Busy: the start event waited behind that kernel (GPU gap 0, host gap 3000): 1000.
+      {17000, 21000, 22000, 40000, 41000},
+      // Too close to tell (host gap 1000): left as measured although the gaps agree.
+      {23000, 27000, 28000, 42000, 47000},
+  };
+  std::vector<LaunchEventTimer::Ticket> tickets;
+  std::uint64_t correlation = 1;
+  for (const Step& step : steps) {
+    auto ticket = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(ticket);
+    driver.host_clock_ns = step.end_recorded;
+    timer.end(*ticket, kStream, false,
+              {.correlation = correlation++,
+               .host_ns = step.start_recorded,
+               .launched_ns = step.launch_returned});
+    driver.run(ticket->pair, step.gpu_start, step.gpu_end);
+  }
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>{5000, 27000, 1000, 5000}));
+  // The last launch's events stay with the timer until the stream's next launch; a final poll
+  // gives them back.
+  timer.poll(sink, true);
+  EXPECT_EQ(timer.in_flight(), 0u);
+}
+
 // Launches of one stream finish in order: behind an unfinished one, the driver is not asked.
 TEST(LaunchEventTimer, AsksOnlyUpToTheFirstUnfinishedLaunchOfAStream) {
   FakeEvents driver;
@@ -182,10 +231,10 @@ TEST(LaunchEventTimer, AsksOnlyUpToTheFirstUnfinishedLaunchOfAStream) {
   std::vector<LaunchEventTimer::Ticket> on_stream, on_other;
   for (std::uint64_t i = 0; i < 4; ++i) {
     auto a = timer.begin(kContext, kStream, false);
-    timer.end(*a, kStream, false, {10 + i, 0, 0, 1});
+    timer.end(*a, kStream, false, {.correlation = 10 + i, .graph_number = 1});
     on_stream.push_back(*a);
     auto b = timer.begin(kContext, kOtherStream, false);
-    timer.end(*b, kOtherStream, false, {20 + i, 0, 0, 1});
+    timer.end(*b, kOtherStream, false, {.correlation = 20 + i, .graph_number = 1});
     on_other.push_back(*b);
   }
   // The first stream has finished its first launch only; the other all four.
@@ -208,8 +257,8 @@ TEST(LaunchEventTimer, RecyclesEventPairsAndCountsLaunchesBeyondThePool) {
   auto second = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(first && second);
   EXPECT_FALSE(timer.begin(kContext, kStream, false));  // both pairs in flight
-  timer.end(*first, kStream, false, {1, 0, 0, 1});
-  timer.end(*second, kStream, false, {2, 0, 0, 1});
+  timer.end(*first, kStream, false, {.correlation = 1, .graph_number = 1});
+  timer.end(*second, kStream, false, {.correlation = 2, .graph_number = 1});
   driver.run(first->pair, 100, 200);
   driver.run(second->pair, 300, 400);
   CollectingSink sink;
@@ -248,7 +297,7 @@ TEST(LaunchEventTimer, CountsLaunchesItCouldNotTime) {
   driver.refuse_create = false;
   auto ok = timer.begin(kContext, kStream, false);
   ASSERT_TRUE(ok);
-  timer.end(*ok, kStream, false, {7, 0, 0, 1});
+  timer.end(*ok, kStream, false, {.correlation = 7, .graph_number = 1});
   driver.events.at(ok->pair.end).failed = true;  // e.g. the context was torn down
   CollectingSink sink;
   timer.poll(sink, false);
@@ -263,7 +312,7 @@ TEST(LaunchEventTimer, FinalPollWaitsForEveryLaunch) {
   for (std::uint64_t i = 1; i <= 3; ++i) {
     auto t = timer.begin(kContext, kStream, true);
     ASSERT_TRUE(t);
-    timer.end(*t, kStream, true, {i, 0, 0, 1});
+    timer.end(*t, kStream, true, {.correlation = i, .graph_number = 1});
   }
   CollectingSink sink;
   timer.poll(sink, false);
@@ -320,7 +369,9 @@ TEST(LaunchEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
     auto ticket = timer.begin(kContext, stream, false);
     ASSERT_TRUE(ticket);
     timer.end(*ticket, stream, false,
-              {corr, corr * 1000, 0, timer.graph_number(decode ? decode_graph : prefill_graph)});
+              {.correlation = corr,
+               .host_ns = corr * 1000,
+               .graph_number = timer.graph_number(decode ? decode_graph : prefill_graph)});
     session.tree().exit();
     if (corr % 2 == 0) driver.run(ticket->pair, corr * 1000, corr * 1000 + corr);
     if (decode) expected_decode_ns += corr % 2 == 0 ? corr : 1000;

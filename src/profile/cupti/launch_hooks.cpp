@@ -156,6 +156,12 @@ struct Driver {
   }
 };
 
+std::uint64_t host_clock_ns() {
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now().time_since_epoch())
+                                        .count());
+}
+
 class DriverEvents final : public EventApi {
  public:
   explicit DriverEvents(const Driver& driver) : driver_(driver) {}
@@ -205,6 +211,7 @@ class DriverEvents final : public EventApi {
     driver_.make_current(context);
     driver_.event_synchronize(static_cast<CUevent>(event));
   }
+  std::uint64_t host_now_ns() override { return host_clock_ns(); }
 
  private:
   const Driver& driver_;
@@ -294,12 +301,6 @@ void start_session_once() {
 std::atomic<Session*> hooked_session{nullptr};
 std::atomic<std::uint64_t> next_correlation{1};
 
-std::uint64_t host_now_ns() {
-  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::steady_clock::now().time_since_epoch())
-                                        .count());
-}
-
 // The driver functions that are wrapped, each in its default-stream ([0]) and per-thread
 // default-stream ([1], the `_ptsz` names) flavour; the real functions are kept here.
 enum Hooked { kLaunchKernel, kLaunchKernelEx, kLaunchCooperative, kGraphLaunch, kHookedCount };
@@ -371,8 +372,9 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
   } catch (...) {
     // Out of memory in the pool: the launch goes untimed.
   }
-  const std::uint64_t host_ns = host_now_ns();
+  const std::uint64_t host_ns = host_clock_ns();
   CUresult result = launch();
+  const std::uint64_t launched_ns = host_clock_ns();
   if (!ticket) return result;
   if (result != CUDA_SUCCESS) {
     timer.cancel(*ticket);
@@ -383,6 +385,7 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
     LaunchEventTimer::Launch what;
     what.correlation = correlation;
     what.host_ns = host_ns;
+    what.launched_ns = launched_ns;
     what.device = static_cast<std::uint32_t>(device);
     if (exec)
       what.graph_number = timer.graph_number(exec);

@@ -11,6 +11,7 @@ LaunchEventTimer::LaunchEventTimer(EventApi& api, std::size_t max_pairs)
     : api_(api), max_pairs_(max_pairs) {}
 
 LaunchEventTimer::~LaunchEventTimer() {
+  for (const auto& [stream, launch] : last_reported_) recycle(launch.ticket);
   std::lock_guard lock(mutex_);
   for (auto& [context, pairs] : free_)
     for (const EventPair& pair : pairs) api_.destroy(context, pair);
@@ -61,9 +62,11 @@ void LaunchEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_s
   }
   static const std::string unknown = "<unknown kernel>";
   const std::string* name = launch.kernel_name ? launch.kernel_name : &unknown;
+  const std::uint64_t ended_ns = api_.host_now_ns();
   std::lock_guard lock(mutex_);
   pending_.push_back({ticket, stream, per_thread_stream, launch.correlation, launch.host_ns,
-                      launch.device, launch.graph_number, launch.graph_number ? nullptr : name});
+                      launch.launched_ns, ended_ns, launch.device, launch.graph_number,
+                      launch.graph_number ? nullptr : name});
 }
 
 const std::string* LaunchEventTimer::kernel_name(const char* name) {
@@ -127,6 +130,7 @@ void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
     }
     std::optional<std::uint64_t> ns;
     if (state == EventApi::State::done) ns = api_.elapsed_ns(p.ticket.context, p.ticket.pair);
+    if (ns) ns = kernel_time(p, *ns);
     if (ns && p.graph_number) {
       GraphActivity a;
       a.correlation = p.correlation;
@@ -147,10 +151,47 @@ void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
     } else {
       ++dropped;
     }
-    recycle(p.ticket);
+    if (!ns) recycle(p.ticket);
   }
   polling_.resize(kept);
+  if (wait) {
+    for (const auto& [stream, launch] : last_reported_) recycle(launch.ticket);
+    last_reported_.clear();
+  }
   if (dropped) sink.dropped(dropped);
+}
+
+std::uint64_t LaunchEventTimer::kernel_time(const Pending& launch,
+                                            std::uint64_t between_events_ns) {
+  const std::pair<void*, bool> stream{launch.stream, launch.per_thread_stream};
+  auto last = std::find_if(last_reported_.begin(), last_reported_.end(),
+                           [&](const auto& entry) { return entry.first == stream; });
+  std::uint64_t result = between_events_ns;
+  if (last != last_reported_.end()) {
+    const Pending& previous = last->second;
+    // Event times have about 0.5 µs resolution; host and GPU gaps of a starved stream agree
+    // to that and to the jitter of submitting a command.
+    constexpr std::uint64_t kMinHostGapNs = 2000;
+    std::optional<std::uint64_t> gpu_gap;
+    if (previous.ticket.context == launch.ticket.context && launch.host_ns > previous.ended_ns)
+      gpu_gap = api_.elapsed_ns(launch.ticket.context,
+                                EventPair{previous.ticket.pair.end, launch.ticket.pair.start});
+    // A host gap of a few µs is needed to tell the two cases apart: on a busy stream the GPU
+    // gap is about 0, on a starved one about the host gap.
+    const std::uint64_t host_gap = launch.host_ns - previous.ended_ns;
+    if (gpu_gap && host_gap >= kMinHostGapNs) {
+      const std::uint64_t difference =
+          *gpu_gap > host_gap ? *gpu_gap - host_gap : host_gap - *gpu_gap;
+      const std::uint64_t launch_call = launch.launched_ns - launch.host_ns;
+      if (difference <= 500 + host_gap / 4 && launch.launched_ns >= launch.host_ns)
+        result = between_events_ns > launch_call ? between_events_ns - launch_call : 0;
+    }
+    recycle(previous.ticket);
+    last->second = launch;
+  } else {
+    last_reported_.push_back({stream, launch});
+  }
+  return result;
 }
 
 std::size_t LaunchEventTimer::in_flight() const {

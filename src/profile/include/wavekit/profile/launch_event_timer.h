@@ -47,6 +47,8 @@ class EventApi {
   virtual std::optional<std::uint64_t> elapsed_ns(void* context, const EventPair& pair) = 0;
   // Only when the session stops: waits for the event.
   virtual void wait(void* context, void* event) = 0;
+  // The host clock the launch times are taken with (steady clock, ns).
+  virtual std::uint64_t host_now_ns() = 0;
 };
 
 class LaunchEventTimer {
@@ -67,7 +69,8 @@ class LaunchEventTimer {
   // What was launched between a ticket's events.
   struct Launch {
     std::uint64_t correlation = 0;  // the launch table's key of the launch's context
-    std::uint64_t host_ns = 0;      // when the host launched it
+    std::uint64_t host_ns = 0;      // host clock after the start event was recorded
+    std::uint64_t launched_ns = 0;  // host clock after the real launch returned
     std::uint32_t device = 0;
     std::uint32_t graph_number = 0;  // a graph launch: graph_number(exec); 0: a kernel launch
     const std::string* kernel_name = nullptr;  // a kernel launch: kernel_name(); null: unknown
@@ -90,9 +93,17 @@ class LaunchEventTimer {
   void forget(const void* exec);
 
   // Consumer thread: hands every completed launch to `sink`, a graph launch as a GraphActivity
-  // and a kernel launch as a KernelActivity (start at the host launch time, end = start + GPU
-  // time between the events), and reports untimed launches as dropped. With `wait` (session stop)
-  // it first waits for every queued launch.
+  // and a kernel launch as a KernelActivity (start at the host launch time, end = start + its
+  // time on the GPU), and reports untimed launches as dropped. With `wait` (session stop) it
+  // first waits for every queued launch.
+  //
+  // The time is the GPU time between the launch's events, except on a starved stream: when the
+  // GPU reached the start event as soon as it was recorded (it had nothing before it), the
+  // kernel could only start once its launch arrived, so the host time the launch call took is
+  // not the kernel's and is taken off. A stream counts as starved at a launch when the GPU
+  // time from the previous launch's end event to this start event equals the host time
+  // between recording them (both ran when recorded); otherwise (a busy stream, or no earlier
+  // launch of the stream to compare with) the time is left as measured.
   void poll(RecordSink& sink, bool wait);
 
   // Launches queued and not yet reported (consumer thread).
@@ -104,12 +115,14 @@ class LaunchEventTimer {
     void* stream = nullptr;  // launches of one stream complete in order
     bool per_thread_stream = false;
     std::uint64_t correlation = 0;
-    std::uint64_t host_ns = 0;
+    std::uint64_t host_ns = 0, launched_ns = 0, ended_ns = 0;  // see Launch; end event recorded
     std::uint32_t device = 0;
     std::uint32_t graph_number = 0;
     const std::string* kernel_name = nullptr;  // into kernel_names_
   };
   void recycle(const Ticket& ticket);
+  // The launch's GPU time, less the launch call's host time on a starved stream (see poll).
+  std::uint64_t kernel_time(const Pending& launch, std::uint64_t between_events_ns);
 
   EventApi& api_;
   const std::size_t max_pairs_;
@@ -119,6 +132,9 @@ class LaunchEventTimer {
   std::vector<Pending> pending_;
   std::vector<Pending> polling_;                        // consumer thread only, reused
   std::vector<std::pair<void*, bool>> behind_streams_;  // consumer thread only, reused
+  // Per stream, the last reported launch, whose events are kept until the stream's next launch
+  // is compared with it (consumer thread only; one pair per stream).
+  std::vector<std::pair<std::pair<void*, bool>, Pending>> last_reported_;
   std::uint64_t dropped_ = 0;
   std::unordered_map<const void*, std::uint32_t> graph_numbers_;
   std::uint32_t next_graph_number_ = 1;

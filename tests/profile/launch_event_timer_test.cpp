@@ -224,6 +224,25 @@ TEST(LaunchEventTimer, TakesTheLaunchCallOffTheTimeOnAStarvedStreamOnly) {
   EXPECT_EQ(timer.in_flight(), 0u);
 }
 
+// Each stream's last launch keeps its events for the starved-stream comparison; launches into
+// ever new streams must not keep the whole pool that way.
+TEST(LaunchEventTimer, ManyStreamsDoNotHoldThePool) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16);
+  CollectingSink sink;
+  for (std::uintptr_t s = 1; s <= 100; ++s) {
+    void* const stream = reinterpret_cast<void*>(s);
+    auto ticket = timer.begin(kContext, stream, false);
+    ASSERT_TRUE(ticket) << "no event pair left at stream " << s;
+    timer.end(*ticket, stream, false, {.correlation = s});
+    driver.run(ticket->pair, 0, 10);
+    timer.poll(sink, false);
+  }
+  EXPECT_EQ(sink.kernels, 100);
+  EXPECT_EQ(sink.dropped_total, 0u);
+  EXPECT_LE(driver.created, 16);
+}
+
 // Launches of one stream finish in order: behind an unfinished one, the driver is not asked.
 TEST(LaunchEventTimer, AsksOnlyUpToTheFirstUnfinishedLaunchOfAStream) {
   FakeEvents driver;

@@ -200,8 +200,11 @@ class DriverEvents final : public EventApi {
   std::optional<std::uint64_t> elapsed_ns(void* context, const EventPair& pair) override {
     driver_.make_current(context);
     float ms = 0;
+    // Negative when the second event ran first (events of two threads' launches on one stream):
+    // no duration to report.
     if (driver_.event_elapsed(&ms, static_cast<CUevent>(pair.start),
-                              static_cast<CUevent>(pair.end)) != CUDA_SUCCESS)
+                              static_cast<CUevent>(pair.end)) != CUDA_SUCCESS ||
+        ms < 0)
       return std::nullopt;
     // Rounded: a float of milliseconds is a few ns off the time it stands for.
     return static_cast<std::uint64_t>(std::llround(static_cast<double>(ms) * 1e6));

@@ -169,17 +169,18 @@ std::uint64_t LaunchEventTimer::kernel_time(const Pending& launch,
   std::uint64_t result = between_events_ns;
   if (last != last_reported_.end()) {
     const Pending& previous = last->second;
-    // Event times have about 0.5 µs resolution; host and GPU gaps of a starved stream agree
-    // to that and to the jitter of submitting a command.
+    // A host gap of a few µs is needed to tell the two cases apart: on a busy stream the GPU
+    // gap is about 0, on a starved one about the host gap. Event times have about 0.5 µs
+    // resolution; the two gaps of a starved stream agree to that and to the jitter of
+    // submitting a command.
     constexpr std::uint64_t kMinHostGapNs = 2000;
+    const std::uint64_t host_gap =
+        launch.host_ns > previous.ended_ns ? launch.host_ns - previous.ended_ns : 0;
     std::optional<std::uint64_t> gpu_gap;
-    if (previous.ticket.context == launch.ticket.context && launch.host_ns > previous.ended_ns)
+    if (previous.ticket.context == launch.ticket.context && host_gap >= kMinHostGapNs)
       gpu_gap = api_.elapsed_ns(launch.ticket.context,
                                 EventPair{previous.ticket.pair.end, launch.ticket.pair.start});
-    // A host gap of a few µs is needed to tell the two cases apart: on a busy stream the GPU
-    // gap is about 0, on a starved one about the host gap.
-    const std::uint64_t host_gap = launch.host_ns - previous.ended_ns;
-    if (gpu_gap && host_gap >= kMinHostGapNs) {
+    if (gpu_gap) {
       const std::uint64_t difference =
           *gpu_gap > host_gap ? *gpu_gap - host_gap : host_gap - *gpu_gap;
       const std::uint64_t launch_call = launch.launched_ns - launch.host_ns;
@@ -189,6 +190,12 @@ std::uint64_t LaunchEventTimer::kernel_time(const Pending& launch,
     recycle(previous.ticket);
     last->second = launch;
   } else {
+    // Each remembered stream holds an event pair: a program that launches into many streams
+    // (made and destroyed) must not hold the whole pool, so the oldest is forgotten.
+    if (last_reported_.size() >= std::clamp<std::size_t>(max_pairs_ / 4, 1, 128)) {
+      recycle(last_reported_.front().second.ticket);
+      last_reported_.erase(last_reported_.begin());
+    }
     last_reported_.push_back({stream, launch});
   }
   return result;

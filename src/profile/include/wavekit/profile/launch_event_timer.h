@@ -133,7 +133,8 @@ class LaunchEventTimer {
   std::vector<Pending> polling_;                        // consumer thread only, reused
   std::vector<std::pair<void*, bool>> behind_streams_;  // consumer thread only, reused
   // Per stream, the last reported launch, whose events are kept until the stream's next launch
-  // is compared with it (consumer thread only; one pair per stream).
+  // is compared with it (consumer thread only; one pair per stream, for at most a quarter of
+  // the pool's pairs and 128 streams, the oldest forgotten first).
   std::vector<std::pair<std::pair<void*, bool>, Pending>> last_reported_;
   std::uint64_t dropped_ = 0;
   std::unordered_map<const void*, std::uint32_t> graph_numbers_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <random>
 
 #include "wavekit/profile/profile_data.h"
@@ -290,6 +291,71 @@ TEST(Aggregator, DeclaredWorkIsSummed) {
   agg.finish();
   EXPECT_EQ(total.flops[static_cast<std::size_t>(Precision::fp16)], 3e9);
   EXPECT_EQ(total.bytes, 300);
+}
+
+// --time-every: untimed launches are counted, and each (context, kernel) entry's time becomes
+// its count times a mean: its own timed launches' where it has some, else the kernel's over
+// the run so far. Inner frames sum those estimates (a pooled ratio over kernels of different
+// lengths would be wrong).
+TEST(Aggregator, EstimatesTheTimeOfUntimedLaunchesPerKernel) {
+  ContextTree tree;
+  LaunchTable launches(1 << 16);
+  std::vector<Profile> phases;
+  AggregatorConfig config;
+  config.untimed_launches = true;
+  Aggregator agg(tree, launches, nullptr, config, [&](const PhaseTable& t, const SelfMetrics& s) {
+    phases.push_back(build_profile(t, tree, s));
+  });
+  std::uint64_t correlation = 0;
+  auto launch = [&](const char* scope, std::string_view kernel, std::uint32_t phase,
+                    std::optional<std::uint64_t> duration) {
+    tree.enter(scope);
+    launches.record(++correlation, tree.current(), phase);
+    tree.exit();
+    KernelActivity record{correlation, 1000, 1000, 0, 0, kernel, 0};
+    if (duration)
+      record.end_ns += *duration;
+    else
+      record.timed = false;
+    agg.consume(record, 0);
+  };
+  // Phase 0. decode / gemm: 100 launches, every tenth timed (10, 20, ... 100 us): mean 55 us.
+  for (int i = 0; i < 100; ++i)
+    launch("decode", "gemm", 0,
+           i % 10 == 0 ? std::optional<std::uint64_t>((i / 10 + 1) * 10'000) : std::nullopt);
+  // decode / add: 3 launches of 200 ns, all timed; prefill / add: 50, none timed.
+  for (int i = 0; i < 3; ++i) launch("decode", "add", 0, 200);
+  for (int i = 0; i < 50; ++i) launch("prefill", "add", 0, std::nullopt);
+  // A kernel never timed keeps its count and no time.
+  for (int i = 0; i < 7; ++i) launch("prefill", "never", 0, std::nullopt);
+  // Phase 1: decode / gemm untimed throughout; the run's gemm mean (55 us) stands in.
+  for (int i = 0; i < 20; ++i) launch("decode", "gemm", 1, std::nullopt);
+  agg.finish();
+  ASSERT_EQ(phases.size(), 2u);
+  std::map<std::string, Metrics> first, second;
+  leaves(phases[0].root, "", first);
+  leaves(phases[1].root, "", second);
+  EXPECT_EQ(first["decode / gemm"].count, 100u);
+  EXPECT_EQ(first["decode / gemm"].timed, 10u);
+  EXPECT_EQ(first["decode / gemm"].time_ns, 100u * 55'000);
+  EXPECT_EQ(first["decode / gemm"].min_ns, 10'000u);
+  EXPECT_EQ(first["decode / gemm"].max_ns, 100'000u);
+  EXPECT_TRUE(first["decode / gemm"].estimated());
+  EXPECT_EQ(first["decode / add"].time_ns, 600u);
+  EXPECT_FALSE(first["decode / add"].estimated());
+  EXPECT_EQ(first["prefill / add"].count, 50u);
+  EXPECT_EQ(first["prefill / add"].timed, 0u);
+  EXPECT_EQ(first["prefill / add"].time_ns, 50u * 200);
+  EXPECT_EQ(first["prefill / never"].count, 7u);
+  EXPECT_EQ(first["prefill / never"].time_ns, 0u);
+  EXPECT_EQ(second["decode / gemm"].count, 20u);
+  EXPECT_EQ(second["decode / gemm"].time_ns, 20u * 55'000);
+  const ProfileNode* decode = phases[0].root.find("decode");
+  ASSERT_TRUE(decode);
+  EXPECT_EQ(decode->metrics.time_ns, 100u * 55'000 + 600);
+  EXPECT_EQ(decode->metrics.count, 103u);
+  EXPECT_EQ(decode->metrics.timed, 13u);
+  EXPECT_EQ(agg.totals().records, 180u);
 }
 
 }  // namespace

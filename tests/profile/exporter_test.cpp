@@ -41,6 +41,7 @@ void expect_same(const ProfileNode& a, const ProfileNode& b, const std::string& 
   EXPECT_EQ(a.name, b.name) << where;
   EXPECT_EQ(a.is_kernel, b.is_kernel) << where;
   EXPECT_EQ(a.metrics.count, b.metrics.count) << where;
+  EXPECT_EQ(a.metrics.timed, b.metrics.timed) << where;
   EXPECT_EQ(a.metrics.time_ns, b.metrics.time_ns) << where;
   EXPECT_EQ(a.metrics.flops, b.metrics.flops) << where;
   EXPECT_EQ(a.metrics.bytes, b.metrics.bytes) << where;
@@ -100,6 +101,58 @@ TEST(Exporters, BinaryRoundTripsAndIsSmallerThanJson) {
   EXPECT_EQ(back.self.records, 3u);
   EXPECT_EQ(back.devices.at(0).model, "NVIDIA H200");
   EXPECT_LT(bytes.size(), to_hatchet_json(p).size());
+}
+
+// A profile of --time-every: some kernels had untimed launches, so their times are estimates.
+Profile estimated_profile() {
+  Profile p;
+  ProfileNode* gemm = p.root.child("step", false, 0)->child("gemm", true, 0);
+  gemm->metrics.add_duration(1000);
+  gemm->metrics.add_duration(3000);
+  for (int i = 0; i < 6; ++i) gemm->metrics.add_untimed();
+  gemm->metrics.time_ns = 8 * 2000;  // as the aggregator exports it: count x the timed mean
+  p.root.child("add", true, 0)->metrics.add_duration(500);
+  p.sum_up();
+  return p;
+}
+
+TEST(Exporters, TimedCountsRoundTripAndOnlyEstimatesCarryThem) {
+  Profile p = estimated_profile();
+  std::string text = to_hatchet_json(p);
+  auto doc = nlohmann::json::parse(text);
+  const auto& step = doc[0]["children"][0];
+  ASSERT_EQ(step["frame"]["name"], "step");
+  EXPECT_EQ(step["metrics"]["timed"], 2);
+  EXPECT_EQ(step["metrics"]["count"], 8);
+  EXPECT_EQ(step["metrics"]["time (ns)"], 16000);
+  EXPECT_FALSE(doc[0]["children"][1]["metrics"].contains("timed")) << "add: every launch timed";
+  expect_same(p.root, from_hatchet_json(text, "mem").root, "ROOT");
+  expect_same(p.root, from_binary(to_binary(p), "mem").root, "ROOT");
+}
+
+// (Format 2, which the phase files of earlier versions have, is read by the CLI test
+// profile.cli_view_reads_format_2.)
+TEST(Exporters, AnUnknownBinaryFormatIsNamed) {
+  std::vector<std::uint8_t> four = to_binary(sample_profile());
+  ASSERT_EQ(four[7], 3);
+  four[7] = 4;
+  try {
+    from_binary(four, "four.wkp");
+    ADD_FAILURE() << "format 4 was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("format 4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Exporters, MoreTimedLaunchesThanLaunchesIsAClearError) {
+  const char* text = R"json([{"frame":{"name":"ROOT"},"metrics":{},"children":[
+    {"frame":{"name":"k"},"metrics":{"count":2,"timed":3,"time (ns)":10},"children":[]}]}])json";
+  try {
+    from_hatchet_json(text, "odd.hatchet");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("3 timed launches of 2"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Exporters, EveryTruncationOfABinaryProfileIsAClearError) {

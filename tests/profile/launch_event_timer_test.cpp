@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "wavekit/profile/profile_data.h"
@@ -88,6 +91,7 @@ class CollectingSink final : public RecordSink {
  public:
   void kernel(const KernelActivity& record) override {
     ++kernels;
+    if (!record.timed) untimed_correlations.push_back(record.correlation);
     kernel_names.emplace_back(record.kernel_name);
     kernel_ns.push_back(record.end_ns - record.start_ns);
   }
@@ -97,6 +101,7 @@ class CollectingSink final : public RecordSink {
   int kernels = 0;
   std::vector<std::string> kernel_names;
   std::vector<std::uint64_t> kernel_ns;
+  std::vector<std::uint64_t> untimed_correlations;
   std::uint64_t dropped_total = 0;
 };
 
@@ -222,6 +227,91 @@ TEST(LaunchEventTimer, TakesTheLaunchCallOffTheTimeOnAStarvedStreamOnly) {
   // gives them back.
   timer.poll(sink, true);
   EXPECT_EQ(timer.in_flight(), 0u);
+}
+
+// A sampled launch (--time-every) follows untimed ones, so the gap to the stream's previous
+// timed launch says nothing; the hook asked the driver whether the stream was idle instead.
+TEST(LaunchEventTimer, TakesTheLaunchCallOffWhereTheHookFoundTheStreamIdle) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16, 64);
+  struct Step {
+    bool idle;
+    std::uint64_t gpu_start, gpu_end;
+  };
+  // Each launch call takes 4000 ns of host time; gaps between launches are far apart and equal
+  // on both clocks, which the gap rule alone would read as starved every time.
+  const Step steps[] = {
+      {true, 100'000, 131'000}, {false, 200'000, 201'000}, {true, 300'000, 302'000}};
+  std::uint64_t correlation = 1;
+  for (const Step& step : steps) {
+    auto ticket = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(ticket);
+    timer.end(*ticket, kStream, false,
+              {.correlation = correlation,
+               .host_ns = correlation * 100'000,
+               .launched_ns = correlation * 100'000 + 4000,
+               .stream_was_idle = step.idle});
+    driver.run(ticket->pair, step.gpu_start, step.gpu_end);
+    ++correlation;
+  }
+  CollectingSink sink;
+  timer.poll(sink, false);
+  // Idle: 31000 - 4000; busy: as measured; idle but shorter than the call: 0, not a wrap.
+  EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>{27'000, 1000, 0}));
+  EXPECT_EQ(timer.in_flight(), 0u);
+  // No pair is kept for a stream comparison: the next launches reuse the three pairs.
+  const int created = driver.created;
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(timer.begin(kContext, kStream, false));
+  EXPECT_EQ(driver.created, created);
+}
+
+// Untimed (counted) launches reach the sink as kernel records without a time, in order, ahead
+// of the timed ones; a full ring drops the newest and says so.
+TEST(LaunchEventTimer, HandsCountedLaunchesOverUntimedAndCountsWhatAFullRingDrops) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16, 4);
+  const std::string* name = timer.kernel_name("_Z3addv");
+  for (std::uint64_t i = 1; i <= 6; ++i)
+    timer.count({.correlation = i, .host_ns = 1000 * i, .device = 0, .kernel_name = name});
+  CollectingSink sink;
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.untimed_correlations, (std::vector<std::uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(sink.dropped_total, 2u);
+  EXPECT_EQ(sink.kernel_names, (std::vector<std::string>(4, "_Z3addv")));
+  EXPECT_EQ(sink.kernel_ns, (std::vector<std::uint64_t>(4, 0)));
+  // The ring is reusable once read.
+  for (std::uint64_t i = 7; i <= 10; ++i) timer.count({.correlation = i, .kernel_name = nullptr});
+  timer.poll(sink, false);
+  EXPECT_EQ(sink.untimed_correlations.size(), 8u);
+  EXPECT_EQ(sink.kernel_names.back(), "<unknown kernel>");
+  EXPECT_EQ(sink.dropped_total, 2u);
+}
+
+// Many application threads count launches while the consumer polls: every launch is either
+// delivered once or counted as dropped, never lost or delivered twice.
+TEST(LaunchEventTimer, CountedLaunchesFromManyThreadsArriveExactlyOnce) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 16, 1024);
+  constexpr int kThreads = 4;
+  constexpr std::uint64_t kEach = 50'000;
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (std::uint64_t i = 0; i < kEach; ++i)
+        timer.count({.correlation = static_cast<std::uint64_t>(t) * kEach + i + 1});
+      --running;
+    });
+  CollectingSink sink;
+  while (running.load() > 0) timer.poll(sink, false);
+  for (auto& thread : threads) thread.join();
+  timer.poll(sink, true);
+  std::vector<std::uint64_t> seen = sink.untimed_correlations;
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end()) << "delivered twice";
+  EXPECT_EQ(seen.size() + sink.dropped_total, kThreads * kEach);
+  EXPECT_GT(seen.size(), 0u);
+  for (std::uint64_t c : seen) EXPECT_TRUE(c >= 1 && c <= kThreads * kEach);
 }
 
 // Each stream's last launch keeps its events for the starved-stream comparison; launches into

@@ -87,6 +87,21 @@ TEST(View, DiffRanksFramesByChange) {
   EXPECT_NE(text.find("step / gemm"), std::string::npos) << text;
 }
 
+TEST(View, EstimatedTimesAreMarkedAndExplained) {
+  Profile p;
+  ProfileNode* gemm = p.root.child("gemm", true, 0);
+  gemm->metrics.add_duration(2000);
+  for (int i = 0; i < 3; ++i) gemm->metrics.add_untimed();
+  gemm->metrics.time_ns = 8000;
+  p.sum_up();
+  std::string tree = render_tree(p, {});
+  EXPECT_NE(tree.find("~8.000 us          4    ~2.000 us"), std::string::npos) << tree;
+  EXPECT_NE(tree.find("~ estimated: 1 of 4 launches timed"), std::string::npos) << tree;
+  EXPECT_NE(render_top(p, {}).find("~ estimated"), std::string::npos);
+  EXPECT_EQ(render_tree(two_kernel_profile(2000000), {}).find('~'), std::string::npos);
+  EXPECT_NE(tree_json(p, {}).find("\"timed\": 1"), std::string::npos) << tree_json(p, {});
+}
+
 TEST(View, UnknownDeviceIsAClearError) {
   ViewOptions o;
   o.device_model = "Voodoo2";

@@ -184,6 +184,17 @@ TEST(Session, EnvironmentConfigRejectsBadValues) {
   ::setenv("WAVEKIT_PROFILE_GRAPHS", "nodes", 1);
   EXPECT_THROW(SessionConfig::from_environment(), Error);
   ::unsetenv("WAVEKIT_PROFILE_GRAPHS");
+  EXPECT_EQ(SessionConfig::from_environment().time_every, 1u) << "every launch timed by default";
+  ::setenv("WAVEKIT_PROFILE_TIME_EVERY", "32", 1);
+  EXPECT_THROW(SessionConfig::from_environment(), Error) << "CUPTI times every kernel";
+  ::setenv("WAVEKIT_PROFILE_BACKEND", "events", 1);
+  EXPECT_EQ(SessionConfig::from_environment().time_every, 32u);
+  for (const char* bad : {"0", "x", "1000001"}) {
+    ::setenv("WAVEKIT_PROFILE_TIME_EVERY", bad, 1);
+    EXPECT_THROW(SessionConfig::from_environment(), Error) << bad;
+  }
+  ::unsetenv("WAVEKIT_PROFILE_TIME_EVERY");
+  ::unsetenv("WAVEKIT_PROFILE_BACKEND");
 }
 
 // 10^7 synthetic kernels through the full path (launch slot, buffer, consumer, phases of 10^5

@@ -42,7 +42,7 @@ void set_env(const char* name, const std::string& value) {
 
 int run_profile(wavekit::cli::Arguments args) {
   std::string output, mode = "full", duty, backend = "cupti", graphs, phase_ms, include, exclude,
-                      trace, library;
+                      trace, library, time_every;
   bool preload = false, nvtx = false, start_disabled = false, hsa = false;
   std::vector<std::string> command;
   OptionParser parser(
@@ -63,6 +63,10 @@ int run_profile(wavekit::cli::Arguments args) {
                 "events (no CUPTI: each kernel and graph launch timed with a pair of CUDA "
                 "events; preloads libwavekit_profile_events.so; the cheapest always-on mode "
                 "with --mode sampled)");
+  parser.option("--time-every", &time_every, "N",
+                "--backend events: count and attribute every kernel launch, time about one in "
+                "N (at random, and each kernel's first) and estimate the others' times from "
+                "them (marked ~); the cheapest mode that still counts every launch");
   parser.option("--graphs", &graphs, "LEVEL",
                 "CUDA graph launches with CUPTI: kernel (one record per kernel node, the "
                 "default) or graph (one per launch; CUPTI's per-node cost goes)");
@@ -94,6 +98,12 @@ int run_profile(wavekit::cli::Arguments args) {
   if (!duty.empty() && mode != "sampled") throw UsageError("--duty needs --mode sampled");
   if (events && hsa) throw UsageError("--backend events is for NVIDIA (not --hsa)");
   if (events && nvtx) throw UsageError("--nvtx needs CUPTI (not --backend events)");
+  if (!time_every.empty()) {
+    const auto n = wavekit::cli::parse_unsigned("--time-every", time_every);
+    if (n < 1 || n > 1000000) throw UsageError("--time-every: N must be between 1 and 1000000");
+    if (!events)
+      throw UsageError("--time-every needs --backend events (CUPTI times every kernel anyway)");
+  }
   // The event backend hooks the driver's entry points, which only a preloaded library can do.
   if (events) preload = true;
   if (!phase_ms.empty()) wavekit::cli::parse_unsigned("--phase-ms", phase_ms);
@@ -118,6 +128,7 @@ int run_profile(wavekit::cli::Arguments args) {
   if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);
   if (!exclude.empty()) set_env("WAVEKIT_PROFILE_EXCLUDE", exclude);
   if (!trace.empty()) set_env("WAVEKIT_PROFILE_TRACE", trace);
+  if (!time_every.empty()) set_env("WAVEKIT_PROFILE_TIME_EVERY", time_every);
   if (start_disabled) set_env("WAVEKIT_PROFILE_START_DISABLED", "1");
   if (nvtx && *kLibcupti) set_env("NVTX_INJECTION64_PATH", kLibcupti);
   if (hsa) {

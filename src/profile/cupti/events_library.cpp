@@ -21,7 +21,9 @@ Backend* backend = nullptr;
 SessionConfig* config = nullptr;  // read at load, so that bad settings are reported at once
 
 void stop_at_exit() {
-  if (session) session->stop_and_report("launches timed");
+  if (session)
+    session->stop_and_report(config->time_every > 1 ? "launches (some timed, --time-every)"
+                                                    : "launches timed");
 }
 
 // At CUDA initialisation (launch_hooks.h).
@@ -43,7 +45,7 @@ __attribute__((constructor)) void prepare_if_preloaded() {
     config = new SessionConfig(SessionConfig::from_environment());
     config->display_name = demangle_kernel_name;
     std::string why;
-    backend = make_event_backend(why, start_session);
+    backend = make_event_backend(why, start_session, config->time_every);
     if (!backend) std::fprintf(stderr, "wavekit profile: not started: %s\n", why.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());

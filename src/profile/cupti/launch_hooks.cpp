@@ -86,6 +86,8 @@ struct Driver {
   PFN_cuEventElapsedTime_v2000 event_elapsed = nullptr;
   PFN_cuStreamIsCapturing_v10000 stream_is_capturing = nullptr;
   PFN_cuStreamIsCapturing_v10000_ptsz stream_is_capturing_ptsz = nullptr;
+  PFN_cuStreamQuery_v2000 stream_query = nullptr;
+  PFN_cuStreamQuery_v7000_ptsz stream_query_ptsz = nullptr;
   PFN_cuThreadExchangeStreamCaptureMode_v10010 exchange_capture_mode = nullptr;
   PFN_cuDeviceGetName_v2000 device_get_name = nullptr;
   PFN_cuDeviceGetAttribute_v2000 device_get_attribute = nullptr;
@@ -122,6 +124,8 @@ struct Driver {
            take("cuEventElapsedTime", event_elapsed, 2000) &&
            take("cuStreamIsCapturing", stream_is_capturing, 10000) &&
            take("cuStreamIsCapturing", stream_is_capturing_ptsz, 10000, true) &&
+           take("cuStreamQuery", stream_query, 2000) &&
+           take("cuStreamQuery", stream_query_ptsz, 7000, true) &&
            take("cuThreadExchangeStreamCaptureMode", exchange_capture_mode, 10010) &&
            take("cuDeviceGetName", device_get_name, 2000) &&
            take("cuDeviceGetAttribute", device_get_attribute, 2000);
@@ -147,6 +151,16 @@ struct Driver {
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     exchange_capture_mode(&mode);
     relaxed = true;
+  }
+
+  // Whether `stream` has no work left. Like event queries, a stream query is "potentially
+  // unsafe" while another thread captures in global mode, so it is asked in relaxed mode.
+  bool stream_idle(CUstream stream, bool per_thread_stream) const {
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    exchange_capture_mode(&mode);
+    const CUresult r = (per_thread_stream ? stream_query_ptsz : stream_query)(stream);
+    exchange_capture_mode(&mode);
+    return r == CUDA_SUCCESS;
   }
 
   void make_current(void* context) const {
@@ -222,9 +236,13 @@ class DriverEvents final : public EventApi {
 
 // 4096 launches in flight at most: far more than a launch queue holds.
 constexpr std::size_t kMaxEventPairs = 4096;
+// Untimed launches waiting for the consumer (--time-every): it polls every 10 ms at most, in
+// which one thread makes a few thousand launches.
+constexpr std::size_t kCountedLaunches = std::size_t{1} << 16;
 
 class EventBackend final : public Backend {
  public:
+  explicit EventBackend(std::uint32_t time_every) : time_every_(time_every) {}
   void decode(const RawBuffer&, RecordSink&) override {}
   void release(const RawBuffer&) override {}
 
@@ -238,7 +256,8 @@ class EventBackend final : public Backend {
       if (cuda) dlclose(cuda);  // still loaded: the runtime holds it
       if (get_proc && driver_.load(get_proc)) {
         events_ = std::make_unique<DriverEvents>(driver_);
-        timer_ = std::make_unique<LaunchEventTimer>(*events_, kMaxEventPairs);
+        timer_ = std::make_unique<LaunchEventTimer>(*events_, kMaxEventPairs,
+                                                    time_every_ > 1 ? kCountedLaunches : 0);
         ready_.store(true, std::memory_order_release);
       }
     });
@@ -247,9 +266,13 @@ class EventBackend final : public Backend {
   bool ready() const { return ready_.load(std::memory_order_acquire); }
   const Driver& driver() const { return driver_; }
   LaunchEventTimer& timer() { return *timer_; }
+  std::uint32_t time_every() const { return time_every_; }
   void saw_device(int device) {
-    if (device >= 0 && device < 64)
-      devices_seen_.fetch_or(std::uint64_t{1} << device, std::memory_order_relaxed);
+    if (device < 0 || device >= 64) return;
+    const std::uint64_t bit = std::uint64_t{1} << device;
+    // Read first: a read-modify-write on every launch would bounce the line between threads.
+    if (!(devices_seen_.load(std::memory_order_relaxed) & bit))
+      devices_seen_.fetch_or(bit, std::memory_order_relaxed);
   }
 
   void poll(RecordSink& sink, bool final) override {
@@ -280,6 +303,7 @@ class EventBackend final : public Backend {
     }
   }
 
+  const std::uint32_t time_every_;
   std::once_flag loaded_;
   std::atomic<bool> ready_{false};
   Driver driver_;
@@ -325,26 +349,60 @@ Fn real_function(Hooked hooked, int per_thread_stream) {
 
 // The timer's name of `function`, cached per thread: the driver is asked and the name interned
 // (under the timer's mutex) only the first time a thread launches a function, and again after
-// a module was unloaded.
-const std::string* cached_kernel_name(CUfunction function) {
+// a module was unloaded or when the function fell out of the cache; `first` says so.
+const std::string* cached_kernel_name(CUfunction function, bool& first) {
   struct Entry {
     CUfunction function = nullptr;
     std::uint64_t generation = 0;
     const std::string* name = nullptr;
   };
-  thread_local std::array<Entry, 256> cache{};
+  // Four ways per set, so that kernels launched in turn rarely evict each other.
+  constexpr std::size_t kSets = 256, kWays = 4;
+  thread_local std::array<std::array<Entry, kWays>, kSets> cache{};
+  thread_local std::array<std::uint8_t, kSets> next_victim{};
   const std::uint64_t generation = unload_generation.load(std::memory_order_acquire);
-  Entry& entry = cache[(reinterpret_cast<std::uintptr_t>(function) >> 4) % cache.size()];
-  if (entry.function == function && entry.generation == generation && entry.name) return entry.name;
+  const std::size_t set = (reinterpret_cast<std::uintptr_t>(function) >> 4) % kSets;
+  for (const Entry& entry : cache[set])
+    if (entry.function == function && entry.generation == generation && entry.name) {
+      first = false;
+      return entry.name;
+    }
+  first = true;
   const std::string* name =
       events_backend->timer().kernel_name(events_backend->driver().kernel_name(function));
-  entry = {function, generation, name};
+  cache[set][next_victim[set]++ % kWays] = {function, generation, name};
   return name;
 }
 
+// Which kernel launches are timed under --time-every N: each thread's first launch of each
+// kernel (so every kernel has a time to scale), then launches a geometric number apart with
+// mean N, drawn per thread. A fixed stride would alias with a program's loop (every 32nd
+// launch of a 4-kernel loop is always the same kernel); a random one cannot.
+bool sample_this_launch(std::uint32_t time_every, bool first_of_kernel) {
+  if (time_every <= 1) return true;
+  thread_local std::uint64_t state = 0;
+  thread_local std::uint64_t countdown = 0;
+  if (state == 0)  // seeded per thread from its address and the clock; never 0 again
+    state = (reinterpret_cast<std::uintptr_t>(&state) ^ host_clock_ns()) | 1;
+  if (first_of_kernel) return true;
+  if (countdown > 1) {
+    --countdown;
+    return false;
+  }
+  // xorshift64*, then the next gap: 1 + floor(ln(u) / ln(1 - 1/N)) for u uniform in (0, 1].
+  state ^= state >> 12;
+  state ^= state << 25;
+  state ^= state >> 27;
+  const double u = static_cast<double>((state * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
+  const double gap = std::log1p(-u) / std::log1p(-1.0 / time_every);
+  countdown = 1 + static_cast<std::uint64_t>(std::min(gap, 1e9));
+  return true;
+}
+
 // A launch of `function` (a kernel) or `exec` (a graph) on `stream`, done by `launch`; timed
-// with an event pair when the session collects. Outside sampling windows (or with collection
-// off) this is two loads and the real call.
+// with an event pair when the session collects (under --time-every N, a kernel launch is timed
+// when sampled and otherwise only counted). Outside sampling windows (or with collection off)
+// this is two loads and the real call.
 template <typename LaunchFn>
 CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction function,
                       CUgraphExec exec, LaunchFn&& launch) {
@@ -369,31 +427,47 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
       driver.ctx_get_device(&device) != CUDA_SUCCESS)
     return launch();
   LaunchEventTimer& timer = events_backend->timer();
+  LaunchEventTimer::Launch what;
+  what.correlation = correlation;
+  what.device = static_cast<std::uint32_t>(device);
+  const std::uint32_t time_every = events_backend->time_every();
+  bool timed = true;
+  try {
+    events_backend->saw_device(device);
+    if (exec) {
+      what.graph_number = timer.graph_number(exec);
+    } else {
+      bool first = false;
+      what.kernel_name = cached_kernel_name(function, first);
+      timed = sample_this_launch(time_every, first);
+    }
+  } catch (...) {
+    return launch();  // out of memory naming it: the launch goes unprofiled
+  }
+  if (!timed) {
+    what.host_ns = host_clock_ns();
+    const CUresult result = launch();
+    if (result == CUDA_SUCCESS) timer.count(what);
+    return result;
+  }
+  // A sampled launch's stream had launches that were not timed, so whether the GPU waited for
+  // this one is asked rather than inferred (LaunchEventTimer::poll).
+  if (time_every > 1) what.stream_was_idle = driver.stream_idle(stream, per_thread_stream);
   std::optional<LaunchEventTimer::Ticket> ticket;
   try {
     ticket = timer.begin(context, stream, per_thread_stream);
   } catch (...) {
     // Out of memory in the pool: the launch goes untimed.
   }
-  const std::uint64_t host_ns = host_clock_ns();
+  what.host_ns = host_clock_ns();
   CUresult result = launch();
-  const std::uint64_t launched_ns = host_clock_ns();
+  what.launched_ns = host_clock_ns();
   if (!ticket) return result;
   if (result != CUDA_SUCCESS) {
     timer.cancel(*ticket);
     return result;
   }
   try {
-    events_backend->saw_device(device);
-    LaunchEventTimer::Launch what;
-    what.correlation = correlation;
-    what.host_ns = host_ns;
-    what.launched_ns = launched_ns;
-    what.device = static_cast<std::uint32_t>(device);
-    if (exec)
-      what.graph_number = timer.graph_number(exec);
-    else
-      what.kernel_name = cached_kernel_name(function);
     timer.end(*ticket, stream, per_thread_stream, what);
   } catch (...) {
     // The launch itself succeeded; only its timing is lost.
@@ -578,7 +652,7 @@ void* hook_symbol(const char* name, void* found) {
 
 }  // namespace
 
-Backend* make_event_backend(std::string& why, void (*start)()) {
+Backend* make_event_backend(std::string& why, void (*start)(), std::uint32_t time_every) {
   // Only a preloaded library's dlsym is the one the runtime calls. (Comparing with &::dlsym
   // would not do: inside this library that address resolves to the global one too.)
   void* global = real_dlsym() ? real_dlsym()(RTLD_DEFAULT, "dlsym") : nullptr;
@@ -593,7 +667,7 @@ Backend* make_event_backend(std::string& why, void (*start)()) {
     return nullptr;
   }
   start_session = start;
-  events_backend = new EventBackend();
+  events_backend = new EventBackend(time_every);
   return events_backend;
 }
 

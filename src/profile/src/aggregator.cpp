@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -161,7 +162,7 @@ void Aggregator::consume(const KernelActivity& record, std::uint64_t now_ns) {
     }
   }
 
-  add(key, phase, record.start_ns, record.end_ns, work, now_ns);
+  add(key, phase, record.start_ns, record.end_ns, record.timed, work, now_ns);
 }
 
 void Aggregator::consume_graph(const GraphActivity& record, std::uint64_t now_ns) {
@@ -196,11 +197,11 @@ void Aggregator::consume_graph(const GraphActivity& record, std::uint64_t now_ns
   } else if (record.capture_tracked) {
     ++self_.graph_unknown;
   }
-  add(key, phase, record.start_ns, record.end_ns, std::nullopt, now_ns);
+  add(key, phase, record.start_ns, record.end_ns, true, std::nullopt, now_ns);
 }
 
 void Aggregator::add(const EntryKey& key, std::uint32_t phase, std::uint64_t start_ns,
-                     std::uint64_t end_ns, const std::optional<LaunchWork>& work,
+                     std::uint64_t end_ns, bool timed, const std::optional<LaunchWork>& work,
                      std::uint64_t now_ns) {
   PhaseTable* table = table_for(phase);
   Entry* entry = table->find_or_insert(key);
@@ -208,8 +209,17 @@ void Aggregator::add(const EntryKey& key, std::uint32_t phase, std::uint64_t sta
     ++self_.table_full;
     return;
   }
-  std::uint64_t duration = end_ns > start_ns ? end_ns - start_ns : 0;
-  entry->metrics.add_duration(duration);
+  if (timed) {
+    std::uint64_t duration = end_ns > start_ns ? end_ns - start_ns : 0;
+    entry->metrics.add_duration(duration);
+    if (config_.untimed_launches) {
+      TimedSum& sum = kernel_timed_[key.kernel];
+      sum.time_ns += duration;
+      ++sum.launches;
+    }
+  } else {
+    entry->metrics.add_untimed();
+  }
   if (work) {
     for (std::size_t p = 0; p < kPrecisionCount; ++p) entry->metrics.flops[p] += work->flops[p];
     entry->metrics.bytes += work->bytes;
@@ -239,7 +249,22 @@ void Aggregator::maybe_close_phases(std::uint32_t launch_phase,
   if (previous_ && now - rotated_at_ >= config_.phase_grace) export_table(previous_);
 }
 
+void Aggregator::estimate_untimed(PhaseTable& table) const {
+  table.for_each([&](Entry& entry) {
+    Metrics& m = entry.metrics;
+    if (!m.estimated()) return;
+    double mean = 0;
+    if (m.timed) {
+      mean = static_cast<double>(m.time_ns) / static_cast<double>(m.timed);
+    } else if (auto it = kernel_timed_.find(entry.key.kernel); it != kernel_timed_.end()) {
+      mean = static_cast<double>(it->second.time_ns) / static_cast<double>(it->second.launches);
+    }
+    m.time_ns = static_cast<std::uint64_t>(std::llround(mean * static_cast<double>(m.count)));
+  });
+}
+
 void Aggregator::export_table(std::unique_ptr<PhaseTable>& table) {
+  if (config_.untimed_launches) estimate_untimed(*table);
   self_.rss_bytes = resident_set_bytes();
   if (on_export_) on_export_(*table, self_);
   totals_.merge(self_);

@@ -1,14 +1,22 @@
 #include "wavekit/profile/launch_event_timer.h"
 
 #include <algorithm>
+#include <bit>
 #include <utility>
 
 #include "wavekit/profile/session.h"
 
 namespace wavekit::profile {
 
-LaunchEventTimer::LaunchEventTimer(EventApi& api, std::size_t max_pairs)
-    : api_(api), max_pairs_(max_pairs) {}
+LaunchEventTimer::LaunchEventTimer(EventApi& api, std::size_t max_pairs,
+                                   std::size_t counted_capacity)
+    : api_(api), max_pairs_(max_pairs) {
+  if (counted_capacity == 0) return;
+  const std::size_t cells = std::bit_ceil(std::max<std::size_t>(counted_capacity, 2));
+  counted_ = std::make_unique<CountedCell[]>(cells);
+  counted_mask_ = cells - 1;
+  for (std::size_t i = 0; i < cells; ++i) counted_[i].sequence.store(i, std::memory_order_relaxed);
+}
 
 LaunchEventTimer::~LaunchEventTimer() {
   for (const auto& [stream, launch] : last_reported_) recycle(launch.ticket);
@@ -66,7 +74,7 @@ void LaunchEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_s
   std::lock_guard lock(mutex_);
   pending_.push_back({ticket, stream, per_thread_stream, launch.correlation, launch.host_ns,
                       launch.launched_ns, ended_ns, launch.device, launch.graph_number,
-                      launch.graph_number ? nullptr : name});
+                      launch.graph_number ? nullptr : name, launch.stream_was_idle});
 }
 
 const std::string* LaunchEventTimer::kernel_name(const char* name) {
@@ -80,6 +88,52 @@ const std::string* LaunchEventTimer::kernel_name(const char* name) {
 }
 
 void LaunchEventTimer::cancel(const Ticket& ticket) { recycle(ticket); }
+
+void LaunchEventTimer::count(const Launch& launch) {
+  if (!counted_) return;
+  std::uint64_t position = counted_head_.load(std::memory_order_relaxed);
+  CountedCell* cell;
+  for (;;) {
+    cell = &counted_[position & counted_mask_];
+    const std::uint64_t sequence = cell->sequence.load(std::memory_order_acquire);
+    const auto lead = static_cast<std::int64_t>(sequence - position);
+    if (lead == 0) {
+      if (counted_head_.compare_exchange_weak(position, position + 1, std::memory_order_relaxed))
+        break;
+    } else if (lead < 0) {
+      // A whole ring ahead of the consumer: losing this launch beats waiting for it.
+      counted_dropped_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    } else {
+      position = counted_head_.load(std::memory_order_relaxed);
+    }
+  }
+  cell->correlation = launch.correlation;
+  cell->host_ns = launch.host_ns;
+  cell->kernel_name = launch.kernel_name;
+  cell->device = launch.device;
+  cell->sequence.store(position + 1, std::memory_order_release);
+}
+
+void LaunchEventTimer::drain_counted(RecordSink& sink) {
+  if (!counted_) return;
+  static const std::string unknown = "<unknown kernel>";
+  for (;;) {
+    CountedCell& cell = counted_[counted_tail_ & counted_mask_];
+    if (cell.sequence.load(std::memory_order_acquire) != counted_tail_ + 1) break;
+    KernelActivity a;
+    a.correlation = cell.correlation;
+    a.start_ns = a.end_ns = cell.host_ns;
+    a.device = cell.device;
+    a.kernel_name = cell.kernel_name ? *cell.kernel_name : unknown;
+    a.timed = false;
+    cell.sequence.store(counted_tail_ + counted_mask_ + 1, std::memory_order_release);
+    ++counted_tail_;
+    sink.kernel(a);
+  }
+  if (std::uint64_t lost = counted_dropped_.exchange(0, std::memory_order_relaxed))
+    sink.dropped(lost);
+}
 
 void LaunchEventTimer::recycle(const Ticket& ticket) {
   std::lock_guard lock(mutex_);
@@ -102,6 +156,7 @@ void LaunchEventTimer::forget(const void* exec) {
 }
 
 void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
+  drain_counted(sink);
   std::uint64_t dropped = 0;
   {
     std::lock_guard lock(mutex_);
@@ -163,6 +218,14 @@ void LaunchEventTimer::poll(RecordSink& sink, bool wait) {
 
 std::uint64_t LaunchEventTimer::kernel_time(const Pending& launch,
                                             std::uint64_t between_events_ns) {
+  const std::uint64_t launch_call =
+      launch.launched_ns >= launch.host_ns ? launch.launched_ns - launch.host_ns : 0;
+  if (launch.stream_was_idle) {
+    // The hook knew; no earlier launch of the stream is needed to tell.
+    recycle(launch.ticket);
+    if (!*launch.stream_was_idle) return between_events_ns;
+    return between_events_ns > launch_call ? between_events_ns - launch_call : 0;
+  }
   const std::pair<void*, bool> stream{launch.stream, launch.per_thread_stream};
   auto last = std::find_if(last_reported_.begin(), last_reported_.end(),
                            [&](const auto& entry) { return entry.first == stream; });
@@ -183,7 +246,6 @@ std::uint64_t LaunchEventTimer::kernel_time(const Pending& launch,
     if (gpu_gap) {
       const std::uint64_t difference =
           *gpu_gap > host_gap ? *gpu_gap - host_gap : host_gap - *gpu_gap;
-      const std::uint64_t launch_call = launch.launched_ns - launch.host_ns;
       if (difference <= 500 + host_gap / 4 && launch.launched_ns >= launch.host_ns)
         result = between_events_ns > launch_call ? between_events_ns - launch_call : 0;
     }

@@ -40,6 +40,7 @@ std::optional<Precision> parse_precision(std::string_view name) {
 
 void Metrics::merge(const Metrics& other) {
   count += other.count;
+  timed += other.timed;
   time_ns += other.time_ns;
   min_ns = std::min(min_ns, other.min_ns);
   max_ns = std::max(max_ns, other.max_ns);

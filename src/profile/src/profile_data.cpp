@@ -134,7 +134,10 @@ json node_to_json(const ProfileNode& node, const std::map<std::uint32_t, DeviceI
   json metrics = json::object();
   metrics["count"] = node.metrics.count;
   metrics["time (ns)"] = node.metrics.time_ns;
-  if (node.metrics.count) {
+  // Only where the time is an estimate (Metrics): Proton's files and ours without it read as
+  // every launch timed.
+  if (node.metrics.estimated()) metrics["timed"] = node.metrics.timed;
+  if (node.metrics.timed) {
     metrics["min_time (ns)"] = node.metrics.min_ns;
     metrics["max_time (ns)"] = node.metrics.max_ns;
   }
@@ -203,6 +206,8 @@ void node_from_json(const json& j, ProfileNode& node, const std::string& origin,
     if (!it.value().is_number()) continue;
     if (key == "count")
       node.metrics.count = as_u64(it.value());
+    else if (key == "timed")
+      node.metrics.timed = as_u64(it.value());
     else if (key == "time (ns)")
       node.metrics.time_ns = as_u64(it.value());
     else if (key == "min_time (ns)")
@@ -217,6 +222,11 @@ void node_from_json(const json& j, ProfileNode& node, const std::string& origin,
         node.metrics.flops[static_cast<std::size_t>(*p)] += it.value().get<double>();
     }
   }
+  if (!metrics.contains("timed") || !metrics["timed"].is_number())
+    node.metrics.timed = node.metrics.count;
+  else if (node.metrics.timed > node.metrics.count)
+    fail(origin, "'" + node.name + "' has " + std::to_string(node.metrics.timed) +
+                     " timed launches of " + std::to_string(node.metrics.count));
   for (const auto& c : children) {
     auto child = std::make_unique<ProfileNode>();
     node_from_json(c, *child, origin, depth + 1);
@@ -324,7 +334,9 @@ Profile parse_hatchet(const std::string& text, const std::string& origin) {
 
 namespace {
 
-constexpr char kMagic[8] = {'W', 'K', 'P', 'R', 'O', 'F', 0, 2};  // format 2: histograms
+// Format 2 added histograms, 3 the timed-launch count; 2 is still read (every launch timed).
+constexpr char kMagic[8] = {'W', 'K', 'P', 'R', 'O', 'F', 0, 3};
+constexpr std::size_t kFormatByte = sizeof kMagic - 1;
 
 class Writer {
  public:
@@ -382,6 +394,7 @@ class Reader {
 
 void write_metrics(Writer& w, const Metrics& m) {
   w.u64(m.count);
+  w.u64(m.timed);
   w.u64(m.time_ns);
   w.u64(m.min_ns);
   w.u64(m.max_ns);
@@ -398,9 +411,12 @@ void write_metrics(Writer& w, const Metrics& m) {
   }
 }
 
-Metrics read_metrics(Reader& r) {
+Metrics read_metrics(Reader& r, int format) {
   Metrics m;
   m.count = r.get<std::uint64_t>();
+  m.timed = format >= 3 ? r.get<std::uint64_t>() : m.count;
+  if (m.timed > m.count)
+    r.bad(std::to_string(m.timed) + " timed launches of " + std::to_string(m.count));
   m.time_ns = r.get<std::uint64_t>();
   m.min_ns = r.get<std::uint64_t>();
   m.max_ns = r.get<std::uint64_t>();
@@ -471,8 +487,12 @@ std::vector<std::uint8_t> to_binary(const Profile& profile) {
 Profile from_binary(const std::vector<std::uint8_t>& bytes, const std::string& origin) {
   Reader r(bytes, origin);
   r.need(sizeof kMagic);
-  if (std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+  if (std::memcmp(bytes.data(), kMagic, kFormatByte) != 0)
     fail(origin, "not a wavekit profile (bad magic; expected a .wkp file)");
+  const int format = bytes[kFormatByte];
+  if (format != 2 && format != 3)
+    fail(origin, "a .wkp file of format " + std::to_string(format) +
+                     ", which this wavekit does not read (it reads formats 2 and 3)");
   for (std::size_t i = 0; i < sizeof kMagic; ++i) r.get<std::uint8_t>();
   Profile p;
   p.first_phase = r.get<std::uint32_t>();
@@ -528,7 +548,7 @@ Profile from_binary(const std::vector<std::uint8_t>& bytes, const std::string& o
     }
     node->is_kernel = is_kernel != 0;
     node->device = device;
-    if (node->is_kernel) node->metrics = read_metrics(r);
+    if (node->is_kernel) node->metrics = read_metrics(r, format);
     nodes.push_back(node);
   }
   if (r.remaining() != 0) r.bad("trailing bytes after the last node");
@@ -552,7 +572,7 @@ Profile load_profile(const std::string& path) {
     return total;
   }
   std::vector<std::uint8_t> bytes = read_file(path);
-  if (bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, sizeof kMagic) == 0)
+  if (bytes.size() >= sizeof kMagic && std::memcmp(bytes.data(), kMagic, kFormatByte) == 0)
     return from_binary(bytes, path);
   return from_hatchet_json(std::string(bytes.begin(), bytes.end()), path);
 }

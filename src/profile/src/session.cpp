@@ -61,6 +61,13 @@ SessionConfig SessionConfig::from_environment() {
     c.duty_on = std::chrono::milliseconds(on);
     c.duty_period = std::chrono::milliseconds(period);
   }
+  const std::uint64_t time_every = env_number("WAVEKIT_PROFILE_TIME_EVERY", 1);
+  if (time_every < 1 || time_every > 1000000)
+    fail("WAVEKIT_PROFILE_TIME_EVERY", "must be between 1 and 1000000");
+  if (time_every > 1 && !c.events_backend)
+    fail("WAVEKIT_PROFILE_TIME_EVERY",
+         "needs WAVEKIT_PROFILE_BACKEND=events (CUPTI times every kernel anyway)");
+  c.time_every = static_cast<std::uint32_t>(time_every);
   if (c.launch_slots < 1024 || c.launch_slots > (std::size_t{1} << 26))
     fail("WAVEKIT_PROFILE_SLOTS", "must be between 1024 and 2^26");
   if (c.table_capacity < 64 || c.table_capacity > (std::size_t{1} << 24))
@@ -107,6 +114,7 @@ Session::Session(SessionConfig config, Backend* backend)
   ac.include_kernels = config_.include_kernels;
   ac.exclude_kernels = config_.exclude_kernels;
   ac.display_name = config_.display_name;
+  ac.untimed_launches = config_.time_every > 1;
   aggregator_ = std::make_unique<Aggregator>(
       tree_, launches_, &graphs_, ac,
       [this](const PhaseTable& table, const SelfMetrics& self) { on_export(table, self); });

@@ -82,6 +82,11 @@ std::string format_time(std::uint64_t ns) {
   return buf;
 }
 
+// A time, marked "~" when it is an estimate (not every launch was timed; Metrics).
+std::string format_time(std::uint64_t ns, const Metrics& m) {
+  return (m.estimated() ? "~" : "") + format_time(ns);
+}
+
 std::string format_rate(double flops_per_s) {
   char buf[32];
   if (flops_per_s <= 0) return "-";
@@ -118,8 +123,9 @@ void tree_lines(const ProfileNode& node, std::size_t depth, const ViewOptions& o
   std::string label = std::string(depth * 2, ' ') + node.name;
   std::snprintf(
       line, sizeof line, "%14s %10" PRIu64 " %12s %11s %7s  %s\n",
-      format_time(node.metrics.time_ns).c_str(), node.metrics.count,
-      format_time(node.metrics.count ? node.metrics.time_ns / node.metrics.count : 0).c_str(),
+      format_time(node.metrics.time_ns, node.metrics).c_str(), node.metrics.count,
+      format_time(node.metrics.count ? node.metrics.time_ns / node.metrics.count : 0, node.metrics)
+          .c_str(),
       format_rate(flops_rate(node.metrics)).c_str(),
       format_util(util_of(node.metrics, peaks)).c_str(), label.c_str());
   out += line;
@@ -177,6 +183,17 @@ std::map<std::string, std::pair<Metrics, Metrics>> diff_rows(const Profile& base
 
 const char* kHeader = "          time      count          avg      FLOP/s    util  frame\n";
 
+// Says what "~" means, under a view with estimated times.
+std::string estimate_note(const Metrics& total) {
+  if (!total.estimated()) return "";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "~ estimated: %" PRIu64 " of %" PRIu64
+                " launches timed (--time-every); each kernel's mean times its count\n",
+                total.timed, total.count);
+  return line;
+}
+
 }  // namespace
 
 Profile filter_profile(const Profile& profile, const ViewOptions& options) {
@@ -201,7 +218,7 @@ std::string render_tree(const Profile& profile, const ViewOptions& options) {
   Peaks peaks = peaks_for(filtered, options);
   std::string out = kHeader;
   tree_lines(filtered.root, 0, options, peaks, filtered.root.metrics.time_ns, out);
-  return out;
+  return out + estimate_note(filtered.root.metrics);
 }
 
 std::string render_top(const Profile& profile, const ViewOptions& options) {
@@ -214,13 +231,13 @@ std::string render_top(const Profile& profile, const ViewOptions& options) {
     const auto& [name, m] = kernels[i];
     char line[512];
     std::snprintf(line, sizeof line, "%14s %5.1f%% %10" PRIu64 " %12s %11s %7s  %s\n",
-                  format_time(m.time_ns).c_str(), total ? 100.0 * m.time_ns / total : 0.0, m.count,
-                  format_time(m.count ? m.time_ns / m.count : 0).c_str(),
+                  format_time(m.time_ns, m).c_str(), total ? 100.0 * m.time_ns / total : 0.0,
+                  m.count, format_time(m.count ? m.time_ns / m.count : 0, m).c_str(),
                   format_rate(flops_rate(m)).c_str(), format_util(util_of(m, peaks)).c_str(),
                   name.c_str());
     out += line;
   }
-  return out;
+  return out + estimate_note(filtered.root.metrics);
 }
 
 std::string render_diff(const Profile& base, const Profile& other, const ViewOptions& options) {
@@ -270,6 +287,7 @@ namespace {
 json metrics_json(const Metrics& m, const Peaks& peaks) {
   json j = {{"time_ns", m.time_ns},
             {"count", m.count},
+            {"timed", m.timed},
             {"flops", m.total_flops()},
             {"flop_per_s", flops_rate(m)},
             {"bytes", m.bytes}};

@@ -5,6 +5,10 @@
 // same address, launches kernels through each hooked launch function inside scopes, some while
 // the profiler is disabled, stops the profiler and checks the written profile against what it
 // launched and the stand-in's clock. Exit status 0: fine.
+//
+// With WAVEKIT_PROFILE_TIME_EVERY=N the same launches must be counted and attributed alike, with
+// only some kernel launches timed; every launch of a stand-in kernel takes the same time, so
+// the estimated times must equal the true ones exactly.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
@@ -117,9 +121,15 @@ int main() {
   for (int i = 0; i < 100; ++i) launch_kernel_ex(&config, kernel(triton_add), nullptr, nullptr);
   set_enabled(1);
   scope_exit();
+  // Enough launches of one kernel for --time-every to leave most of them untimed.
+  FakeKernel busy{"_Z4busyv", 5, false};
+  scope_enter("many");
+  for (int i = 0; i < 300; ++i)
+    launch_kernel(kernel(busy), 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr);
+  scope_exit();
   stop();
   expect(launches() == 55, "the stand-in driver did not run every graph launch");
-  expect(kernel_launches() == 122, "the stand-in driver did not run every kernel launch");
+  expect(kernel_launches() == 422, "the stand-in driver did not run every kernel launch");
 
   std::ifstream file(std::string(out) + "/profile.hatchet");
   std::stringstream text;
@@ -151,8 +161,24 @@ int main() {
          "a handle launched after a module unload kept its old kernel's name");
   expect(triton_leaf && triton_leaf->metrics.count == 6 && triton_leaf->metrics.time_ns == 18'000u,
          "triton / add_kernel (cuLaunchKernelEx by dlsym) is not the 6 enabled launches of 3 us");
-  expect(profile.root.metrics.count == 55 + 22,
-         "the profile does not hold 55 graph and 22 kernel launches");
+  const ProfileNode* many = profile.root.find("many");
+  const ProfileNode* busy_leaf = many ? many->find("busy()") : nullptr;
+  expect(busy_leaf && busy_leaf->metrics.count == 300 && busy_leaf->metrics.time_ns == 1'500'000u,
+         "many / busy() is not 300 launches of 5 us");
+  expect(profile.root.metrics.count == 55 + 322,
+         "the profile does not hold 55 graph and 322 kernel launches");
+  const char* time_every = std::getenv("WAVEKIT_PROFILE_TIME_EVERY");
+  if (time_every && std::atoi(time_every) > 1) {
+    // About one in N of the 300, and the first; graph launches are all timed.
+    const std::uint64_t timed = busy_leaf ? busy_leaf->metrics.timed : 0;
+    const std::uint64_t expected = 300 / static_cast<std::uint64_t>(std::atoi(time_every));
+    expect(timed > expected / 3 && timed < expected * 3,
+           "many / busy() has " + std::to_string(timed) + " timed launches, not about " +
+               std::to_string(expected));
+    expect(first && first->metrics.timed == first->metrics.count, "a graph launch went untimed");
+  } else {
+    expect(profile.root.metrics.timed == profile.root.metrics.count, "an untimed launch");
+  }
   expect(profile.self.dropped == 0 && profile.self.graph_unknown == 0 &&
              profile.self.unattributed == 0,
          "dropped, graph_unknown or unattributed launches");

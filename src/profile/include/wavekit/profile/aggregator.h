@@ -33,6 +33,9 @@ struct KernelActivity {
   std::uint32_t stream = 0;
   std::string_view kernel_name;
   std::uint64_t graph_node_id = 0;  // 0: not launched from a graph
+  // false: the launch was counted but not timed (events backend, --time-every N); start_ns and
+  // end_ns are then both its host launch time.
+  bool timed = true;
 };
 
 // One execution of a whole CUDA graph, in graph-level tracing (CUPTI GRAPH_TRACE, or event
@@ -85,6 +88,11 @@ class PhaseTable {
     for (std::size_t i = 0; i < slots_.size(); ++i)
       if (used_[i]) fn(slots_[i]);
   }
+  template <typename Fn>
+  void for_each(Fn&& fn) {
+    for (std::size_t i = 0; i < slots_.size(); ++i)
+      if (used_[i]) fn(slots_[i]);
+  }
   std::uint32_t phase = 0;
   std::uint64_t first_start_ns = ~std::uint64_t{0};
   std::uint64_t last_end_ns = 0;
@@ -118,6 +126,9 @@ struct AggregatorConfig {
   std::size_t max_cached_kernel_names = 1 << 16;
   // Turns a backend's kernel name into the one shown (CUPTI: demangling); once per name.
   std::function<std::string(std::string_view)> display_name;
+  // Some launches arrive untimed (KernelActivity::timed false): each kernel's mean time is
+  // kept over the run, for the entries of a phase in which none of its launches was timed.
+  bool untimed_launches = false;
 };
 
 class Aggregator {
@@ -153,7 +164,11 @@ class Aggregator {
   void export_table(std::unique_ptr<PhaseTable>& table);
   std::optional<NameId> kernel_id(std::string_view name);
   void add(const EntryKey& key, std::uint32_t phase, std::uint64_t start_ns, std::uint64_t end_ns,
-           const std::optional<LaunchWork>& work, std::uint64_t now_ns);
+           bool timed, const std::optional<LaunchWork>& work, std::uint64_t now_ns);
+  // Before a phase is exported: the time of each entry with untimed launches becomes an
+  // estimate for all of them, from the entry's timed launches, else from the kernel's mean
+  // over the run so far (else it stays 0: the kernel was never timed).
+  void estimate_untimed(PhaseTable& table) const;
 
   ContextTree& tree_;
   const LaunchTable& launches_;
@@ -172,6 +187,11 @@ class Aggregator {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  struct TimedSum {
+    std::uint64_t time_ns = 0, launches = 0;
+  };
+  std::unordered_map<NameId, TimedSum> kernel_timed_;  // untimed_launches only
+
   // Kernel name -> name id, or nullopt when filtered out; decided once per name.
   std::unordered_map<std::string, std::optional<NameId>, Hash, std::equal_to<>> kernels_;
 };

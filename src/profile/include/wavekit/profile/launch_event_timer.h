@@ -6,14 +6,19 @@
 // launch it times, on the launch's stream, and the consumer thread later asks the driver,
 // without waiting, whether the end event has completed and reads the elapsed time.
 //
+// With --time-every N most launches are not timed but counted (count()): those go to the
+// consumer through a lock-free ring, so an untimed launch costs the hook a few stores.
+//
 // The driver is behind EventApi so that the bookkeeping is tested without a GPU. Application
 // threads take one uncontended mutex twice per timed launch (pool and queue; tens of ns next
 // to a launch's microseconds); no allocation once the pool and the kernel names are warm, and
 // no synchronisation.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -54,7 +59,9 @@ class EventApi {
 class LaunchEventTimer {
  public:
   // At most `max_pairs` launches in flight; beyond that launches go untimed and are counted.
-  LaunchEventTimer(EventApi& api, std::size_t max_pairs);
+  // `counted_capacity`: how many untimed launches (count()) may wait for the consumer; 0 when
+  // every launch is timed (rounded up to a power of two).
+  LaunchEventTimer(EventApi& api, std::size_t max_pairs, std::size_t counted_capacity = 0);
   ~LaunchEventTimer();
   LaunchEventTimer(const LaunchEventTimer&) = delete;
   LaunchEventTimer& operator=(const LaunchEventTimer&) = delete;
@@ -74,11 +81,19 @@ class LaunchEventTimer {
     std::uint32_t device = 0;
     std::uint32_t graph_number = 0;  // a graph launch: graph_number(exec); 0: a kernel launch
     const std::string* kernel_name = nullptr;  // a kernel launch: kernel_name(); null: unknown
+    // Whether the stream had no work left when the start event was recorded, where the hook
+    // asked the driver (a sampled launch, whose stream's previous launch was not timed): then
+    // the kernel waited for its own launch, whose host time is taken off (see poll).
+    std::optional<bool> stream_was_idle{};
   };
   // After a successful real launch: records the end event and queues the launch.
   void end(const Ticket& ticket, void* stream, bool per_thread_stream, const Launch& launch);
   // After a failed real launch: the pair goes back to the pool.
   void cancel(const Ticket& ticket);
+  // After a successful real launch that was not timed: it is counted and attributed, with no
+  // time (KernelActivity::timed false). Lock-free; when the consumer is `counted_capacity`
+  // launches behind, the launch is counted as dropped.
+  void count(const Launch& launch);
 
   // The timer's copy of a kernel name the driver gave (stable for the timer's life; one per
   // distinct name). The driver's pointer is remembered and checked by content on the next
@@ -100,10 +115,11 @@ class LaunchEventTimer {
   // The time is the GPU time between the launch's events, except on a starved stream: when the
   // GPU reached the start event as soon as it was recorded (it had nothing before it), the
   // kernel could only start once its launch arrived, so the host time the launch call took is
-  // not the kernel's and is taken off. A stream counts as starved at a launch when the GPU
-  // time from the previous launch's end event to this start event equals the host time
-  // between recording them (both ran when recorded); otherwise (a busy stream, or no earlier
-  // launch of the stream to compare with) the time is left as measured.
+  // not the kernel's and is taken off. A stream counts as starved at a launch when the hook
+  // found it idle (Launch::stream_was_idle), else when the GPU time from the previous launch's
+  // end event to this start event equals the host time between recording them (both ran when
+  // recorded); otherwise (a busy stream, or no earlier launch of the stream to compare with)
+  // the time is left as measured. Counted launches are handed over first, untimed.
   void poll(RecordSink& sink, bool wait);
 
   // Launches queued and not yet reported (consumer thread).
@@ -119,7 +135,18 @@ class LaunchEventTimer {
     std::uint32_t device = 0;
     std::uint32_t graph_number = 0;
     const std::string* kernel_name = nullptr;  // into kernel_names_
+    std::optional<bool> stream_was_idle{};
   };
+  // One cell of the ring of counted launches (a bounded multi-producer queue after D. Vyukov:
+  // a cell's sequence says whose turn it is, so producers claim cells with one compare-exchange
+  // and the consumer never writes what a producer reads).
+  struct CountedCell {
+    std::atomic<std::uint64_t> sequence{0};
+    std::uint64_t correlation = 0, host_ns = 0;
+    const std::string* kernel_name = nullptr;
+    std::uint32_t device = 0;
+  };
+  void drain_counted(RecordSink& sink);
   void recycle(const Ticket& ticket);
   // The launch's GPU time, less the launch call's host time on a starved stream (see poll).
   std::uint64_t kernel_time(const Pending& launch, std::uint64_t between_events_ns);
@@ -137,6 +164,11 @@ class LaunchEventTimer {
   // the pool's pairs and 128 streams, the oldest forgotten first).
   std::vector<std::pair<std::pair<void*, bool>, Pending>> last_reported_;
   std::uint64_t dropped_ = 0;
+  std::unique_ptr<CountedCell[]> counted_;
+  std::uint64_t counted_mask_ = 0;
+  alignas(64) std::atomic<std::uint64_t> counted_head_{0};  // next cell producers claim
+  alignas(64) std::atomic<std::uint64_t> counted_dropped_{0};
+  std::uint64_t counted_tail_ = 0;  // next cell the consumer reads
   std::unordered_map<const void*, std::uint32_t> graph_numbers_;
   std::uint32_t next_graph_number_ = 1;
   // Kernel names, interned by content (never freed: one per distinct kernel), and the last

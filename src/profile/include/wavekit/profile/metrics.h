@@ -23,8 +23,14 @@ std::optional<Precision> parse_precision(std::string_view name);
 
 inline constexpr std::size_t kHistogramBuckets = 32;  // log2(ns) buckets: 1 ns .. ~4 s
 
+// `count` launches ran; `timed` of them were timed. Every backend times every launch
+// (timed == count) except the events backend with --time-every N, which counts every launch and
+// times about one in N: there `time_ns` is an estimate (the timed launches' total scaled by
+// count / timed, made per kernel and phase when the phase is exported; Aggregator), and min,
+// max and the histogram describe the timed launches only.
 struct Metrics {
   std::uint64_t count = 0;
+  std::uint64_t timed = 0;
   std::uint64_t time_ns = 0;
   std::uint64_t min_ns = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t max_ns = 0;
@@ -36,11 +42,15 @@ struct Metrics {
 
   void add_duration(std::uint64_t ns) {
     ++count;
+    ++timed;
     time_ns += ns;
     if (ns < min_ns) min_ns = ns;
     if (ns > max_ns) max_ns = ns;
     ++histogram[std::min<std::size_t>(std::bit_width(ns), kHistogramBuckets - 1)];
   }
+  // A launch that ran untimed (counted, its work added by the caller).
+  void add_untimed() { ++count; }
+  bool estimated() const { return timed < count; }
   void merge(const Metrics& other);
   double total_flops() const;
 };

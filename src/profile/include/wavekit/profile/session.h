@@ -40,11 +40,16 @@ struct SessionConfig {
   // The CUPTI-free backend (libwavekit_profile_events.so): kernel and graph launches timed
   // with event pairs by launch hooks. The CUPTI library refuses to start when this is set.
   bool events_backend = false;
+  // Events backend only: every kernel launch is counted and attributed, and about one in
+  // `time_every` (chosen at random, plus each thread's first launch of each kernel) is timed;
+  // the others' times are estimated from those (Metrics). 1: every launch timed.
+  std::uint32_t time_every = 1;
   std::function<std::string(std::string_view)> display_name;  // see AggregatorConfig
 
   // WAVEKIT_PROFILE_OUTPUT, _PHASE_MS, _SLOTS, _TABLE, _INCLUDE, _EXCLUDE, _DUTY (on/period ms,
   // e.g. "50/1000"), _TRACE (events), _START_DISABLED, _GRAPHS ("kernel" or "graph"), _BACKEND
-  // ("cupti" or "events"). Bad values throw wavekit::Error.
+  // ("cupti" or "events"), _TIME_EVERY (N, events backend only). Bad values throw
+  // wavekit::Error.
   static SessionConfig from_environment();
 };
 

@@ -17,11 +17,13 @@ import sys
 import time
 
 CONFIGS = ["none", "floor_activity", "floor", "ours_idle", "ours", "ours_graph", "ours_sampled",
-           "ours_events_idle", "ours_events", "ours_events_sampled", "proton", "proton_hook",
-           "torchprof"]
+           "ours_events_idle", "ours_events", "ours_events_sampled", "ours_events_counted",
+           "proton", "proton_hook", "torchprof"]
 # The CUPTI-free backend's duty cycle in the benchmark: 1 ms of every 100 (1 %), short enough
 # that every run of a workload (~50-300 ms) holds windows in proportion.
 EVENTS_DUTY = "1/100"
+# The events backend counting every launch and timing about one in this many (--time-every).
+EVENTS_TIME_EVERY = "32"
 
 
 def pin_main_thread():
@@ -290,6 +292,8 @@ def config_env(config, lib, out, tag):
         env["WAVEKIT_PROFILE_OUTPUT"] = os.path.join(out, f"{config}-{tag}")
         if config == "ours_events_sampled":
             env["WAVEKIT_PROFILE_DUTY"] = EVENTS_DUTY
+        if config == "ours_events_counted":
+            env["WAVEKIT_PROFILE_TIME_EVERY"] = EVENTS_TIME_EVERY
         if config == "ours_events_idle":  # hooks in place, never timing: the cost of being there
             env["WAVEKIT_PROFILE_START_DISABLED"] = "1"
     elif config.startswith("ours"):
@@ -352,17 +356,28 @@ def ab(args):
     process rather than across processes (whose launch-bound timings differ by 20-30 % on the
     H200 machine). wavekit is switched with enable()/disable() (CUPTI: kernel activity and launch
     callbacks off, still subscribed; events backend: the hooks only forward, which is also what
-    a sampled run does between windows), Proton with deactivate()/activate(). A block repeats
+    a sampled run does between windows). Proton's deactivate() keeps most of its cost (run G), so
+    Proton is started before each "on" block and finalized before each "off" block: whatever
+    CUPTI keeps costing after finalize() then counts against "off", so Proton's measured cost
+    is, if anything, too low -- a conservative figure to compare wavekit's with. A block repeats
     the workload for about --block-s seconds, so that a sampled block holds many windows."""
     import torch
     torch.cuda.init()
     if args.config == "proton":
+        import contextlib
         import triton.profiler as proton
-        session = proton.start(os.path.join(args.out, f"ab-proton-{args.index}"), context="shadow")
-        scope = proton.scope
+        sessions = []
+
+        def scope(name):  # Proton's scopes only while a session runs
+            return proton.scope(name) if sessions else contextlib.nullcontext()
 
         def switch(on):
-            proton.activate(session) if on else proton.deactivate(session)
+            if on and not sessions:
+                name = f"ab-proton-{args.index}-{len(sessions)}"
+                sessions.append(proton.start(os.path.join(args.out, name), context="shadow"))
+            elif not on and sessions:
+                proton.finalize()
+                sessions.clear()
     else:
         import wavekit_profile as wp
         scope = wp.scope
@@ -392,35 +407,35 @@ def ab(args):
                 torch.cuda.synchronize()
                 blocks[name]["on" if on else "off"].append(time.perf_counter() - t0)
                 blocks[name]["n"] = n
-    switch(True)
+    switch(args.config != "proton")
     with open(os.path.join(args.out, "ab.jsonl"), "a") as f:
         f.write(json.dumps({"label": args.label, "config": args.config, "index": args.index,
                             "blocks": blocks}) + "\n")
-    if args.config == "proton":
-        proton.finalize()
 
 
-# What the A/B runs compare: (label, configuration, duty cycle, seconds per block, processes).
-# Full modes cost tens of percent, so shorter blocks resolve them; the sampled mode is meant to
-# cost under 1 %, so its blocks are long (many windows each).
+# What the A/B runs compare: (label, configuration, extra environment, seconds per block,
+# processes). Full modes cost tens of percent, so shorter blocks resolve them; the sampled mode
+# is meant to cost under 1 %, so its blocks are long (many windows each).
 AB_SETTINGS = [
-    ("events full", "ours_events", "", 0.3, 1),
-    (f"events sampled {EVENTS_DUTY}", "ours_events", EVENTS_DUTY, 1.0, 1),
-    ("cupti full", "ours", "", 0.5, 2),
-    ("proton", "proton", "", 0.5, 2),
+    ("events full", "ours_events", {}, 0.3, 1),
+    (f"events sampled {EVENTS_DUTY}", "ours_events", {"WAVEKIT_PROFILE_DUTY": EVENTS_DUTY}, 1.0, 1),
+    (f"events counted 1/{EVENTS_TIME_EVERY}", "ours_events",
+     {"WAVEKIT_PROFILE_TIME_EVERY": EVENTS_TIME_EVERY}, 0.5, 2),
+    ("events counted 1/256", "ours_events", {"WAVEKIT_PROFILE_TIME_EVERY": "256"}, 0.5, 1),
+    ("cupti full", "ours", {}, 0.5, 2),
+    ("proton start/finalize", "proton", {}, 0.5, 2),
 ]
 
 
 def ab_orchestrate(args):
     os.makedirs(args.out, exist_ok=True)
     me = os.path.abspath(__file__)
-    for label, config, duty, block_s, processes in AB_SETTINGS:
+    for label, config, extra_env, block_s, processes in AB_SETTINGS:
         if args.only and not any(label.startswith(o) for o in args.only):
             continue
         for index in range(processes):
             env = config_env(config, args.lib, args.out, f"ab{index}-" + label.replace(" ", "-").replace("/", "-"))
-            if duty:
-                env["WAVEKIT_PROFILE_DUTY"] = duty
+            env.update(extra_env)
             t = time.time()
             cmd = [sys.executable, me, "ab", "--out", args.out, "--pairs", str(args.pairs),
                    "--block-s", str(block_s), "--config", config, "--label", label,

@@ -25,12 +25,13 @@ python3 bench/profile/bench.py orchestrate --lib /tmp/wk --out /tmp/res --rounds
   --soak ${SOAK-ours floor} 2>&1 | tee "$out/log.txt"
 python3 bench/profile/compare.py /tmp/res/ours-0/profile.hatchet /tmp/res/proton-0.hatchet \
   /tmp/res/floor_activity-0.json 2>&1 | tee "$out/compare.txt"
-if [ -f /tmp/res/ours_events-0/profile.hatchet ] && [ -f /tmp/res/ours-0/profile.hatchet ]; then
-  echo "== ours_events vs ours (CUPTI), round 0" | tee -a "$out/compare.txt"
-  python3 bench/profile/compare_events.py /tmp/res/ours_events-0/profile.hatchet \
+for events in ours_events ours_events_counted; do
+  [ -f /tmp/res/$events-0/profile.hatchet ] && [ -f /tmp/res/ours-0/profile.hatchet ] || continue
+  echo "== $events vs ours (CUPTI), round 0" | tee -a "$out/compare.txt"
+  python3 bench/profile/compare_events.py /tmp/res/$events-0/profile.hatchet \
     /tmp/res/ours-0/profile.hatchet 2>&1 | tee -a "$out/compare.txt"
-fi
-for run in ours ours_graph ours_sampled ours_events ours_events_sampled; do
+done
+for run in ours ours_graph ours_sampled ours_events ours_events_sampled ours_events_counted; do
   [ -f /tmp/res/$run-0/profile.hatchet ] || continue
   echo "== $run, round 0" | tee -a "$out/compare.txt"
   python3 bench/profile/inspect_profile.py /tmp/res/$run-0/profile.hatchet 2>&1 |

@@ -1,11 +1,15 @@
 #include "wavekit/profile/launch_event_timer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
@@ -505,6 +509,62 @@ TEST(LaunchEventTimer, SessionAggregatesGraphLaunchesUnderTheirLaunchContexts) {
   EXPECT_EQ(self.records, 30u);
   EXPECT_EQ(self.graph_unknown, 0u);
   EXPECT_EQ(self.unattributed, 0u);
+}
+
+// --time-every through a whole session: counted launches land in the tree with the timed ones,
+// each kernel's time is its count times its timed mean, and the trace holds only timed launches.
+TEST(LaunchEventTimer, SessionEstimatesUntimedKernelsAndTracesOnlyTimedOnes) {
+  FakeEvents driver;
+  LaunchEventTimer timer(driver, 64, 256);
+  TimerBackend backend(timer);
+  SessionConfig config;
+  config.launch_slots = 1 << 10;
+  config.events_backend = true;
+  config.time_every = 4;
+  config.trace_events = 100;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("wavekit-timer-trace-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  config.output_dir = dir.string();
+  Session session(config, &backend);
+  // The fake driver is not thread-safe: everything is launched and run before the consumer
+  // thread starts.
+  const std::string* name = timer.kernel_name("_Z4stepv");
+  session.tree().enter("decode");
+  for (std::uint64_t corr = 1; corr <= 40; ++corr) {
+    ASSERT_TRUE(session.on_kernel_launch(corr));
+    LaunchEventTimer::Launch launch{.correlation = corr,
+                                    .host_ns = corr * 10'000,
+                                    .launched_ns = corr * 10'000 + 100,
+                                    .kernel_name = name,
+                                    .stream_was_idle = false};
+    if (corr % 4 != 1) {
+      timer.count(launch);
+      continue;
+    }
+    auto ticket = timer.begin(kContext, kStream, false);
+    ASSERT_TRUE(ticket);
+    timer.end(*ticket, kStream, false, launch);
+    // Timed launches take 3000 or 5000 ns: a mean of 4000.
+    driver.run(ticket->pair, corr * 10'000, corr * 10'000 + (corr % 8 == 1 ? 3000 : 5000));
+  }
+  session.tree().exit();
+  session.start();
+  session.stop();
+  const Profile merged = session.merged_profile();
+  const ProfileNode* decode = merged.root.find("decode");
+  ASSERT_TRUE(decode);
+  const ProfileNode* leaf = decode->find("_Z4stepv");  // no display_name: as the driver said
+  ASSERT_TRUE(leaf);
+  EXPECT_EQ(leaf->metrics.count, 40u);
+  EXPECT_EQ(leaf->metrics.timed, 10u);
+  EXPECT_EQ(leaf->metrics.time_ns, 40u * 4000);
+  EXPECT_EQ(leaf->metrics.min_ns, 3000u);
+  EXPECT_EQ(leaf->metrics.max_ns, 5000u);
+  EXPECT_EQ(session.totals().dropped, 0u);
+  const auto trace = nlohmann::json::parse(std::ifstream(dir / "trace.json"));
+  EXPECT_EQ(trace["traceEvents"].size(), 10u) << "the 10 timed launches only";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

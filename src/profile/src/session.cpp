@@ -178,7 +178,8 @@ void Session::set_device(std::uint32_t id, const DeviceInfo& info) {
 
 void Session::kernel(const KernelActivity& record) {
   aggregator_->consume(record, batch_now_ns_);
-  if (config_.trace_events)
+  // An untimed launch (--time-every) has no interval to draw.
+  if (config_.trace_events && record.timed)
     add_trace_event({std::string(record.kernel_name), "", record.start_ns, record.end_ns,
                      record.device, record.stream},
                     record.correlation);

@@ -358,5 +358,38 @@ TEST(Aggregator, EstimatesTheTimeOfUntimedLaunchesPerKernel) {
   EXPECT_EQ(agg.totals().records, 180u);
 }
 
+// An untimed launch of the events backend carries its context and phase with the record, so
+// the launch table is not written for it (Session::launch_info); its declared work still is.
+TEST(Aggregator, RecordsThatCarryTheirContextNeedNoLaunchSlot) {
+  ContextTree tree;
+  LaunchTable launches(1 << 10);
+  std::vector<Profile> phases;
+  Aggregator agg(tree, launches, nullptr, {}, [&](const PhaseTable& t, const SelfMetrics& s) {
+    phases.push_back(build_profile(t, tree, s));
+  });
+  tree.enter("serve");
+  const NodeId serve = tree.current();
+  tree.exit();
+  LaunchWork work;
+  work.bytes = 4096;
+  launches.record_with_work(7, serve, 2, work);
+  KernelActivity carried{5, 0, 0, 0, 0, "copy", 0};
+  carried.timed = false;
+  carried.launch = LaunchInfo{serve, 2, false};
+  agg.consume(carried, 0);
+  carried.correlation = 7;
+  carried.launch = LaunchInfo{serve, 2, true};
+  agg.consume(carried, 0);
+  agg.finish();
+  ASSERT_EQ(phases.size(), 1u);
+  EXPECT_EQ(phases[0].first_phase, 2u);
+  std::map<std::string, Metrics> got;
+  leaves(phases[0].root, "", got);
+  EXPECT_EQ(got["serve / copy"].count, 2u);
+  EXPECT_EQ(got["serve / copy"].timed, 0u);
+  EXPECT_EQ(got["serve / copy"].bytes, 4096);
+  EXPECT_EQ(agg.totals().unattributed, 0u);
+}
+
 }  // namespace
 }  // namespace wavekit::profile

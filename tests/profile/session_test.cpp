@@ -165,6 +165,31 @@ TEST(Session, SampledModeStartsBetweenWindows) {
   EXPECT_FALSE(session.on_kernel_launch(1));
 }
 
+TEST(Session, LaunchInfoIsTheThreadsContextAndStoresOnlyDeclaredWork) {
+  SyntheticBackend backend({"k"}, 16, 2);
+  SessionConfig config;
+  config.launch_slots = 1 << 10;
+  Session session(config, &backend);
+  session.tree().enter("decode");
+  const NodeId decode = session.tree().current();
+  auto info = session.launch_info(1);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->context, decode);
+  EXPECT_FALSE(info->has_work);
+  EXPECT_FALSE(session.launches().lookup(1)) << "no launch slot written";
+  LaunchWork work;
+  work.flops[0] = 1e9;
+  Session::set_next_launch_work(work);
+  info = session.launch_info(2);
+  ASSERT_TRUE(info);
+  EXPECT_TRUE(info->has_work);
+  ASSERT_TRUE(session.launches().lookup_work(2));
+  EXPECT_EQ(session.launches().lookup_work(2)->flops[0], 1e9);
+  session.set_enabled(false);
+  EXPECT_FALSE(session.launch_info(3));
+  session.tree().exit();
+}
+
 TEST(Session, EnvironmentConfigRejectsBadValues) {
   ::setenv("WAVEKIT_PROFILE_DUTY", "fifty", 1);
   EXPECT_THROW(SessionConfig::from_environment(), Error);

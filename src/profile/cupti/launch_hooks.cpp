@@ -419,8 +419,6 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
   if (is_capturing(stream, &capturing) != CUDA_SUCCESS ||
       capturing != CU_STREAM_CAPTURE_STATUS_NONE)
     return launch();
-  const std::uint64_t correlation = next_correlation.fetch_add(1, std::memory_order_relaxed);
-  if (!session->on_kernel_launch(correlation)) return launch();
   CUcontext context = nullptr;
   CUdevice device = 0;
   if (driver.ctx_get_current(&context) != CUDA_SUCCESS || !context ||
@@ -428,7 +426,7 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
     return launch();
   LaunchEventTimer& timer = events_backend->timer();
   LaunchEventTimer::Launch what;
-  what.correlation = correlation;
+  what.correlation = next_correlation.fetch_add(1, std::memory_order_relaxed);
   what.device = static_cast<std::uint32_t>(device);
   const std::uint32_t time_every = events_backend->time_every();
   bool timed = true;
@@ -445,11 +443,14 @@ CUresult timed_launch(CUstream stream, bool per_thread_stream, CUfunction functi
     return launch();  // out of memory naming it: the launch goes unprofiled
   }
   if (!timed) {
-    what.host_ns = host_clock_ns();
+    // Counted only: its context and phase travel with it, and no clock is read.
+    what.info = session->launch_info(what.correlation);
+    if (!what.info) return launch();
     const CUresult result = launch();
     if (result == CUDA_SUCCESS) timer.count(what);
     return result;
   }
+  if (!session->on_kernel_launch(what.correlation)) return launch();
   // A sampled launch's stream had launches that were not timed, so whether the GPU waited for
   // this one is asked rather than inferred (LaunchEventTimer::poll).
   if (time_every > 1) what.stream_was_idle = driver.stream_idle(stream, per_thread_stream);

@@ -144,7 +144,9 @@ void Aggregator::consume(const KernelActivity& record, std::uint64_t now_ns) {
   key.device = static_cast<std::uint16_t>(record.device);
   std::uint32_t phase = current_->phase;
   std::optional<LaunchWork> work;
-  if (auto launch = launches_.lookup(record.correlation)) {
+  const std::optional<LaunchInfo> launch =
+      record.launch ? record.launch : launches_.lookup(record.correlation);
+  if (launch) {
     key.context = launch->context;
     phase = launch->phase;
     if (launch->has_work) work = launches_.lookup_work(record.correlation);
@@ -224,9 +226,10 @@ void Aggregator::add(const EntryKey& key, std::uint32_t phase, std::uint64_t sta
     for (std::size_t p = 0; p < kPrecisionCount; ++p) entry->metrics.flops[p] += work->flops[p];
     entry->metrics.bytes += work->bytes;
   }
+  ++self_.records;
+  if (!timed) return;  // no times to span the phase or to measure the consumer's lag by
   table->first_start_ns = std::min(table->first_start_ns, start_ns);
   table->last_end_ns = std::max(table->last_end_ns, end_ns);
-  ++self_.records;
   if (now_ns > end_ns) self_.max_lag_ns = std::max(self_.max_lag_ns, now_ns - end_ns);
 }
 

@@ -109,9 +109,9 @@ void LaunchEventTimer::count(const Launch& launch) {
     }
   }
   cell->correlation = launch.correlation;
-  cell->host_ns = launch.host_ns;
   cell->kernel_name = launch.kernel_name;
   cell->device = launch.device;
+  cell->info = launch.info;
   cell->sequence.store(position + 1, std::memory_order_release);
 }
 
@@ -123,10 +123,10 @@ void LaunchEventTimer::drain_counted(RecordSink& sink) {
     if (cell.sequence.load(std::memory_order_acquire) != counted_tail_ + 1) break;
     KernelActivity a;
     a.correlation = cell.correlation;
-    a.start_ns = a.end_ns = cell.host_ns;
     a.device = cell.device;
     a.kernel_name = cell.kernel_name ? *cell.kernel_name : unknown;
     a.timed = false;
+    a.launch = cell.info;
     cell.sequence.store(counted_tail_ + counted_mask_ + 1, std::memory_order_release);
     ++counted_tail_;
     sink.kernel(a);

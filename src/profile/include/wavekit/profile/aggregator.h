@@ -34,8 +34,11 @@ struct KernelActivity {
   std::string_view kernel_name;
   std::uint64_t graph_node_id = 0;  // 0: not launched from a graph
   // false: the launch was counted but not timed (events backend, --time-every N); start_ns and
-  // end_ns are then both its host launch time.
+  // end_ns mean nothing then.
   bool timed = true;
+  // The launch's context and phase where the backend carries them with the record (untimed
+  // launches); otherwise they are looked up in the launch table by correlation.
+  std::optional<LaunchInfo> launch{};
 };
 
 // One execution of a whole CUDA graph, in graph-level tracing (CUPTI GRAPH_TRACE, or event

@@ -85,13 +85,17 @@ class LaunchEventTimer {
     // asked the driver (a sampled launch, whose stream's previous launch was not timed): then
     // the kernel waited for its own launch, whose host time is taken off (see poll).
     std::optional<bool> stream_was_idle{};
+    // count() only: the launch's context and phase (Session::launch_info), handed to the
+    // consumer with the launch rather than through the launch table.
+    std::optional<LaunchInfo> info{};
   };
   // After a successful real launch: records the end event and queues the launch.
   void end(const Ticket& ticket, void* stream, bool per_thread_stream, const Launch& launch);
   // After a failed real launch: the pair goes back to the pool.
   void cancel(const Ticket& ticket);
-  // After a successful real launch that was not timed: it is counted and attributed, with no
-  // time (KernelActivity::timed false). Lock-free; when the consumer is `counted_capacity`
+  // After a successful real launch that was not timed: it is counted and attributed (by
+  // Launch::info where given, else through the launch table), with no time
+  // (KernelActivity::timed false). Lock-free; when the consumer is `counted_capacity`
   // launches behind, the launch is counted as dropped.
   void count(const Launch& launch);
 
@@ -142,9 +146,10 @@ class LaunchEventTimer {
   // and the consumer never writes what a producer reads).
   struct CountedCell {
     std::atomic<std::uint64_t> sequence{0};
-    std::uint64_t correlation = 0, host_ns = 0;
+    std::uint64_t correlation = 0;
     const std::string* kernel_name = nullptr;
     std::uint32_t device = 0;
+    std::optional<LaunchInfo> info;
   };
   void drain_counted(RecordSink& sink);
   void recycle(const Ticket& ticket);

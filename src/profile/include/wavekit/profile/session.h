@@ -137,6 +137,20 @@ class Session final : private RecordSink {
     }
     return true;
   }
+  // The calling thread's context and phase for a launch whose record will carry them (the
+  // events backend's untimed launches go to the consumer with them), so that the launch table
+  // is not written -- unless the thread declared work for this launch, which is stored under
+  // `correlation` as for on_kernel_launch. Empty when not collecting.
+  std::optional<LaunchInfo> launch_info(std::uint64_t correlation) {
+    if (!collecting_.load(std::memory_order_relaxed)) return std::nullopt;
+    LaunchInfo info{tree_.current(), phase_.load(std::memory_order_relaxed), false};
+    if (pending_work_.armed) [[unlikely]] {
+      launches_.record_with_work(correlation, info.context, info.phase, pending_work_.work);
+      pending_work_.armed = false;
+      info.has_work = true;
+    }
+    return info;
+  }
   // Declares the FLOPs/bytes of the calling thread's next kernel launch.
   static void set_next_launch_work(const LaunchWork& work) {
     pending_work_.work = work;
@@ -149,6 +163,7 @@ class Session final : private RecordSink {
   bool graph_level() const { return config_.graph_level; }
   ContextTree& tree() { return tree_; }
   GraphRegistry& graphs() { return graphs_; }
+  const LaunchTable& launches() const { return launches_; }
   std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
   void advance_phase();
   // User switch (selective profiling); sampled mode toggles collection within it.

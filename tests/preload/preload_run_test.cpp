@@ -219,12 +219,15 @@ TEST(Run, ToolOutHoldsOnlyThisRunsResults) {
   for (const char* name : {"divergent.1.json", "divergent.1.svg", "scale_add.299.json"})
     wavekit::write_file((out / name).string(), std::string("{}"));
   wavekit::write_file((out / "notes.txt").string(), std::string("the user's own"));
+  // Named like a per-wave directory, but a file: the user's, not a run's.
+  wavekit::write_file((out / "data.3").string(), std::string("the user's own"));
   Outcome run = instrumented("--tool bbcount --tool-out " + out.string(), example("divergent"));
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.err.find("removed 5 results of an earlier run"), std::string::npos) << run.err;
   std::set<std::string> left;
   for (const auto& entry : fs::directory_iterator(out)) left.insert(entry.path().filename());
-  EXPECT_EQ(left, (std::set<std::string>{"divergent.0.json", "divergent.0.svg", "notes.txt"}));
+  EXPECT_EQ(left,
+            (std::set<std::string>{"data.3", "divergent.0.json", "divergent.0.svg", "notes.txt"}));
   fs::remove_all(dir);
 }
 
@@ -321,6 +324,8 @@ TEST(Run, LaunchReplacesTheWaveFilesOfAnEarlierRun) {
     wavekit::write_file((out / "wave_999.txt").string(), std::string("0x0\n"));
     wavekit::write_file((out / "k7f0012345000" / "wave_0.txt").string(), std::string("0x0\n"));
     wavekit::write_file((out / "notes.txt").string(), std::string("the user's own"));
+    // Named like a per-wave directory, but a file: the user's, not a run's.
+    wavekit::write_file((out / "data.3").string(), std::string("the user's own"));
     Outcome launch = shell(std::string(WAVEKIT_CLI) + " launch " + object + args + " " + option +
                            " " + out.string());
     ASSERT_EQ(launch.status, 0) << launch.err;

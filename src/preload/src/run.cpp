@@ -32,9 +32,15 @@ bool is_run_result(const std::filesystem::directory_entry& entry) {
   if (entry.is_directory() && name.size() > 1 && name[0] == 'k' &&
       name.find_first_not_of("0123456789abcdef", 1) == std::string::npos)
     return true;
+  bool stripped = false;
   for (const char* extension : {".json", ".svg"})
-    if (entry.is_regular_file() && name.ends_with(extension))
+    if (!stripped && entry.is_regular_file() && name.ends_with(extension)) {
       name.resize(name.size() - std::string_view(extension).size());
+      stripped = true;
+    }
+  // KERNEL.N without an extension is a directory of per-wave files; a user's file so named is
+  // not ours.
+  if (!stripped && !entry.is_directory()) return false;
   const std::size_t dot = name.rfind('.');
   return dot != std::string::npos && dot > 0 && dot + 1 < name.size() &&
          name.find_first_not_of("0123456789", dot + 1) == std::string::npos;

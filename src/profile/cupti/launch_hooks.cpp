@@ -153,14 +153,23 @@ struct Driver {
     relaxed = true;
   }
 
-  // Whether `stream` has no work left. Like event queries, a stream query is "potentially
-  // unsafe" while another thread captures in global mode, so it is asked in relaxed mode.
-  bool stream_idle(CUstream stream, bool per_thread_stream) const {
+  // Runs `call` on an application thread in relaxed capture mode, then restores the thread's
+  // own mode (which the program may rely on, so it is not left relaxed as on our threads).
+  template <typename Call>
+  auto in_relaxed_capture_mode(Call&& call) const {
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     exchange_capture_mode(&mode);
-    const CUresult r = (per_thread_stream ? stream_query_ptsz : stream_query)(stream);
+    auto result = call();
     exchange_capture_mode(&mode);
-    return r == CUDA_SUCCESS;
+    return result;
+  }
+
+  // Whether `stream` has no work left. Like event queries, a stream query is "potentially
+  // unsafe" while another thread captures in global mode.
+  bool stream_idle(CUstream stream, bool per_thread_stream) const {
+    return in_relaxed_capture_mode([&] {
+             return (per_thread_stream ? stream_query_ptsz : stream_query)(stream);
+           }) == CUDA_SUCCESS;
   }
 
   void make_current(void* context) const {
@@ -181,14 +190,13 @@ class DriverEvents final : public EventApi {
   explicit DriverEvents(const Driver& driver) : driver_(driver) {}
 
   bool create(void* context, EventPair& pair) override {
-    // On the launching thread: relaxed only around the creation, then the thread's own mode.
-    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-    driver_.exchange_capture_mode(&mode);
-    driver_.make_current(context);
+    // On the launching thread.
     CUevent start = nullptr, end = nullptr;
-    bool ok = driver_.event_create(&start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
-              driver_.event_create(&end, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
-    driver_.exchange_capture_mode(&mode);
+    const bool ok = driver_.in_relaxed_capture_mode([&] {
+      driver_.make_current(context);
+      return driver_.event_create(&start, CU_EVENT_DEFAULT) == CUDA_SUCCESS &&
+             driver_.event_create(&end, CU_EVENT_DEFAULT) == CUDA_SUCCESS;
+    });
     if (!ok) {
       if (start) driver_.event_destroy(start);
       return false;

@@ -8,6 +8,14 @@
 
 namespace wavekit::profile {
 
+namespace {
+// The name of a launch whose kernel the driver could not name.
+const std::string& unknown_kernel() {
+  static const std::string name = "<unknown kernel>";
+  return name;
+}
+}  // namespace
+
 LaunchEventTimer::LaunchEventTimer(EventApi& api, std::size_t max_pairs,
                                    std::size_t counted_capacity)
     : api_(api), max_pairs_(max_pairs) {
@@ -68,8 +76,7 @@ void LaunchEventTimer::end(const Ticket& ticket, void* stream, bool per_thread_s
     ++dropped_;
     return;
   }
-  static const std::string unknown = "<unknown kernel>";
-  const std::string* name = launch.kernel_name ? launch.kernel_name : &unknown;
+  const std::string* name = launch.kernel_name ? launch.kernel_name : &unknown_kernel();
   const std::uint64_t ended_ns = api_.host_now_ns();
   std::lock_guard lock(mutex_);
   pending_.push_back({ticket, stream, per_thread_stream, launch.correlation, launch.host_ns,
@@ -117,14 +124,13 @@ void LaunchEventTimer::count(const Launch& launch) {
 
 void LaunchEventTimer::drain_counted(RecordSink& sink) {
   if (!counted_) return;
-  static const std::string unknown = "<unknown kernel>";
   for (;;) {
     CountedCell& cell = counted_[counted_tail_ & counted_mask_];
     if (cell.sequence.load(std::memory_order_acquire) != counted_tail_ + 1) break;
     KernelActivity a;
     a.correlation = cell.correlation;
     a.device = cell.device;
-    a.kernel_name = cell.kernel_name ? *cell.kernel_name : unknown;
+    a.kernel_name = cell.kernel_name ? *cell.kernel_name : unknown_kernel();
     a.timed = false;
     a.launch = cell.info;
     cell.sequence.store(counted_tail_ + counted_mask_ + 1, std::memory_order_release);

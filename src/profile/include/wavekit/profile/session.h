@@ -126,15 +126,10 @@ class Session final : private RecordSink {
   // ---- application threads (hot path) ----
   // One slot write; no lock, no allocation. Returns false when not collecting.
   bool on_kernel_launch(std::uint64_t correlation) {
-    if (!collecting_.load(std::memory_order_relaxed)) return false;
-    NodeId context = tree_.current();
-    std::uint32_t phase = phase_.load(std::memory_order_relaxed);
-    if (pending_work_.armed) [[unlikely]] {
-      launches_.record_with_work(correlation, context, phase, pending_work_.work);
-      pending_work_.armed = false;
-    } else {
-      launches_.record(correlation, context, phase);
-    }
+    const std::optional<LaunchInfo> info = launch_info(correlation);
+    if (!info) return false;
+    // With declared work, launch_info has written the slot already.
+    if (!info->has_work) launches_.record(correlation, info->context, info->phase);
     return true;
   }
   // The calling thread's context and phase for a launch whose record will carry them (the

@@ -1,0 +1,1185 @@
+// The C-SVC solver: LIBSVM 3.24's SMO (Fan, Chen and Lin 2005: WSS3, the tau safeguard,
+// shrinking with one unshrink, gradient reconstruction), its Q cache of floats, its one-vs-one
+// training and voting, its Platt scaling and its cross-validation folds. Written from the
+// published algorithm; where LIBSVM's floating-point order of operations decides ties or
+// rounding (the kernel from squared norms, Q rows in float, >= in the selections), this code
+// does the same, so that iterations, objective and support vectors agree with LIBSVM's.
+#include "wavekit/tune/svm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <numeric>
+
+#include "parallel.h"
+#include "wavekit/support/error.h"
+
+namespace wavekit::tune {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kTau = 1e-12;
+
+double powi(double base, int times) {
+  double tmp = base, ret = 1.0;
+  for (int t = times; t > 0; t /= 2) {
+    if (t % 2 == 1) ret *= tmp;
+    tmp = tmp * tmp;
+  }
+  return ret;
+}
+
+double dot(const double* a, const double* b, std::size_t n) {
+  double sum = 0;
+  for (std::size_t k = 0; k < n; ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+// One component from the dot product and the squared norms (LIBSVM's training form).
+double component(const KernelSpec& s, double d, double xi2, double xj2) {
+  switch (s.type) {
+    case Kernel::linear:
+      return d;
+    case Kernel::poly:
+      return powi(s.gamma * d + s.coef0, s.degree);
+    case Kernel::rbf:
+      return std::exp(-s.gamma * (xi2 + xj2 - 2 * d));
+    case Kernel::sigmoid:
+      return std::tanh(s.gamma * d + s.coef0);
+    default:
+      return 0;
+  }
+}
+
+// The same from the dot product and the squared distance (LIBSVM's prediction form).
+double component_dist(const KernelSpec& s, double d, double dist2) {
+  if (s.type == Kernel::rbf) return std::exp(-s.gamma * dist2);
+  return component(s, d, 0, 0);
+}
+
+bool uses_gamma(Kernel k) { return k == Kernel::poly || k == Kernel::rbf || k == Kernel::sigmoid; }
+
+// The training kernel over rows given by pointers (permuted by the solver's swaps).
+struct TrainKernel {
+  const SvmParams* p;
+  std::size_t dim;
+  std::vector<const double*> x;
+  std::vector<double> xsq;
+
+  double operator()(int i, int j) const {
+    const SvmParams& q = *p;
+    if (q.kernel.type == Kernel::precomputed) return x[i][static_cast<int>(x[j][0])];
+    double d = dot(x[i], x[j], dim);
+    if (q.kernel.type == Kernel::mixed)
+      return (1 - q.mix) * component(q.first, d, xsq[i], xsq[j]) +
+             q.mix * component(q.second, d, xsq[i], xsq[j]);
+    return component(q.kernel, d, xsq[i], xsq[j]);
+  }
+};
+
+// LIBSVM's kernel cache: rows of Q as floats, each holding its first `len` entries, least
+// recently used first out, never fewer than two full rows.
+class Cache {
+ public:
+  Cache(int l, double megabytes) : head_(l + 1) {
+    long long floats = static_cast<long long>(megabytes * (1 << 20)) / 4;
+    floats -= static_cast<long long>(l) * 4;
+    size_ = std::max<long long>(floats, 2LL * l);
+    lru_ = l;  // the sentinel
+    head_[lru_].prev = head_[lru_].next = lru_;
+  }
+  // The row of `index` holding at least `len` entries; *start is where new entries begin.
+  float* get(int index, int len, int* start) {
+    Head& h = head_[index];
+    if (h.len) unlink(index);
+    int more = len - h.len;
+    if (more > 0) {
+      while (size_ < more) {
+        int old = head_[lru_].next;
+        unlink(old);
+        size_ += head_[old].len;
+        std::vector<float>().swap(head_[old].data);
+        head_[old].len = 0;
+      }
+      h.data.resize(len);
+      size_ -= more;
+      *start = h.len;
+      h.len = len;
+    } else {
+      *start = len;
+    }
+    link(index);
+    return h.data.data();
+  }
+  void swap_index(int i, int j) {
+    if (i == j) return;
+    if (head_[i].len) unlink(i);
+    if (head_[j].len) unlink(j);
+    std::swap(head_[i].data, head_[j].data);
+    std::swap(head_[i].len, head_[j].len);
+    if (head_[i].len) link(i);
+    if (head_[j].len) link(j);
+    if (i > j) std::swap(i, j);
+    for (int h = head_[lru_].next; h != lru_;) {
+      int next = head_[h].next;
+      if (head_[h].len > i) {
+        if (head_[h].len > j) {
+          std::swap(head_[h].data[i], head_[h].data[j]);
+        } else {
+          unlink(h);
+          size_ += head_[h].len;
+          std::vector<float>().swap(head_[h].data);
+          head_[h].len = 0;
+        }
+      }
+      h = next;
+    }
+  }
+
+ private:
+  struct Head {
+    int prev = -1, next = -1;
+    std::vector<float> data;
+    int len = 0;
+  };
+  void unlink(int h) {
+    head_[head_[h].prev].next = head_[h].next;
+    head_[head_[h].next].prev = head_[h].prev;
+  }
+  void link(int h) {
+    head_[h].next = lru_;
+    head_[h].prev = head_[lru_].prev;
+    head_[head_[h].prev].next = h;
+    head_[lru_].prev = h;
+  }
+  std::vector<Head> head_;
+  long long size_;
+  int lru_;
+};
+
+// Q_ij = y_i y_j K(x_i, x_j) for C-SVC.
+class SvcQ {
+ public:
+  SvcQ(TrainKernel kernel, std::vector<signed char> y, double cache_mb, detail::ParallelFor* pool)
+      : k_(std::move(kernel)),
+        y_(std::move(y)),
+        cache_(static_cast<int>(y_.size()), cache_mb),
+        pool_(pool) {
+    int l = static_cast<int>(y_.size());
+    qd_.resize(l);
+    for (int i = 0; i < l; ++i) qd_[i] = k_(i, i);
+  }
+  const float* get_q(int i, int len) {
+    int start;
+    float* data = cache_.get(i, len, &start);
+    if (start < len) {
+      auto fill = [&](std::size_t b, std::size_t e) {
+        for (std::size_t j = b; j < e; ++j) {
+          int jj = start + static_cast<int>(j);
+          data[jj] = static_cast<float>(y_[i] * y_[jj] * k_(i, jj));
+        }
+      };
+      std::size_t n = static_cast<std::size_t>(len - start);
+      if (pool_ && n * (k_.dim + 8) >= 4096)
+        pool_->run(n, fill);
+      else
+        fill(0, n);
+    }
+    return data;
+  }
+  const double* qd() const { return qd_.data(); }
+  void swap_index(int i, int j) {
+    cache_.swap_index(i, j);
+    std::swap(k_.x[i], k_.x[j]);
+    std::swap(k_.xsq[i], k_.xsq[j]);
+    std::swap(y_[i], y_[j]);
+    std::swap(qd_[i], qd_[j]);
+  }
+
+ private:
+  TrainKernel k_;
+  std::vector<signed char> y_;
+  std::vector<double> qd_;
+  Cache cache_;
+  detail::ParallelFor* pool_;
+};
+
+struct SolutionInfo {
+  double obj = 0, rho = 0, upper_bound_p = 0, upper_bound_n = 0;
+  int iterations = 0;
+};
+
+// LIBSVM's Solver for  min 0.5 a'Qa + p'a  s.t.  y'a = 0, 0 <= a_i <= C_i.
+class Solver {
+ public:
+  Solver(int l, SvcQ& q, std::vector<double> p, std::vector<signed char> y,
+         std::vector<double>& alpha, double cp, double cn, double eps, bool shrinking, bool quiet)
+      : l_(l),
+        q_(q),
+        p_(std::move(p)),
+        y_(std::move(y)),
+        alpha_(alpha),
+        cp_(cp),
+        cn_(cn),
+        eps_(eps),
+        shrinking_(shrinking),
+        quiet_(quiet) {}
+
+  SolutionInfo solve() {
+    qd_ = q_.qd();
+    status_.resize(l_);
+    for (int i = 0; i < l_; ++i) update_status(i);
+    active_set_.resize(l_);
+    std::iota(active_set_.begin(), active_set_.end(), 0);
+    active_size_ = l_;
+    unshrink_ = false;
+    g_.assign(l_, 0);
+    g_bar_.assign(l_, 0);
+    for (int i = 0; i < l_; ++i) g_[i] = p_[i];
+    for (int i = 0; i < l_; ++i) {
+      if (is_lower(i)) continue;
+      const float* qi = q_.get_q(i, l_);
+      double ai = alpha_[i];
+      for (int j = 0; j < l_; ++j) g_[j] += ai * qi[j];
+      if (is_upper(i))
+        for (int j = 0; j < l_; ++j) g_bar_[j] += c(i) * qi[j];
+    }
+
+    long long max_iter = std::max<long long>(10000000, 100LL * l_);
+    long long iter = 0;
+    int counter = std::min(l_, 1000) + 1;
+    while (iter < max_iter) {
+      if (--counter == 0) {
+        counter = std::min(l_, 1000);
+        if (shrinking_) do_shrinking();
+        info(".");
+      }
+      int i, j;
+      if (select_working_set(&i, &j)) {
+        reconstruct_gradient();
+        active_size_ = l_;
+        info("*");
+        if (select_working_set(&i, &j))
+          break;
+        else
+          counter = 1;
+      }
+      ++iter;
+      const float* qi = q_.get_q(i, active_size_);
+      const float* qj = q_.get_q(j, active_size_);
+      double ci = c(i), cj = c(j);
+      double old_ai = alpha_[i], old_aj = alpha_[j];
+      if (y_[i] != y_[j]) {
+        double quad = qd_[i] + qd_[j] + 2 * qi[j];
+        if (quad <= 0) quad = kTau;
+        double delta = (-g_[i] - g_[j]) / quad;
+        double diff = alpha_[i] - alpha_[j];
+        alpha_[i] += delta;
+        alpha_[j] += delta;
+        if (diff > 0) {
+          if (alpha_[j] < 0) {
+            alpha_[j] = 0;
+            alpha_[i] = diff;
+          }
+        } else {
+          if (alpha_[i] < 0) {
+            alpha_[i] = 0;
+            alpha_[j] = -diff;
+          }
+        }
+        if (diff > ci - cj) {
+          if (alpha_[i] > ci) {
+            alpha_[i] = ci;
+            alpha_[j] = ci - diff;
+          }
+        } else {
+          if (alpha_[j] > cj) {
+            alpha_[j] = cj;
+            alpha_[i] = cj + diff;
+          }
+        }
+      } else {
+        double quad = qd_[i] + qd_[j] - 2 * qi[j];
+        if (quad <= 0) quad = kTau;
+        double delta = (g_[i] - g_[j]) / quad;
+        double sum = alpha_[i] + alpha_[j];
+        alpha_[i] -= delta;
+        alpha_[j] += delta;
+        if (sum > ci) {
+          if (alpha_[i] > ci) {
+            alpha_[i] = ci;
+            alpha_[j] = sum - ci;
+          }
+        } else {
+          if (alpha_[j] < 0) {
+            alpha_[j] = 0;
+            alpha_[i] = sum;
+          }
+        }
+        if (sum > cj) {
+          if (alpha_[j] > cj) {
+            alpha_[j] = cj;
+            alpha_[i] = sum - cj;
+          }
+        } else {
+          if (alpha_[i] < 0) {
+            alpha_[i] = 0;
+            alpha_[j] = sum;
+          }
+        }
+      }
+      double dai = alpha_[i] - old_ai, daj = alpha_[j] - old_aj;
+      for (int k = 0; k < active_size_; ++k) g_[k] += qi[k] * dai + qj[k] * daj;
+
+      bool ui = is_upper(i), uj = is_upper(j);
+      update_status(i);
+      update_status(j);
+      if (ui != is_upper(i)) {
+        qi = q_.get_q(i, l_);
+        if (ui)
+          for (int k = 0; k < l_; ++k) g_bar_[k] -= ci * qi[k];
+        else
+          for (int k = 0; k < l_; ++k) g_bar_[k] += ci * qi[k];
+      }
+      if (uj != is_upper(j)) {
+        qj = q_.get_q(j, l_);
+        if (uj)
+          for (int k = 0; k < l_; ++k) g_bar_[k] -= cj * qj[k];
+        else
+          for (int k = 0; k < l_; ++k) g_bar_[k] += cj * qj[k];
+      }
+    }
+    if (iter >= max_iter) {
+      if (active_size_ < l_) {
+        reconstruct_gradient();
+        active_size_ = l_;
+        info("*");
+      }
+      if (!quiet_) std::fprintf(stderr, "\nWARNING: reaching max number of iterations\n");
+    }
+
+    SolutionInfo si;
+    si.rho = calculate_rho();
+    double v = 0;
+    for (int i = 0; i < l_; ++i) v += alpha_[i] * (g_[i] + p_[i]);
+    si.obj = v / 2;
+    std::vector<double> out(l_);
+    for (int i = 0; i < l_; ++i) out[active_set_[i]] = alpha_[i];
+    alpha_ = out;
+    si.upper_bound_p = cp_;
+    si.upper_bound_n = cn_;
+    si.iterations = static_cast<int>(iter);
+    if (!quiet_) std::printf("\noptimization finished, #iter = %d\n", si.iterations);
+    return si;
+  }
+
+ private:
+  enum Status : unsigned char { kLower, kUpper, kFree };
+  double c(int i) const { return y_[i] > 0 ? cp_ : cn_; }
+  void update_status(int i) {
+    if (alpha_[i] >= c(i))
+      status_[i] = kUpper;
+    else if (alpha_[i] <= 0)
+      status_[i] = kLower;
+    else
+      status_[i] = kFree;
+  }
+  bool is_upper(int i) const { return status_[i] == kUpper; }
+  bool is_lower(int i) const { return status_[i] == kLower; }
+  bool is_free(int i) const { return status_[i] == kFree; }
+  void info(const char* s) const {
+    if (!quiet_) {
+      std::fputs(s, stdout);
+      std::fflush(stdout);
+    }
+  }
+
+  void swap_index(int i, int j) {
+    q_.swap_index(i, j);
+    std::swap(y_[i], y_[j]);
+    std::swap(g_[i], g_[j]);
+    std::swap(status_[i], status_[j]);
+    std::swap(alpha_[i], alpha_[j]);
+    std::swap(p_[i], p_[j]);
+    std::swap(active_set_[i], active_set_[j]);
+    std::swap(g_bar_[i], g_bar_[j]);
+  }
+
+  void reconstruct_gradient() {
+    if (active_size_ == l_) return;
+    int nr_free = 0;
+    for (int j = active_size_; j < l_; ++j) g_[j] = g_bar_[j] + p_[j];
+    for (int j = 0; j < active_size_; ++j)
+      if (is_free(j)) ++nr_free;
+    if (2 * nr_free < active_size_) info("\nWARNING: using -h 0 may be faster\n");
+    if (static_cast<long long>(nr_free) * l_ > 2LL * active_size_ * (l_ - active_size_)) {
+      for (int i = active_size_; i < l_; ++i) {
+        const float* qi = q_.get_q(i, active_size_);
+        for (int j = 0; j < active_size_; ++j)
+          if (is_free(j)) g_[i] += alpha_[j] * qi[j];
+      }
+    } else {
+      for (int i = 0; i < active_size_; ++i) {
+        if (!is_free(i)) continue;
+        const float* qi = q_.get_q(i, l_);
+        double ai = alpha_[i];
+        for (int j = active_size_; j < l_; ++j) g_[j] += ai * qi[j];
+      }
+    }
+  }
+
+  // Returns true when already optimal.
+  bool select_working_set(int* out_i, int* out_j) {
+    double gmax = -kInf, gmax2 = -kInf;
+    int gmax_idx = -1, gmin_idx = -1;
+    double obj_diff_min = kInf;
+    for (int t = 0; t < active_size_; ++t) {
+      if (y_[t] == +1) {
+        if (!is_upper(t) && -g_[t] >= gmax) {
+          gmax = -g_[t];
+          gmax_idx = t;
+        }
+      } else {
+        if (!is_lower(t) && g_[t] >= gmax) {
+          gmax = g_[t];
+          gmax_idx = t;
+        }
+      }
+    }
+    int i = gmax_idx;
+    const float* qi = nullptr;
+    if (i != -1) qi = q_.get_q(i, active_size_);
+    for (int j = 0; j < active_size_; ++j) {
+      if (y_[j] == +1) {
+        if (!is_lower(j)) {
+          double grad_diff = gmax + g_[j];
+          if (g_[j] >= gmax2) gmax2 = g_[j];
+          if (grad_diff > 0) {
+            double quad = qd_[i] + qd_[j] - 2.0 * y_[i] * qi[j];
+            double obj_diff =
+                quad > 0 ? -(grad_diff * grad_diff) / quad : -(grad_diff * grad_diff) / kTau;
+            if (obj_diff <= obj_diff_min) {
+              gmin_idx = j;
+              obj_diff_min = obj_diff;
+            }
+          }
+        }
+      } else {
+        if (!is_upper(j)) {
+          double grad_diff = gmax - g_[j];
+          if (-g_[j] >= gmax2) gmax2 = -g_[j];
+          if (grad_diff > 0) {
+            double quad = qd_[i] + qd_[j] + 2.0 * y_[i] * qi[j];
+            double obj_diff =
+                quad > 0 ? -(grad_diff * grad_diff) / quad : -(grad_diff * grad_diff) / kTau;
+            if (obj_diff <= obj_diff_min) {
+              gmin_idx = j;
+              obj_diff_min = obj_diff;
+            }
+          }
+        }
+      }
+    }
+    if (gmax + gmax2 < eps_ || gmin_idx == -1) return true;
+    *out_i = gmax_idx;
+    *out_j = gmin_idx;
+    return false;
+  }
+
+  bool be_shrunk(int i, double gmax1, double gmax2) const {
+    if (is_upper(i)) {
+      if (y_[i] == +1) return -g_[i] > gmax1;
+      return -g_[i] > gmax2;
+    }
+    if (is_lower(i)) {
+      if (y_[i] == +1) return g_[i] > gmax2;
+      return g_[i] > gmax1;
+    }
+    return false;
+  }
+
+  void do_shrinking() {
+    double gmax1 = -kInf, gmax2 = -kInf;
+    for (int i = 0; i < active_size_; ++i) {
+      if (y_[i] == +1) {
+        if (!is_upper(i) && -g_[i] >= gmax1) gmax1 = -g_[i];
+        if (!is_lower(i) && g_[i] >= gmax2) gmax2 = g_[i];
+      } else {
+        if (!is_upper(i) && -g_[i] >= gmax2) gmax2 = -g_[i];
+        if (!is_lower(i) && g_[i] >= gmax1) gmax1 = g_[i];
+      }
+    }
+    if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
+      unshrink_ = true;
+      reconstruct_gradient();
+      active_size_ = l_;
+      info("*");
+    }
+    for (int i = 0; i < active_size_; ++i) {
+      if (be_shrunk(i, gmax1, gmax2)) {
+        --active_size_;
+        while (active_size_ > i) {
+          if (!be_shrunk(active_size_, gmax1, gmax2)) {
+            swap_index(i, active_size_);
+            break;
+          }
+          --active_size_;
+        }
+      }
+    }
+  }
+
+  double calculate_rho() const {
+    int nr_free = 0;
+    double ub = kInf, lb = -kInf, sum_free = 0;
+    for (int i = 0; i < active_size_; ++i) {
+      double yg = y_[i] * g_[i];
+      if (is_upper(i)) {
+        if (y_[i] == -1)
+          ub = std::min(ub, yg);
+        else
+          lb = std::max(lb, yg);
+      } else if (is_lower(i)) {
+        if (y_[i] == +1)
+          ub = std::min(ub, yg);
+        else
+          lb = std::max(lb, yg);
+      } else {
+        ++nr_free;
+        sum_free += yg;
+      }
+    }
+    return nr_free > 0 ? sum_free / nr_free : (ub + lb) / 2;
+  }
+
+  int l_;
+  SvcQ& q_;
+  std::vector<double> p_;
+  std::vector<signed char> y_;
+  std::vector<double>& alpha_;
+  double cp_, cn_, eps_;
+  bool shrinking_, quiet_;
+  const double* qd_ = nullptr;
+  std::vector<Status> status_;
+  std::vector<int> active_set_;
+  int active_size_ = 0;
+  bool unshrink_ = false;
+  std::vector<double> g_, g_bar_;
+};
+
+struct Decision {
+  std::vector<double> alpha;  // signed: y_i * alpha_i
+  double rho = 0;
+  double obj = 0;
+  int iterations = 0;
+};
+
+// One binary C-SVC on the rows `x` (class +1 first, then -1).
+Decision train_one(const std::vector<const double*>& x, const std::vector<signed char>& y,
+                   std::size_t dim, const SvmParams& params, double cp, double cn,
+                   detail::ParallelFor* pool) {
+  int l = static_cast<int>(x.size());
+  TrainKernel k{&params, dim, x, std::vector<double>(l)};
+  for (int i = 0; i < l; ++i) k.xsq[i] = dot(x[i], x[i], dim);
+  SvcQ q(std::move(k), y, params.cache_mb, pool);
+  std::vector<double> alpha(l, 0.0);
+  Solver solver(l, q, std::vector<double>(l, -1.0), y, alpha, cp, cn, params.eps, params.shrinking,
+                params.quiet);
+  SolutionInfo si = solver.solve();
+  Decision d;
+  if (!params.quiet) {
+    double sum_alpha = 0;
+    for (double a : alpha) sum_alpha += a;
+    if (cp == cn) std::printf("nu = %f\n", sum_alpha / (cp * l));
+  }
+  for (int i = 0; i < l; ++i) alpha[i] *= y[i];
+  if (!params.quiet) {
+    std::printf("obj = %f, rho = %f\n", si.obj, si.rho);
+    int nsv = 0, nbsv = 0;
+    for (int i = 0; i < l; ++i) {
+      if (std::fabs(alpha[i]) > 0) {
+        ++nsv;
+        if (y[i] > 0) {
+          if (std::fabs(alpha[i]) >= si.upper_bound_p) ++nbsv;
+        } else {
+          if (std::fabs(alpha[i]) >= si.upper_bound_n) ++nbsv;
+        }
+      }
+    }
+    std::printf("nSV = %d, nBSV = %d\n", nsv, nbsv);
+  }
+  d.alpha = std::move(alpha);
+  d.rho = si.rho;
+  d.obj = si.obj;
+  d.iterations = si.iterations;
+  return d;
+}
+
+// Platt's sigmoid fit with Lin, Lin and Weng's Newton method.
+void sigmoid_train(const std::vector<double>& dec, const std::vector<double>& labels, double* a,
+                   double* b, bool quiet) {
+  double prior1 = 0, prior0 = 0;
+  std::size_t l = dec.size();
+  for (std::size_t i = 0; i < l; ++i) (labels[i] > 0 ? prior1 : prior0) += 1;
+  const int max_iter = 100;
+  const double min_step = 1e-10, sigma = 1e-12, eps = 1e-5;
+  double hi = (prior1 + 1.0) / (prior1 + 2.0), lo = 1 / (prior0 + 2.0);
+  std::vector<double> t(l);
+  for (std::size_t i = 0; i < l; ++i) t[i] = labels[i] > 0 ? hi : lo;
+  double A = 0.0, B = std::log((prior0 + 1.0) / (prior1 + 1.0)), fval = 0.0;
+  for (std::size_t i = 0; i < l; ++i) {
+    double f = dec[i] * A + B;
+    fval +=
+        f >= 0 ? t[i] * f + std::log(1 + std::exp(-f)) : (t[i] - 1) * f + std::log(1 + std::exp(f));
+  }
+  int iter;
+  for (iter = 0; iter < max_iter; ++iter) {
+    double h11 = sigma, h22 = sigma, h21 = 0.0, g1 = 0.0, g2 = 0.0;
+    for (std::size_t i = 0; i < l; ++i) {
+      double f = dec[i] * A + B, p, q;
+      if (f >= 0) {
+        p = std::exp(-f) / (1.0 + std::exp(-f));
+        q = 1.0 / (1.0 + std::exp(-f));
+      } else {
+        p = 1.0 / (1.0 + std::exp(f));
+        q = std::exp(f) / (1.0 + std::exp(f));
+      }
+      double d2 = p * q;
+      h11 += dec[i] * dec[i] * d2;
+      h22 += d2;
+      h21 += dec[i] * d2;
+      double d1 = t[i] - p;
+      g1 += dec[i] * d1;
+      g2 += d1;
+    }
+    if (std::fabs(g1) < eps && std::fabs(g2) < eps) break;
+    double det = h11 * h22 - h21 * h21;
+    double dA = -(h22 * g1 - h21 * g2) / det;
+    double dB = -(-h21 * g1 + h11 * g2) / det;
+    double gd = g1 * dA + g2 * dB;
+    double step = 1;
+    while (step >= min_step) {
+      double na = A + step * dA, nb = B + step * dB, nf = 0.0;
+      for (std::size_t i = 0; i < l; ++i) {
+        double f = dec[i] * na + nb;
+        nf += f >= 0 ? t[i] * f + std::log(1 + std::exp(-f))
+                     : (t[i] - 1) * f + std::log(1 + std::exp(f));
+      }
+      if (nf < fval + 0.0001 * step * gd) {
+        A = na;
+        B = nb;
+        fval = nf;
+        break;
+      }
+      step = step / 2.0;
+    }
+    if (step < min_step) {
+      if (!quiet) std::printf("Line search fails in two-class probability estimates\n");
+      break;
+    }
+  }
+  if (iter >= max_iter && !quiet)
+    std::printf("Reaching maximal iterations in two-class probability estimates\n");
+  *a = A;
+  *b = B;
+}
+
+double sigmoid_predict(double dec, double a, double b) {
+  double f = dec * a + b;
+  return f >= 0 ? std::exp(-f) / (1.0 + std::exp(-f)) : 1.0 / (1 + std::exp(f));
+}
+
+void multiclass_probability(int k, const std::vector<std::vector<double>>& r,
+                            std::vector<double>& p) {
+  int max_iter = std::max(100, k);
+  std::vector<std::vector<double>> Q(k, std::vector<double>(k));
+  std::vector<double> qp(k);
+  double eps = 0.005 / k;
+  for (int t = 0; t < k; ++t) {
+    p[t] = 1.0 / k;
+    Q[t][t] = 0;
+    for (int j = 0; j < t; ++j) {
+      Q[t][t] += r[j][t] * r[j][t];
+      Q[t][j] = Q[j][t];
+    }
+    for (int j = t + 1; j < k; ++j) {
+      Q[t][t] += r[j][t] * r[j][t];
+      Q[t][j] = -r[j][t] * r[t][j];
+    }
+  }
+  for (int iter = 0; iter < max_iter; ++iter) {
+    double pqp = 0;
+    for (int t = 0; t < k; ++t) {
+      qp[t] = 0;
+      for (int j = 0; j < k; ++j) qp[t] += Q[t][j] * p[j];
+      pqp += p[t] * qp[t];
+    }
+    double max_error = 0;
+    for (int t = 0; t < k; ++t) max_error = std::max(max_error, std::fabs(qp[t] - pqp));
+    if (max_error < eps) break;
+    for (int t = 0; t < k; ++t) {
+      double diff = (-qp[t] + pqp) / Q[t][t];
+      p[t] += diff;
+      pqp = (pqp + diff * (diff * Q[t][t] + 2 * qp[t])) / (1 + diff) / (1 + diff);
+      for (int j = 0; j < k; ++j) {
+        qp[j] = (qp[j] + diff * Q[t][j]) / (1 + diff);
+        p[j] /= (1 + diff);
+      }
+    }
+  }
+}
+
+void check_params(const SvmParams& p) {
+  auto check_spec = [](const KernelSpec& s, const char* what) {
+    if (uses_gamma(s.type) && s.gamma < 0) fail(what, "gamma < 0");
+    if (s.type == Kernel::poly && s.degree < 0) fail(what, "degree of polynomial kernel < 0");
+    if (s.type == Kernel::mixed || s.type == Kernel::precomputed)
+      fail(what, std::string("a mixed kernel's components are built-in kernels, not ") +
+                     kernel_name(s.type));
+  };
+  if (p.kernel.type == Kernel::mixed) {
+    check_spec(p.first, "mixed kernel, first component");
+    check_spec(p.second, "mixed kernel, second component");
+    if (!(p.mix >= 0 && p.mix <= 1)) fail("mixed kernel", "the weight a must be in [0, 1]");
+  } else if (p.kernel.type != Kernel::precomputed) {
+    check_spec(p.kernel, "kernel");
+  }
+  if (!(p.C > 0)) fail("svm", "C <= 0");
+  if (!(p.eps > 0)) fail("svm", "eps <= 0");
+  if (!(p.cache_mb > 0)) fail("svm", "cache_size <= 0");
+  if (p.threads < 1) fail("svm", "threads < 1");
+}
+
+struct Grouped {
+  int nr_class = 0;
+  std::vector<int> label, start, count, perm;
+};
+
+Grouped group_classes(const Dataset& data) {
+  Grouped g;
+  std::size_t l = data.rows();
+  std::vector<int> data_label(l);
+  for (std::size_t i = 0; i < l; ++i) {
+    int this_label = static_cast<int>(data.y[i]);
+    int j;
+    for (j = 0; j < g.nr_class; ++j)
+      if (this_label == g.label[j]) {
+        ++g.count[j];
+        break;
+      }
+    data_label[i] = j;
+    if (j == g.nr_class) {
+      g.label.push_back(this_label);
+      g.count.push_back(1);
+      ++g.nr_class;
+    }
+  }
+  // LIBSVM: for two classes labelled -1 and +1 with -1 first, +1 becomes the first class.
+  if (g.nr_class == 2 && g.label[0] == -1 && g.label[1] == 1) {
+    std::swap(g.label[0], g.label[1]);
+    std::swap(g.count[0], g.count[1]);
+    for (auto& d : data_label) d = d == 0 ? 1 : 0;
+  }
+  g.start.assign(g.nr_class, 0);
+  for (int i = 1; i < g.nr_class; ++i) g.start[i] = g.start[i - 1] + g.count[i - 1];
+  g.perm.resize(l);
+  std::vector<int> pos = g.start;
+  for (std::size_t i = 0; i < l; ++i) g.perm[pos[data_label[i]]++] = static_cast<int>(i);
+  return g;
+}
+
+SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
+                    detail::ParallelFor* pool);
+
+// LIBSVM's svm_binary_svc_probability: 5-fold decision values, then the sigmoid fit.
+void binary_probability(const Dataset& sub, const SvmParams& params, double cp, double cn,
+                        GlibcRand& rng, detail::ParallelFor* pool, double* a, double* b) {
+  const int nr_fold = 5;
+  int l = static_cast<int>(sub.rows());
+  std::vector<int> perm(l);
+  std::iota(perm.begin(), perm.end(), 0);
+  for (int i = 0; i < l; ++i) {
+    int j = i + rng() % (l - i);
+    std::swap(perm[i], perm[j]);
+  }
+  std::vector<double> dec(l, 0.0);
+  for (int f = 0; f < nr_fold; ++f) {
+    int begin = f * l / nr_fold, end = (f + 1) * l / nr_fold;
+    std::vector<std::size_t> rows;
+    for (int j = 0; j < begin; ++j) rows.push_back(perm[j]);
+    for (int j = end; j < l; ++j) rows.push_back(perm[j]);
+    Dataset part = sub.subset(rows);
+    int p_count = 0, n_count = 0;
+    for (double y : part.y) (y > 0 ? p_count : n_count)++;
+    if (p_count == 0 && n_count == 0) {
+      for (int j = begin; j < end; ++j) dec[perm[j]] = 0;
+    } else if (p_count > 0 && n_count == 0) {
+      for (int j = begin; j < end; ++j) dec[perm[j]] = 1;
+    } else if (p_count == 0 && n_count > 0) {
+      for (int j = begin; j < end; ++j) dec[perm[j]] = -1;
+    } else {
+      SvmParams sp = params;
+      sp.probability = false;
+      sp.balanced = false;
+      sp.C = 1.0;
+      sp.weights = {{1, cp}, {-1, cn}};
+      SvmModel m = train_impl(part, sp, rng, pool);
+      for (int j = begin; j < end; ++j) {
+        std::vector<double> dv;
+        predict(m, sub.row(perm[j]), sub.cols(), &dv);
+        dec[perm[j]] = dv[0] * m.label[0];
+      }
+    }
+  }
+  sigmoid_train(dec, sub.y, a, b, params.quiet);
+}
+
+SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
+                    detail::ParallelFor* pool) {
+  SvmParams params = given;
+  check_params(params);
+  if (data.rows() == 0) fail("svm", "no training data");
+  auto resolve = [&](KernelSpec& s) {
+    if (uses_gamma(s.type) && s.gamma == 0 && data.max_index > 0) s.gamma = 1.0 / data.max_index;
+  };
+  resolve(params.kernel);
+  if (params.kernel.type == Kernel::mixed) {
+    resolve(params.first);
+    resolve(params.second);
+  }
+  if (params.kernel.type == Kernel::precomputed) {
+    for (std::size_t i = 0; i < data.rows(); ++i) {
+      double serial = data.row(i)[0];
+      if (!(serial >= 1 && serial <= static_cast<double>(data.max_index)))
+        fail("precomputed kernel",
+             "row " + std::to_string(i + 1) + ": sample serial number (index 0) out of range");
+    }
+  }
+  for (double y : data.y)
+    if (y != std::floor(y) || std::fabs(y) > 2e9)
+      fail("svm", "class label " + std::to_string(y) + " is not an integer");
+
+  Grouped g = group_classes(data);
+  if (g.nr_class == 1 && !params.quiet)
+    std::printf("WARNING: training data in only one class. See README for details.\n");
+  int nr_class = g.nr_class;
+  std::size_t l = data.rows(), dim = data.cols();
+  std::vector<const double*> x(l);
+  for (std::size_t i = 0; i < l; ++i) x[i] = data.row(g.perm[i]);
+
+  std::vector<double> weighted_c(nr_class, params.C);
+  if (params.balanced)
+    for (int c = 0; c < nr_class; ++c)
+      weighted_c[c] *= static_cast<double>(l) / (static_cast<double>(nr_class) * g.count[c]);
+  for (auto [wl, w] : params.weights) {
+    int j = 0;
+    while (j < nr_class && wl != g.label[j]) ++j;
+    if (j == nr_class) {
+      if (!params.quiet)
+        std::fprintf(stderr, "WARNING: class label %d specified in weight is not found\n", wl);
+    } else {
+      weighted_c[j] *= w;
+    }
+  }
+
+  std::vector<bool> nonzero(l, false);
+  int pairs = nr_class * (nr_class - 1) / 2;
+  std::vector<Decision> f(pairs);
+  SvmModel model;
+  model.params = params;
+  if (params.probability) {
+    model.prob_a.resize(pairs);
+    model.prob_b.resize(pairs);
+  }
+  int p = 0;
+  for (int i = 0; i < nr_class; ++i)
+    for (int j = i + 1; j < nr_class; ++j, ++p) {
+      int si = g.start[i], sj = g.start[j], ci = g.count[i], cj = g.count[j];
+      std::vector<const double*> sx;
+      std::vector<signed char> sy;
+      for (int k = 0; k < ci; ++k) {
+        sx.push_back(x[si + k]);
+        sy.push_back(+1);
+      }
+      for (int k = 0; k < cj; ++k) {
+        sx.push_back(x[sj + k]);
+        sy.push_back(-1);
+      }
+      if (params.probability) {
+        std::vector<std::size_t> rows;
+        for (int k = 0; k < ci; ++k) rows.push_back(g.perm[si + k]);
+        for (int k = 0; k < cj; ++k) rows.push_back(g.perm[sj + k]);
+        Dataset sub = data.subset(rows);
+        for (std::size_t k = 0; k < sub.rows(); ++k) sub.y[k] = k < std::size_t(ci) ? 1 : -1;
+        binary_probability(sub, params, weighted_c[i], weighted_c[j], rng, pool, &model.prob_a[p],
+                           &model.prob_b[p]);
+      }
+      f[p] = train_one(sx, sy, dim, params, weighted_c[i], weighted_c[j], pool);
+      for (int k = 0; k < ci; ++k)
+        if (!nonzero[si + k] && std::fabs(f[p].alpha[k]) > 0) nonzero[si + k] = true;
+      for (int k = 0; k < cj; ++k)
+        if (!nonzero[sj + k] && std::fabs(f[p].alpha[ci + k]) > 0) nonzero[sj + k] = true;
+    }
+
+  model.nr_class = nr_class;
+  model.label = g.label;
+  for (auto& d : f) {
+    model.rho.push_back(d.rho);
+    model.obj.push_back(d.obj);
+    model.iterations.push_back(d.iterations);
+  }
+  model.nr_sv.assign(nr_class, 0);
+  std::vector<std::size_t> sv_rows;
+  for (int c = 0; c < nr_class; ++c)
+    for (int k = 0; k < g.count[c]; ++k)
+      if (nonzero[g.start[c] + k]) {
+        ++model.nr_sv[c];
+        sv_rows.push_back(g.perm[g.start[c] + k]);
+        model.sv_indices.push_back(g.perm[g.start[c] + k] + 1);
+      }
+  if (!params.quiet) std::printf("Total nSV = %zu\n", sv_rows.size());
+  model.sv = data.subset(sv_rows);
+  std::vector<int> nz_start(nr_class, 0);
+  for (int c = 1; c < nr_class; ++c) nz_start[c] = nz_start[c - 1] + model.nr_sv[c - 1];
+  model.sv_coef.assign(std::max(nr_class - 1, 0), std::vector<double>(sv_rows.size(), 0.0));
+  p = 0;
+  for (int i = 0; i < nr_class; ++i)
+    for (int j = i + 1; j < nr_class; ++j, ++p) {
+      int si = g.start[i], sj = g.start[j], ci = g.count[i], cj = g.count[j];
+      int q = nz_start[i];
+      for (int k = 0; k < ci; ++k)
+        if (nonzero[si + k]) model.sv_coef[j - 1][q++] = f[p].alpha[k];
+      q = nz_start[j];
+      for (int k = 0; k < cj; ++k)
+        if (nonzero[sj + k]) model.sv_coef[i][q++] = f[p].alpha[ci + k];
+    }
+  return model;
+}
+
+// K(x, sv) in LIBSVM's prediction form (RBF from the squared distance).
+double predict_kernel(const SvmParams& p, const double* x, std::size_t xdim, const double* sv,
+                      std::size_t svdim) {
+  if (p.kernel.type == Kernel::precomputed) {
+    auto col = static_cast<std::size_t>(sv[0]);
+    return col < xdim ? x[col] : 0.0;
+  }
+  std::size_t n = std::min(xdim, svdim);
+  bool need_dist = p.kernel.type == Kernel::rbf ||
+                   (p.kernel.type == Kernel::mixed &&
+                    (p.first.type == Kernel::rbf || p.second.type == Kernel::rbf));
+  double d = 0, dist = 0;
+  if (need_dist) {
+    for (std::size_t k = 0; k < n; ++k) {
+      double t = x[k] - sv[k];
+      dist += t * t;
+      d += x[k] * sv[k];
+    }
+    for (std::size_t k = n; k < xdim; ++k) dist += x[k] * x[k];
+    for (std::size_t k = n; k < svdim; ++k) dist += sv[k] * sv[k];
+  } else {
+    d = dot(x, sv, n);
+  }
+  if (p.kernel.type == Kernel::mixed)
+    return (1 - p.mix) * component_dist(p.first, d, dist) +
+           p.mix * component_dist(p.second, d, dist);
+  return component_dist(p.kernel, d, dist);
+}
+
+}  // namespace
+
+const char* kernel_name(Kernel kernel) {
+  switch (kernel) {
+    case Kernel::linear:
+      return "linear";
+    case Kernel::poly:
+      return "polynomial";
+    case Kernel::rbf:
+      return "rbf";
+    case Kernel::sigmoid:
+      return "sigmoid";
+    case Kernel::precomputed:
+      return "precomputed";
+    case Kernel::mixed:
+      return "mixed";
+  }
+  return "?";
+}
+
+Kernel kernel_from_name(const std::string& name) {
+  for (int k = 0; k <= 5; ++k)
+    if (name == kernel_name(static_cast<Kernel>(k))) return static_cast<Kernel>(k);
+  fail("kernel", "unknown kernel type '" + name + "'");
+}
+
+GlibcRand::GlibcRand(unsigned seed) {
+  std::int32_t r[34];
+  r[0] = static_cast<std::int32_t>(seed == 0 ? 1 : seed);
+  for (int i = 1; i < 31; ++i) {
+    long long v = (16807LL * r[i - 1]) % 2147483647LL;
+    if (v < 0) v += 2147483647LL;
+    r[i] = static_cast<std::int32_t>(v);
+  }
+  for (int i = 31; i < 34; ++i) r[i] = r[i - 31];
+  for (int i = 0; i < 34; ++i) ring_[i] = static_cast<std::uint32_t>(r[i]);
+  pos_ = 0;  // ring_[pos_] is r[i-34] for the next i = 34
+  for (int i = 34; i < 344; ++i) (*this)();
+}
+
+int GlibcRand::operator()() {
+  // r[i] = r[i-31] + r[i-3]; slot pos_ holds r[i-34], (pos_+3) holds r[i-31], (pos_+31) r[i-3].
+  std::uint32_t v = ring_[(pos_ + 3) % 34] + ring_[(pos_ + 31) % 34];
+  ring_[pos_] = v;
+  pos_ = (pos_ + 1) % 34;
+  return static_cast<int>(v >> 1);
+}
+
+SvmModel train(const Dataset& data, const SvmParams& params) {
+  GlibcRand rng(1);
+  detail::ParallelFor pool(std::max(params.threads, 1));
+  return train_impl(data, params, rng, params.threads > 1 ? &pool : nullptr);
+}
+
+int predict(const SvmModel& model, const double* x, std::size_t dim,
+            std::vector<double>* decision_values) {
+  int nr_class = model.nr_class;
+  std::size_t l = model.total_sv();
+  std::vector<double> kvalue(l);
+  for (std::size_t i = 0; i < l; ++i)
+    kvalue[i] = predict_kernel(model.params, x, dim, model.sv.row(i), model.sv.cols());
+  std::vector<int> start(nr_class, 0);
+  for (int i = 1; i < nr_class; ++i) start[i] = start[i - 1] + model.nr_sv[i - 1];
+  std::vector<int> vote(nr_class, 0);
+  std::vector<double> dec;
+  int p = 0;
+  for (int i = 0; i < nr_class; ++i)
+    for (int j = i + 1; j < nr_class; ++j, ++p) {
+      double sum = 0;
+      int si = start[i], sj = start[j], ci = model.nr_sv[i], cj = model.nr_sv[j];
+      const auto& coef1 = model.sv_coef[j - 1];
+      const auto& coef2 = model.sv_coef[i];
+      for (int k = 0; k < ci; ++k) sum += coef1[si + k] * kvalue[si + k];
+      for (int k = 0; k < cj; ++k) sum += coef2[sj + k] * kvalue[sj + k];
+      sum -= model.rho[p];
+      dec.push_back(sum);
+      if (sum > 0)
+        ++vote[i];
+      else
+        ++vote[j];
+    }
+  int best = 0;
+  for (int i = 1; i < nr_class; ++i)
+    if (vote[i] > vote[best]) best = i;
+  if (decision_values) *decision_values = std::move(dec);
+  return nr_class > 0 ? model.label[best] : 0;
+}
+
+int predict_probability(const SvmModel& model, const double* x, std::size_t dim,
+                        std::vector<double>* probabilities) {
+  if (model.prob_a.empty() || model.prob_b.empty())
+    fail("svm", "the model has no probability information (train with -b 1)");
+  int k = model.nr_class;
+  std::vector<double> dec;
+  predict(model, x, dim, &dec);
+  const double min_prob = 1e-7;
+  std::vector<std::vector<double>> pairwise(k, std::vector<double>(k, 0.0));
+  int p = 0;
+  for (int i = 0; i < k; ++i)
+    for (int j = i + 1; j < k; ++j, ++p) {
+      pairwise[i][j] =
+          std::min(std::max(sigmoid_predict(dec[p], model.prob_a[p], model.prob_b[p]), min_prob),
+                   1 - min_prob);
+      pairwise[j][i] = 1 - pairwise[i][j];
+    }
+  std::vector<double> prob(k);
+  if (k == 2) {
+    prob[0] = pairwise[0][1];
+    prob[1] = pairwise[1][0];
+  } else {
+    multiclass_probability(k, pairwise, prob);
+  }
+  int best = 0;
+  for (int i = 1; i < k; ++i)
+    if (prob[i] > prob[best]) best = i;
+  if (probabilities) *probabilities = std::move(prob);
+  return model.label[best];
+}
+
+std::vector<int> predict_all(const SvmModel& model, const Dataset& data,
+                             std::vector<std::vector<double>>* decision_values) {
+  std::size_t n = data.rows();
+  std::vector<int> out(n);
+  if (decision_values) decision_values->assign(n, {});
+  detail::ParallelFor pool(std::max(model.params.threads, 1));
+  pool.run(n, [&](std::size_t b, std::size_t e) {
+    for (std::size_t i = b; i < e; ++i)
+      out[i] = predict(model, data.row(i), data.cols(),
+                       decision_values ? &(*decision_values)[i] : nullptr);
+  });
+  return out;
+}
+
+std::vector<int> cross_validation(const Dataset& data, const SvmParams& params, int nr_fold) {
+  std::size_t l = data.rows();
+  if (nr_fold < 2) fail("cross validation", "n-fold cross validation: n must >= 2");
+  std::vector<int> target(l, 0);
+  GlibcRand rng(1);
+  detail::ParallelFor pool(std::max(params.threads, 1));
+  detail::ParallelFor* pp = params.threads > 1 ? &pool : nullptr;
+  std::vector<int> perm(l), fold_start(nr_fold + 1);
+  if (static_cast<std::size_t>(nr_fold) > l) {
+    nr_fold = static_cast<int>(l);
+    if (!params.quiet)
+      std::fprintf(stderr,
+                   "WARNING: # folds > # data. Will use # folds = # data instead (i.e., "
+                   "leave-one-out cross validation)\n");
+    fold_start.assign(nr_fold + 1, 0);
+  }
+  if (static_cast<std::size_t>(nr_fold) < l) {
+    Grouped g = group_classes(data);
+    std::vector<int> index = g.perm;
+    for (int c = 0; c < g.nr_class; ++c)
+      for (int i = 0; i < g.count[c]; ++i) {
+        int j = i + rng() % (g.count[c] - i);
+        std::swap(index[g.start[c] + j], index[g.start[c] + i]);
+      }
+    std::vector<int> fold_count(nr_fold, 0);
+    for (int i = 0; i < nr_fold; ++i)
+      for (int c = 0; c < g.nr_class; ++c)
+        fold_count[i] += (i + 1) * g.count[c] / nr_fold - i * g.count[c] / nr_fold;
+    fold_start[0] = 0;
+    for (int i = 1; i <= nr_fold; ++i) fold_start[i] = fold_start[i - 1] + fold_count[i - 1];
+    for (int c = 0; c < g.nr_class; ++c)
+      for (int i = 0; i < nr_fold; ++i) {
+        int begin = g.start[c] + i * g.count[c] / nr_fold;
+        int end = g.start[c] + (i + 1) * g.count[c] / nr_fold;
+        for (int j = begin; j < end; ++j) perm[fold_start[i]++] = index[j];
+      }
+    fold_start[0] = 0;
+    for (int i = 1; i <= nr_fold; ++i) fold_start[i] = fold_start[i - 1] + fold_count[i - 1];
+  } else {
+    std::iota(perm.begin(), perm.end(), 0);
+    for (std::size_t i = 0; i < l; ++i) {
+      int j = static_cast<int>(i) + rng() % static_cast<int>(l - i);
+      std::swap(perm[i], perm[j]);
+    }
+    for (int i = 0; i <= nr_fold; ++i) fold_start[i] = static_cast<int>(i * l / nr_fold);
+  }
+  for (int i = 0; i < nr_fold; ++i) {
+    int begin = fold_start[i], end = fold_start[i + 1];
+    std::vector<std::size_t> rows;
+    for (int j = 0; j < begin; ++j) rows.push_back(perm[j]);
+    for (int j = end; j < static_cast<int>(l); ++j) rows.push_back(perm[j]);
+    SvmModel m = train_impl(data.subset(rows), params, rng, pp);
+    for (int j = begin; j < end; ++j) {
+      std::vector<double> prob;
+      target[perm[j]] = params.probability
+                            ? predict_probability(m, data.row(perm[j]), data.cols(), &prob)
+                            : predict(m, data.row(perm[j]), data.cols());
+    }
+  }
+  return target;
+}
+
+}  // namespace wavekit::tune

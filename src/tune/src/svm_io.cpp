@@ -1,0 +1,318 @@
+// LIBSVM's data and model file formats.
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+
+#include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+#include "wavekit/tune/svm.h"
+
+namespace wavekit::tune {
+namespace {
+
+std::string read_text(const std::string& path) {
+  auto bytes = read_file(path);
+  return std::string(bytes.begin(), bytes.end());
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// %.17g / %.8g as LIBSVM writes them (C locale).
+std::string g17(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+std::string g8(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.8g", v);
+  return buf;
+}
+
+}  // namespace
+
+void Dataset::add_dense_row(double label, const std::vector<double>& features) {
+  if (row_start.empty()) row_start.push_back(0);
+  y.push_back(label);
+  for (std::size_t k = 0; k < features.size(); ++k)
+    if (features[k] != 0) {
+      index.push_back(static_cast<int>(k + 1));
+      value.push_back(features[k]);
+    }
+  row_start.push_back(static_cast<std::int64_t>(index.size()));
+  max_index = std::max(max_index, static_cast<int>(features.size()));
+}
+
+void Dataset::densify() {
+  if (row_start.empty()) row_start.push_back(0);
+  for (int idx : index) max_index = std::max(max_index, idx);
+  dense.assign(rows() * cols(), 0.0);
+  for (std::size_t i = 0; i < rows(); ++i)
+    for (auto k = row_start[i]; k < row_start[i + 1]; ++k) dense[i * cols() + index[k]] = value[k];
+}
+
+Dataset Dataset::subset(const std::vector<std::size_t>& picked) const {
+  Dataset out;
+  out.max_index = max_index;
+  out.row_start.push_back(0);
+  out.y.reserve(picked.size());
+  out.dense.reserve(picked.size() * cols());
+  for (std::size_t r : picked) {
+    out.y.push_back(y[r]);
+    for (auto k = row_start[r]; k < row_start[r + 1]; ++k) {
+      out.index.push_back(index[k]);
+      out.value.push_back(value[k]);
+    }
+    out.row_start.push_back(static_cast<std::int64_t>(out.index.size()));
+    out.dense.insert(out.dense.end(), dense.begin() + r * cols(), dense.begin() + (r + 1) * cols());
+  }
+  return out;
+}
+
+Dataset parse_libsvm(const std::string& text, const std::string& name) {
+  Dataset d;
+  d.row_start.push_back(0);
+  std::size_t pos = 0, line_no = 0;
+  while (pos < text.size()) {
+    std::size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    ++line_no;
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    auto where = [&](std::size_t col) {
+      return name + ":" + std::to_string(line_no) + ":" + std::to_string(col + 1);
+    };
+    std::size_t c = 0;
+    while (c < line.size() && is_space(line[c])) ++c;
+    if (c == line.size() || line[c] == '#') continue;  // blank line (LIBSVM rejects; we skip)
+    // label
+    const char* begin = line.c_str() + c;
+    char* end;
+    errno = 0;
+    double label = std::strtod(begin, &end);
+    if (end == begin || (end[0] && !is_space(end[0])) || errno == ERANGE || !std::isfinite(label))
+      fail(where(c), "the label is not a number");
+    c += end - begin;
+    int last = -1;
+    for (;;) {
+      while (c < line.size() && is_space(line[c])) ++c;
+      if (c == line.size()) break;
+      std::size_t start = c;
+      const char* b = line.c_str() + c;
+      errno = 0;
+      long idx = std::strtol(b, &end, 10);
+      if (end == b || *end != ':')
+        fail(where(start), "expected index:value, found '" +
+                               line.substr(start, line.find_first_of(" \t", start) - start) + "'");
+      if (errno == ERANGE || idx < 0 || idx > 100000000)
+        fail(where(start), "feature index " + std::string(b, static_cast<std::size_t>(end - b)) +
+                               " is out of range");
+      if (idx <= last)
+        fail(where(start), "feature indices must be in increasing order (" + std::to_string(idx) +
+                               " after " + std::to_string(last) + ")");
+      c += end - b + 1;
+      b = line.c_str() + c;
+      errno = 0;
+      double v = std::strtod(b, &end);
+      if (end == b || (end[0] && !is_space(end[0])))
+        fail(where(c), "the value of feature " + std::to_string(idx) + " is not a number");
+      if ((errno == ERANGE && std::fabs(v) > 1) || !std::isfinite(v))
+        fail(where(c), "the value of feature " + std::to_string(idx) + " is out of range");
+      c += end - b;
+      d.index.push_back(static_cast<int>(idx));
+      d.value.push_back(v);
+      d.max_index = std::max(d.max_index, static_cast<int>(idx));
+      last = static_cast<int>(idx);
+    }
+    d.y.push_back(label);
+    d.row_start.push_back(static_cast<std::int64_t>(d.index.size()));
+  }
+  d.densify();
+  return d;
+}
+
+Dataset read_libsvm(const std::string& path) { return parse_libsvm(read_text(path), path); }
+
+std::string format_libsvm(const Dataset& data) {
+  std::string out;
+  for (std::size_t i = 0; i < data.rows(); ++i) {
+    out += g17(data.y[i]);
+    for (auto k = data.row_start[i]; k < data.row_start[i + 1]; ++k)
+      out += " " + std::to_string(data.index[k]) + ":" + g17(data.value[k]);
+    out += "\n";
+  }
+  return out;
+}
+
+std::string format_model(const SvmModel& m) {
+  const SvmParams& p = m.params;
+  std::string o = "svm_type c_svc\nkernel_type ";
+  o += kernel_name(p.kernel.type);
+  o += "\n";
+  auto spec = [&](const KernelSpec& s, const std::string& suffix) {
+    if (s.type == Kernel::poly) o += "degree" + suffix + " " + std::to_string(s.degree) + "\n";
+    if (s.type == Kernel::poly || s.type == Kernel::rbf || s.type == Kernel::sigmoid)
+      o += "gamma" + suffix + " " + g17(s.gamma) + "\n";
+    if (s.type == Kernel::poly || s.type == Kernel::sigmoid)
+      o += "coef0" + suffix + " " + g17(s.coef0) + "\n";
+  };
+  if (p.kernel.type == Kernel::mixed) {
+    o += std::string("mixed_kernels ") + kernel_name(p.first.type) + " " +
+         kernel_name(p.second.type) + "\nmix_weight " + g17(p.mix) + "\n";
+    spec(p.first, "");
+    spec(p.second, "_2");
+  } else {
+    spec(p.kernel, "");
+  }
+  o += "nr_class " + std::to_string(m.nr_class) + "\ntotal_sv " + std::to_string(m.total_sv()) +
+       "\nrho";
+  for (double r : m.rho) o += " " + g17(r);
+  o += "\nlabel";
+  for (int l : m.label) o += " " + std::to_string(l);
+  o += "\n";
+  if (!m.prob_a.empty()) {
+    o += "probA";
+    for (double v : m.prob_a) o += " " + g17(v);
+    o += "\nprobB";
+    for (double v : m.prob_b) o += " " + g17(v);
+    o += "\n";
+  }
+  o += "nr_sv";
+  for (int n : m.nr_sv) o += " " + std::to_string(n);
+  o += "\nSV\n";
+  for (std::size_t i = 0; i < m.total_sv(); ++i) {
+    for (int j = 0; j < m.nr_class - 1; ++j) o += g17(m.sv_coef[j][i]) + " ";
+    if (p.kernel.type == Kernel::precomputed) {
+      o += "0:" + std::to_string(static_cast<int>(m.sv.row(i)[0])) + " ";
+    } else {
+      for (auto k = m.sv.row_start[i]; k < m.sv.row_start[i + 1]; ++k)
+        o += std::to_string(m.sv.index[k]) + ":" + g8(m.sv.value[k]) + " ";
+    }
+    o += "\n";
+  }
+  return o;
+}
+
+void save_model(const std::string& path, const SvmModel& model) {
+  write_file(path, format_model(model));
+}
+
+SvmModel parse_model(const std::string& text, const std::string& name) {
+  SvmModel m;
+  std::istringstream in(text);
+  std::string line;
+  int line_no = 0;
+  auto bad = [&](const std::string& why) {
+    fail(name + ":" + std::to_string(line_no), "bad model file: " + why);
+  };
+  auto num = [&](const std::string& s) {
+    char* end;
+    double v = std::strtod(s.c_str(), &end);
+    if (end == s.c_str() || *end) bad("'" + s + "' is not a number");
+    return v;
+  };
+  int total = -1;
+  bool sv_section = false;
+  while (std::getline(in, line)) {
+    ++line_no;
+    std::istringstream ls(line);
+    std::string key;
+    ls >> key;
+    if (key.empty()) continue;
+    std::vector<std::string> vals;
+    for (std::string v; ls >> v;) vals.push_back(v);
+    auto need = [&](std::size_t n) {
+      if (vals.size() != n)
+        bad(key + " needs " + std::to_string(n) + " values, has " + std::to_string(vals.size()));
+    };
+    if (key == "svm_type") {
+      need(1);
+      if (vals[0] != "c_svc") bad("svm_type " + vals[0] + " is not supported (only c_svc)");
+    } else if (key == "kernel_type") {
+      need(1);
+      m.params.kernel.type = kernel_from_name(vals[0]);
+    } else if (key == "mixed_kernels") {
+      need(2);
+      m.params.first.type = kernel_from_name(vals[0]);
+      m.params.second.type = kernel_from_name(vals[1]);
+    } else if (key == "mix_weight") {
+      need(1);
+      m.params.mix = num(vals[0]);
+    } else if (key == "degree" || key == "gamma" || key == "coef0" || key == "degree_2" ||
+               key == "gamma_2" || key == "coef0_2") {
+      need(1);
+      bool second = key.back() == '2';
+      KernelSpec& s = m.params.kernel.type == Kernel::mixed
+                          ? (second ? m.params.second : m.params.first)
+                          : m.params.kernel;
+      std::string base = key.substr(0, key.find('_'));
+      double v = num(vals[0]);
+      if (base == "degree") s.degree = static_cast<int>(v);
+      if (base == "gamma") s.gamma = v;
+      if (base == "coef0") s.coef0 = v;
+    } else if (key == "nr_class") {
+      need(1);
+      m.nr_class = static_cast<int>(num(vals[0]));
+      if (m.nr_class < 1 || m.nr_class > 100000) bad("nr_class out of range");
+    } else if (key == "total_sv") {
+      need(1);
+      total = static_cast<int>(num(vals[0]));
+      if (total < 0) bad("total_sv < 0");
+    } else if (key == "rho") {
+      need(static_cast<std::size_t>(m.nr_class * (m.nr_class - 1) / 2));
+      for (auto& v : vals) m.rho.push_back(num(v));
+    } else if (key == "label") {
+      need(m.nr_class);
+      for (auto& v : vals) m.label.push_back(static_cast<int>(num(v)));
+    } else if (key == "probA" || key == "probB") {
+      need(static_cast<std::size_t>(m.nr_class * (m.nr_class - 1) / 2));
+      for (auto& v : vals) (key == "probA" ? m.prob_a : m.prob_b).push_back(num(v));
+    } else if (key == "nr_sv") {
+      need(m.nr_class);
+      for (auto& v : vals) m.nr_sv.push_back(static_cast<int>(num(v)));
+    } else if (key == "SV") {
+      sv_section = true;
+      break;
+    } else {
+      bad("unknown text in model file: '" + key + "'");
+    }
+  }
+  if (!sv_section) bad("no SV section");
+  if (total < 0 || m.label.size() != std::size_t(m.nr_class) || m.nr_sv.size() != m.label.size())
+    bad("missing nr_class, total_sv, label or nr_sv");
+  int sum = 0;
+  for (int n : m.nr_sv) sum += n;
+  if (sum != total) bad("nr_sv does not add up to total_sv");
+  m.sv_coef.assign(std::max(m.nr_class - 1, 0), std::vector<double>(total));
+  m.sv.row_start.push_back(0);
+  for (int i = 0; i < total; ++i) {
+    if (!std::getline(in, line)) bad("fewer support vectors than total_sv");
+    ++line_no;
+    std::istringstream ls(line);
+    for (int j = 0; j < m.nr_class - 1; ++j) {
+      std::string v;
+      if (!(ls >> v)) bad("missing coefficient");
+      m.sv_coef[j][i] = num(v);
+    }
+    int last = -1;
+    for (std::string tok; ls >> tok;) {
+      auto colon = tok.find(':');
+      if (colon == std::string::npos) bad("expected index:value, found '" + tok + "'");
+      int idx = static_cast<int>(num(tok.substr(0, colon)));
+      if (idx < 0 || idx <= last) bad("feature indices must increase");
+      last = idx;
+      m.sv.index.push_back(idx);
+      m.sv.value.push_back(num(tok.substr(colon + 1)));
+    }
+    m.sv.y.push_back(0);
+    m.sv.row_start.push_back(static_cast<std::int64_t>(m.sv.index.size()));
+  }
+  m.sv.densify();
+  return m;
+}
+
+SvmModel load_model(const std::string& path) { return parse_model(read_text(path), path); }
+
+}  // namespace wavekit::tune

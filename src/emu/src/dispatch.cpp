@@ -2,6 +2,7 @@
 // State"), the workgroup scheduler over a host thread pool with a resident-wave limit, and
 // no-progress detection.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -155,6 +156,8 @@ class Dispatcher {
   std::vector<std::unique_ptr<Wave>> wave_pool_;
   std::vector<std::unique_ptr<std::uint32_t[]>> vgpr_pool_;
   std::vector<WaveRecord> records_;
+  std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>
+      instruction_totals_;  // host PC -> (issues, lanes), with record_instruction_counts
   bool failed_ = false;
 
   // No-progress detection.
@@ -367,6 +370,7 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
   CodeObject* object = nullptr;
   const bool count_blocks = params_.options.record_block_counts;
   const bool sequence = params_.options.record_block_sequence;
+  const bool count_instructions = params_.options.record_instruction_counts;
   wave.yield = false;
   while (budget--) {
     std::uint64_t pc = wave.pc;
@@ -393,6 +397,11 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
         ++wave.block_counts[inst->block_id];
       }
       if (sequence) wave.block_sequence.push_back(inst->block_id);
+    }
+    if (count_instructions) {
+      auto& count = wave.instruction_counts[inst];
+      ++count.first;
+      count.second += std::uint64_t(std::popcount(wave.exec()));
     }
     wave.pc = inst->next_pc;
     inst->handler(wave, *inst);
@@ -452,6 +461,11 @@ void Dispatcher::retire_workgroup(std::unique_ptr<Workgroup> group) {
           access.object = object->host_base;
         }
       record.memory_accesses = std::move(wave->memory_accesses);
+    }
+    for (const auto& [inst, count] : wave->instruction_counts) {
+      auto& total = instruction_totals_[inst->host_pc];
+      total.first += count.first;
+      total.second += count.second;
     }
     result_.total_instructions += wave->instructions;
     records_.push_back(std::move(record));
@@ -629,6 +643,21 @@ DispatchResult Dispatcher::run() {
   });
   result_.total_waves = records_.size();
   result_.waves = std::move(records_);
+  if (!instruction_totals_.empty()) {
+    std::lock_guard code_lock(ctx_.code->mutex);
+    for (const auto& [host_pc, total] : instruction_totals_) {
+      InstructionCount count{0, host_pc, total.first, total.second};
+      if (const detail::CodeObject* object = ctx_.code->object_at(host_pc)) {
+        count.pc = host_pc - object->host_base + object->vaddr_base;
+        count.object = object->host_base;
+      }
+      result_.instruction_counts.push_back(count);
+    }
+    std::sort(result_.instruction_counts.begin(), result_.instruction_counts.end(),
+              [](const InstructionCount& a, const InstructionCount& b) {
+                return a.object != b.object ? a.object < b.object : a.pc < b.pc;
+              });
+  }
   return std::move(result_);
 }
 

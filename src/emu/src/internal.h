@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "wavekit/emu/emu.h"
@@ -160,6 +161,8 @@ struct Wave {
   std::vector<std::uint64_t> block_sequence;
   std::vector<MemoryAccessRecord> memory_accesses;  // PCs are host PCs until retired
   const void* block_object = nullptr;               // the object block ids refer to
+  // With record_instruction_counts: per instruction issued, (issues, active lanes summed).
+  std::unordered_map<const Inst*, std::pair<std::uint64_t, std::uint64_t>> instruction_counts;
 
   // A cached memory-map range, to check most accesses without a lookup.
   std::uint64_t cached_base = 0, cached_end = 0;

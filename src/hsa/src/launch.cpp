@@ -415,6 +415,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.options.record_block_counts = request.record_block_counts;
   params.options.record_block_sequence = request.record_block_sequence;
   params.options.record_memory_accesses = request.record_memory_accesses;
+  params.options.record_instruction_counts = request.record_instruction_counts;
 
   if (hostcall) {
     hostcall->map(memory);
@@ -449,7 +450,15 @@ LaunchOutcome launch(const LaunchRequest& request) {
   if (request.record_block_counts)
     outcome.block_trace = block_counts_document(kernel->name, result.waves);
   if (request.record_block_sequence) outcome.block_sequences = take_block_sequences(result.waves);
-  if (request.record_memory_accesses) {
+  if (request.record_instruction_counts) {
+    outcome.instruction_counts = std::move(result.instruction_counts);
+    for (const LoadedObject& object : executable.objects())
+      outcome.object_bases.emplace_back(object.name, object.load_base);
+  }
+  if (request.record_memory_accesses && request.keep_memory_records) {
+    for (auto& wave : result.waves)
+      outcome.memory_records.push_back(std::move(wave.memory_accesses));
+  } else if (request.record_memory_accesses) {
     std::map<std::uint64_t, std::string> object_names;  // by load base
     for (const LoadedObject& object : executable.objects())
       object_names[object.load_base] = object.name;

@@ -125,6 +125,9 @@ struct DispatchOptions {
   // Per wave, every executed memory instruction with the addresses its active lanes access
   // (WaveRecord::memory_accesses), recorded where the emulator computes them.
   bool record_memory_accesses = false;
+  // Per instruction of the dispatch, how often it issued and the lanes active (EXEC) each time,
+  // summed over every wave (DispatchResult::instruction_counts); the performance model's counts.
+  bool record_instruction_counts = false;
   // Instructions a wave runs before its workgroup switches to its next wave (waves also switch
   // at s_barrier, at an s_waitcnt that has to wait, and at s_sleep).
   unsigned interleave_quantum = 256;
@@ -224,6 +227,16 @@ struct WaveRecord {
   std::vector<MemoryAccessRecord> memory_accesses;  // in execution order; with the option
 };
 
+// One instruction of a dispatch (with DispatchOptions::record_instruction_counts): how many
+// times waves issued it and the active lanes (the popcount of EXEC as it issued) summed over
+// those issues.
+struct InstructionCount {
+  std::uint64_t object = 0;  // host base of the code object holding it (0: none)
+  std::uint64_t pc = 0;      // original virtual address (host PC when in no registered object)
+  std::uint64_t executions = 0;
+  std::uint64_t lanes = 0;
+};
+
 struct DispatchResult {
   ErrorKind error = ErrorKind::none;
   std::string message;               // human-readable; names the wave, PC, instruction, address
@@ -234,6 +247,7 @@ struct DispatchResult {
   // them back behind the stuck ones).
   std::uint64_t workgroups_not_started = 0;
   std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
+  std::vector<InstructionCount> instruction_counts;  // sorted by (object, pc); with the option
   std::uint64_t total_instructions = 0;
   std::uint64_t total_waves = 0;
   std::uint32_t waves_per_workgroup = 0;

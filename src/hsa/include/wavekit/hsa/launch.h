@@ -84,6 +84,11 @@ struct LaunchRequest {
   bool record_block_counts = false;
   bool record_block_sequence = false;
   bool record_memory_accesses = false;
+  // Per-instruction issue and active-lane counts (LaunchOutcome::instruction_counts).
+  bool record_instruction_counts = false;
+  // Keep the emulator's per-wave memory records as they are (LaunchOutcome::memory_records)
+  // instead of the memory_trace document; needs record_memory_accesses.
+  bool keep_memory_records = false;
 };
 
 struct LaunchOutcome {
@@ -106,6 +111,12 @@ struct LaunchOutcome {
   // name as loaded) and original address of the instruction, addresses (hex strings) one per
   // lane set in "exec", as emu::MemoryAccessRecord defines them.
   nlohmann::json memory_trace;
+  // With record_instruction_counts: emu::DispatchResult::instruction_counts, and the load
+  // base of each code object by name (InstructionCount::object is a load base).
+  std::vector<emu::InstructionCount> instruction_counts;
+  std::vector<std::pair<std::string, std::uint64_t>> object_bases;
+  // With keep_memory_records: per wave (linear id order), its memory accesses.
+  std::vector<std::vector<emu::MemoryAccessRecord>> memory_records;
   // The hostcall service's statistics, when it ran (a loaded object uses the ring).
   std::optional<hostcall::Statistics> hostcall;
 };

@@ -1,0 +1,646 @@
+#include "wavekit/model/binary.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "llvm/Demangle/Demangle.h"
+#include "wavekit/codeobj/code_object.h"
+#include "wavekit/emu/emu.h"
+#include "wavekit/hsa/launch.h"
+#include "wavekit/isa/isa.h"
+#include "wavekit/model/compare.h"
+#include "wavekit/model/machine.h"
+#include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
+
+#ifndef WAVEKIT_MODEL_CLANG
+#define WAVEKIT_MODEL_CLANG "clang-22"
+#endif
+#ifndef WAVEKIT_MODEL_HIP_INCLUDE
+#define WAVEKIT_MODEL_HIP_INCLUDE ""
+#endif
+
+namespace wavekit::model {
+
+namespace fs = std::filesystem;
+
+CacheModel CacheModel::of(const Machine& machine) {
+  CacheModel cache;
+  cache.l2_bytes = std::uint64_t(machine.get("memory.l2_bytes"));
+  cache.line_bytes = unsigned(machine.get("memory.l2_line_bytes"));
+  cache.sector_bytes = unsigned(machine.get("memory.l2_sector_bytes"));
+  // Resident threads of the whole GPU, in the emulator's 64-lane waves.
+  double threads = machine.compute_units() * machine.get("occupancy.max_threads_per_unit");
+  cache.concurrent_waves = unsigned(std::max(1.0, threads / 64));
+  return cache;
+}
+
+std::string substitute(const std::string& text, const Parameters& parameters) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t open = text.find('{', pos);
+    if (open == std::string::npos) {
+      out += text.substr(pos);
+      break;
+    }
+    std::size_t close = text.find('}', open);
+    if (close == std::string::npos) throw Error("'" + text + "': '{' without '}'");
+    out += text.substr(pos, open - pos);
+    double value = evaluate(text.substr(open + 1, close - open - 1), parameters);
+    out += format_number(value);
+    pos = close + 1;
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, separator)) parts.push_back(item);
+  if (!text.empty() && text.back() == separator) parts.emplace_back();
+  return parts;
+}
+
+double number(const std::string& spec, const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end) throw Error("--arg " + spec + ": '" + text + "' is not a number");
+  return value;
+}
+
+// The generated buffer forms; nullopt for the forms `wavekit launch` parses.
+std::optional<hsa::ArgumentSpec> generated_argument(const std::string& spec, std::mt19937_64& rng) {
+  auto colon = spec.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  std::string kind = spec.substr(0, colon);
+  static const std::set<std::string> kinds = {"f32rand", "f64rand", "i32rand", "u32iota",
+                                              "f32fill", "f64fill", "i32fill"};
+  if (!kinds.count(kind)) return std::nullopt;
+  std::vector<std::string> fields = split(spec.substr(colon + 1), ':');
+  if (fields.empty()) throw Error("--arg " + spec + ": no element count");
+  double count_value = number(spec, fields[0]);
+  if (count_value < 0 || count_value > 1e10 || count_value != std::floor(count_value))
+    throw Error("--arg " + spec + ": element count '" + fields[0] + "' is not a count");
+  std::size_t count = std::size_t(count_value);
+  hsa::ArgumentSpec argument;
+  argument.kind = hsa::ArgumentSpec::Kind::file;
+  argument.text = spec;
+  auto want = [&](std::size_t n) {
+    if (fields.size() != n)
+      throw Error("--arg " + spec + ": " + kind + " takes " + std::to_string(n - 1) +
+                  " value(s) after the count");
+  };
+  auto put = [&](const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    argument.bytes.insert(argument.bytes.end(), p, p + bytes);
+  };
+  if (kind == "f32rand" || kind == "f64rand") {
+    double lo = 0, hi = 1;
+    if (fields.size() == 3) {
+      lo = number(spec, fields[1]);
+      hi = number(spec, fields[2]);
+    } else {
+      want(1);
+    }
+    std::uniform_real_distribution<double> uniform(lo, hi);
+    for (std::size_t i = 0; i < count; ++i) {
+      double v = uniform(rng);
+      if (kind == "f32rand") {
+        float f = float(v);
+        put(&f, 4);
+      } else {
+        put(&v, 8);
+      }
+    }
+  } else if (kind == "i32rand") {
+    want(3);
+    std::uniform_int_distribution<std::int64_t> uniform(std::int64_t(number(spec, fields[1])),
+                                                         std::int64_t(number(spec, fields[2])));
+    for (std::size_t i = 0; i < count; ++i) {
+      std::int32_t v = std::int32_t(uniform(rng));
+      put(&v, 4);
+    }
+  } else if (kind == "u32iota") {
+    want(1);
+    for (std::size_t i = 0; i < count; ++i) {
+      std::uint32_t v = std::uint32_t(i);
+      put(&v, 4);
+    }
+  } else {
+    want(2);
+    double v = number(spec, fields[1]);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (kind == "f32fill") {
+        float f = float(v);
+        put(&f, 4);
+      } else if (kind == "f64fill") {
+        put(&v, 8);
+      } else {
+        std::int32_t n = std::int32_t(v);
+        put(&n, 4);
+      }
+    }
+  }
+  if (argument.bytes.empty()) argument.bytes.resize(1);
+  return argument;
+}
+
+std::string resolve_kernel(const codeobj::CodeObject& object, const std::string& wanted,
+                           const std::string& path) {
+  std::vector<std::string> exact, by_name;
+  std::string names;
+  for (const auto& kernel : object.kernels()) {
+    names += (names.empty() ? "" : ", ") + llvm::demangle(kernel.name);
+    if (kernel.name == wanted) exact.push_back(kernel.name);
+    std::string demangled = llvm::demangle(kernel.name);
+    std::string base = demangled.substr(0, demangled.find('('));
+    if (base.rfind("void ", 0) == 0) base = base.substr(5);
+    // "ns::k<int>" matches "k", "k<int>", "ns::k<int>" and the whole spelling.
+    std::string unqualified = base.substr(base.rfind("::") == std::string::npos ? 0 : base.rfind("::") + 2);
+    if (demangled == wanted || base == wanted || unqualified == wanted ||
+        kernel_base_name(demangled) == wanted)
+      by_name.push_back(kernel.name);
+  }
+  if (exact.size() == 1) return exact.front();
+  if (by_name.size() == 1) return by_name.front();
+  if (by_name.size() > 1) {
+    std::string list;
+    for (const auto& n : by_name) list += (list.empty() ? "" : ", ") + llvm::demangle(n);
+    throw Error(path + ": kernel name '" + wanted + "' is ambiguous (" + list +
+                "): give the mangled name or the whole signature");
+  }
+  throw Error(path + ": no kernel named '" + wanted + "' (kernels: " +
+              (names.empty() ? "none" : names) + ")");
+}
+
+hsa::Dimensions dimensions(const std::vector<std::string>& components, const Parameters& p,
+                           const std::string& what) {
+  if (components.empty() || components.size() > 3)
+    throw Error(what + ": 1 to 3 components (X[,Y[,Z]])");
+  hsa::Dimensions d;
+  d.count = unsigned(components.size());
+  for (std::size_t i = 0; i < components.size(); ++i) {
+    std::string text = components[i];
+    if (text.size() > 1 && text.front() == '{' && text.back() == '}')
+      text = text.substr(1, text.size() - 2);
+    double value = std::ceil(evaluate(text, p) - 1e-9);
+    if (value < 1 || value > 4294967295.0)
+      throw Error(what + ": component '" + components[i] + "' is " + format_number(value) +
+                  " (must be 1 to 2^32-1)");
+    d.size[i] = std::uint32_t(value);
+  }
+  return d;
+}
+
+struct Decoded {
+  InstructionClass cls;
+  std::string mnemonic;
+  bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt: a dependent memory phase
+};
+
+}  // namespace
+
+TrafficResult simulate_traffic(
+    const std::vector<std::vector<emu::MemoryAccessRecord>>& waves,
+    const std::function<std::optional<AccessInfo>(const emu::MemoryAccessRecord&)>& info,
+    const CacheModel& cache) {
+  TrafficResult result;
+  const unsigned sectors_per_line = std::max(1u, cache.line_bytes / cache.sector_bytes);
+  const std::uint64_t sets =
+      std::max<std::uint64_t>(1, cache.l2_bytes / (std::uint64_t(cache.line_bytes) * cache.associativity));
+  struct Line {
+    std::uint64_t tag = ~0ull;
+    std::uint32_t valid = 0, dirty = 0;
+    std::uint64_t stamp = 0;
+  };
+  std::vector<Line> lines(sets * cache.associativity);
+  std::uint64_t clock = 0;
+  std::unordered_set<std::uint64_t> read_sectors, write_sectors, all_sectors;
+  auto touch = [&](std::uint64_t sector, bool store, bool atomic) {
+    ++clock;
+    result.sector_accesses += 1;
+    all_sectors.insert(sector);
+    if (store || atomic) write_sectors.insert(sector);
+    if (!store || atomic) read_sectors.insert(sector);
+    std::uint64_t line_address = sector / sectors_per_line;
+    unsigned bit = unsigned(sector % sectors_per_line);
+    // Hash the set index so power-of-two strides spread as the hardware's hashed sets do.
+    std::uint64_t hashed = line_address ^ (line_address >> 13) ^ (line_address >> 27);
+    Line* set = &lines[(hashed % sets) * cache.associativity];
+    Line* hit = nullptr;
+    for (unsigned way = 0; way < cache.associativity; ++way)
+      if (set[way].tag == line_address) hit = &set[way];
+    if (!hit) {
+      Line* victim = &set[0];
+      for (unsigned way = 1; way < cache.associativity; ++way)
+        if (set[way].stamp < victim->stamp) victim = &set[way];
+      result.dram_write_bytes += double(std::popcount(victim->dirty)) * cache.sector_bytes;
+      *victim = Line{};
+      victim->tag = line_address;
+      hit = victim;
+    }
+    hit->stamp = clock;
+    const std::uint32_t mask = 1u << bit;
+    if (hit->valid & mask) {
+      result.sector_hits += 1;
+    } else if (!store || atomic) {
+      result.dram_read_bytes += cache.sector_bytes;  // a read miss fetches the sector
+    }
+    hit->valid |= mask;
+    if (store || atomic) hit->dirty |= mask;
+  };
+  std::vector<std::uint64_t> sectors;
+  auto process = [&](const emu::MemoryAccessRecord& record) {
+    if (record.kind != emu::MemoryAccessKind::global && record.kind != emu::MemoryAccessKind::flat)
+      return;
+    std::optional<AccessInfo> access = info(record);
+    if (!access) return;
+    sectors.clear();
+    for (std::uint64_t address : record.addresses) {
+      if (record.kind == emu::MemoryAccessKind::flat && address >= emu::kSharedApertureBase)
+        continue;  // LDS or private through a generic pointer
+      std::uint64_t first = address / cache.sector_bytes;
+      std::uint64_t last = (address + std::max(1u, access->bytes_per_lane) - 1) / cache.sector_bytes;
+      for (std::uint64_t s = first; s <= last; ++s) sectors.push_back(s);
+    }
+    std::sort(sectors.begin(), sectors.end());
+    sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
+    for (std::uint64_t s : sectors) touch(s, access->store, access->atomic);
+  };
+  const std::size_t batch = std::max(1u, cache.concurrent_waves);
+  for (std::size_t start = 0; start < waves.size(); start += batch) {
+    std::size_t end = std::min(waves.size(), start + batch);
+    std::size_t longest = 0;
+    for (std::size_t w = start; w < end; ++w) longest = std::max(longest, waves[w].size());
+    for (std::size_t k = 0; k < longest; ++k)
+      for (std::size_t w = start; w < end; ++w)
+        if (k < waves[w].size()) process(waves[w][k]);
+  }
+  for (const Line& line : lines)
+    result.dram_write_bytes += double(std::popcount(line.dirty)) * cache.sector_bytes;
+  result.footprint_read_bytes = double(read_sectors.size()) * cache.sector_bytes;
+  result.footprint_write_bytes = double(write_sectors.size()) * cache.sector_bytes;
+  result.footprint_bytes = double(all_sectors.size()) * cache.sector_bytes;
+  return result;
+}
+
+KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
+  std::vector<std::uint8_t> bytes = read_file(spec.code_object);
+  codeobj::CodeObject object = codeobj::CodeObject::parse(bytes, spec.code_object);
+  const std::string symbol = resolve_kernel(object, spec.kernel, spec.code_object);
+  const codeobj::Kernel* kernel_info = object.find_kernel(symbol);
+
+  hsa::LaunchRequest request;
+  request.code_object = spec.code_object;
+  request.kernel = symbol;
+  request.block = dimensions(spec.block, spec.parameters, "--block");
+  if (!spec.blocks.empty() && !spec.grid.empty())
+    throw Error("give the launch as blocks or as a grid of work-items, not both");
+  if (!spec.blocks.empty()) {
+    hsa::Dimensions blocks = dimensions(spec.blocks, spec.parameters, "--blocks");
+    request.grid = blocks;
+    request.grid.count = std::max(blocks.count, request.block.count);
+    for (int axis = 0; axis < 3; ++axis) {
+      std::uint64_t items = std::uint64_t(blocks.size[axis]) * request.block.size[axis];
+      if (items > 0xffffffffull) throw Error("--blocks: more than 2^32 work-items along an axis");
+      request.grid.size[axis] = std::uint32_t(items);
+    }
+  } else if (!spec.grid.empty()) {
+    request.grid = dimensions(spec.grid, spec.parameters, "--grid");
+  } else {
+    throw Error("no launch geometry: give --blocks (workgroups) or --grid (work-items)");
+  }
+  std::mt19937_64 rng(spec.seed);
+  for (const std::string& raw : spec.arguments) {
+    std::string text = substitute(raw, spec.parameters);
+    if (auto generated = generated_argument(text, rng))
+      request.arguments.push_back(std::move(*generated));
+    else
+      request.arguments.push_back(hsa::parse_argument(text));
+  }
+  request.host_threads = spec.host_threads;
+  request.record_instruction_counts = true;
+  request.record_memory_accesses = options.simulate_cache;
+  request.keep_memory_records = options.simulate_cache;
+  hsa::LaunchOutcome outcome = hsa::launch(request);
+  if (!outcome.ok)
+    throw Error("kernel " + llvm::demangle(symbol) + " did not run to completion on the emulator: " +
+                outcome.error);
+
+  // The kernel's object: the one loaded first (no libraries are loaded here).
+  std::uint64_t base = outcome.object_bases.empty() ? 0 : outcome.object_bases.front().second;
+  isa::Decoder decoder(object.target().processor);
+  std::map<std::uint64_t, Decoded> decoded;  // by pc, in address order
+  for (const emu::InstructionCount& count : outcome.instruction_counts) {
+    if (count.object != base) continue;
+    std::optional<isa::Instruction> inst;
+    for (std::uint64_t size : {16u, 12u, 8u, 4u}) {
+      std::span<const std::uint8_t> code;
+      try {
+        code = object.read(count.pc, size);
+      } catch (const Error&) {
+        continue;
+      }
+      if (code.size() < 4) continue;
+      inst = decoder.decode(code, count.pc);
+      if (inst) break;
+    }
+    if (!inst) throw Error(spec.code_object + ": cannot decode the executed instruction at " + std::to_string(count.pc));
+    unsigned dst = unsigned(inst->writes.vgpr.count() + inst->writes.agpr.count());
+    Decoded d{classify(inst->mnemonic, std::string(isa::to_string(inst->memory)),
+                       std::string(isa::to_string(inst->access)), dst),
+              inst->mnemonic,
+              inst->mnemonic == "s_waitcnt" && inst->text.find("vmcnt") != std::string::npos};
+    decoded.emplace(count.pc, std::move(d));
+  }
+  // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
+  // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
+  // division (docs/model.md: fp32 10 FLOP; fp64 15 FLOP plus 2 fp32 FLOP).
+  {
+    std::string open;  // "fp32"/"fp64" while inside an expansion
+    for (auto& [pc, d] : decoded) {
+      const std::string& m = d.mnemonic;
+      std::string precision = m.find("_f64") != std::string::npos ? "fp64" : "fp32";
+      if (m.rfind("v_div_scale_", 0) == 0) {
+        open = precision;
+        continue;
+      }
+      if (open.empty()) continue;
+      auto& lanes = d.cls.per_lane;
+      if (m.rfind("v_div_fixup_", 0) == 0) {
+        lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                   [](const auto& e) { return e.first.rfind("flops.", 0) == 0; }),
+                    lanes.end());
+        lanes.emplace_back("ops." + open + ".div", 1);
+        if (open == "fp32") {
+          lanes.emplace_back("flops.fp32", 10);
+        } else {
+          lanes.emplace_back("flops.fp64", 15);
+          lanes.emplace_back("flops.fp32", 2);
+        }
+        open.clear();
+        continue;
+      }
+      lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                 [&](const auto& e) { return e.first == "flops." + open; }),
+                  lanes.end());
+    }
+  }
+
+  KernelModel model;
+  model.name = llvm::demangle(symbol);
+  model.symbol = symbol;
+  model.parameters = spec.parameters;
+  for (int axis = 0; axis < 3; ++axis) {
+    model.threads_per_block[axis] = request.block.size[axis];
+    model.blocks[axis] =
+        (std::uint64_t(request.grid.size[axis]) + request.block.size[axis] - 1) / request.block.size[axis];
+  }
+  for (const char* key : {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave"})
+    model.counts[key] = 0;
+  for (const emu::InstructionCount& count : outcome.instruction_counts) {
+    auto found = decoded.find(count.pc);
+    if (count.object != base || found == decoded.end()) continue;
+    const InstructionClass& cls = found->second.cls;
+    for (const auto& [key, weight] : cls.per_issue) model.counts[key] += weight * double(count.executions);
+    for (const auto& [key, weight] : cls.per_lane) model.counts[key] += weight * double(count.lanes);
+    if (found->second.waits_for_vector_memory) model.counts["sync.vmem_waits"] += double(count.executions);
+  }
+  if (kernel_info) {
+    model.counts["resources.lds_bytes_per_block"] = kernel_info->descriptor.group_segment_fixed_size;
+    model.counts["resources.vgprs"] = kernel_info->descriptor.vgpr_grant(object.target());
+  }
+  if (options.simulate_cache) {
+    auto info = [&](const emu::MemoryAccessRecord& record) -> std::optional<AccessInfo> {
+      auto found = decoded.find(record.pc);
+      if (found == decoded.end() || found->second.cls.space != "global") return std::nullopt;
+      AccessInfo a;
+      a.store = found->second.cls.access == "store";
+      a.atomic = found->second.cls.access == "atomic";
+      a.bytes_per_lane = found->second.cls.bytes_per_lane;
+      return a;
+    };
+    TrafficResult traffic = simulate_traffic(outcome.memory_records, info, options.cache);
+    model.counts["dram.read.bytes"] = traffic.dram_read_bytes;
+    model.counts["dram.write.bytes"] = traffic.dram_write_bytes;
+    model.counts["footprint.read.bytes"] = traffic.footprint_read_bytes;
+    model.counts["footprint.write.bytes"] = traffic.footprint_write_bytes;
+    model.counts["footprint.bytes"] = traffic.footprint_bytes;
+    model.counts["l2.hit_rate"] =
+        traffic.sector_accesses ? traffic.sector_hits / traffic.sector_accesses : 0.0;
+    model.notes.push_back("DRAM bytes from a " + format_number(double(options.cache.l2_bytes)) +
+                          "-byte L2 model (" + std::to_string(options.cache.sector_bytes) +
+                          "-byte sectors, " + std::to_string(options.cache.concurrent_waves) +
+                          " waves interleaved); dirty sectors are written back by the end");
+  }
+  model.notes.push_back("counted on the emulator (" + std::string(object.target().processor) + ", " +
+                        std::to_string(outcome.waves) + " waves, " +
+                        std::to_string(outcome.instructions) + " wave-instructions)");
+  return model;
+}
+
+std::optional<std::string> fit_polynomial(const std::string& parameter, const std::vector<double>& x,
+                                          const std::vector<double>& y, double tolerance) {
+  const std::size_t n = x.size();
+  if (n == 0 || n != y.size()) return std::nullopt;
+  for (std::size_t degree = 0; degree <= std::min<std::size_t>(3, n - 1); ++degree) {
+    const std::size_t k = degree + 1;
+    // Least squares in scaled x (x / max x), normal equations, Gaussian elimination.
+    double scale = 1;
+    for (double v : x) scale = std::max(scale, std::fabs(v));
+    std::vector<long double> a(k * (k + 1), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::vector<long double> powers(k);
+      long double t = x[i] / scale, p = 1;
+      for (std::size_t j = 0; j < k; ++j, p *= t) powers[j] = p;
+      for (std::size_t r = 0; r < k; ++r) {
+        for (std::size_t c = 0; c < k; ++c) a[r * (k + 1) + c] += powers[r] * powers[c];
+        a[r * (k + 1) + k] += powers[r] * y[i];
+      }
+    }
+    bool singular = false;
+    for (std::size_t col = 0; col < k && !singular; ++col) {
+      std::size_t pivot = col;
+      for (std::size_t r = col + 1; r < k; ++r)
+        if (std::fabs(a[r * (k + 1) + col]) > std::fabs(a[pivot * (k + 1) + col])) pivot = r;
+      if (std::fabs(a[pivot * (k + 1) + col]) < 1e-300L) singular = true;
+      for (std::size_t c = 0; c <= k; ++c) std::swap(a[col * (k + 1) + c], a[pivot * (k + 1) + c]);
+      for (std::size_t r = 0; r < k && !singular; ++r) {
+        if (r == col) continue;
+        long double f = a[r * (k + 1) + col] / a[col * (k + 1) + col];
+        for (std::size_t c = col; c <= k; ++c) a[r * (k + 1) + c] -= f * a[col * (k + 1) + c];
+      }
+    }
+    if (singular) continue;
+    std::vector<double> coefficient(k);
+    for (std::size_t j = 0; j < k; ++j) {
+      long double c = a[j * (k + 1) + k] / a[j * (k + 1) + j];
+      c /= std::pow((long double)scale, (long double)j);
+      double rounded = std::round(double(c) * 1024) / 1024;  // exact counts have such coefficients
+      coefficient[j] = std::fabs(rounded - double(c)) <= 1e-9 * std::max(1.0, std::fabs(double(c)))
+                           ? rounded
+                           : double(c);
+    }
+    bool fits = true;
+    for (std::size_t i = 0; i < n && fits; ++i) {
+      double predicted = 0, p = 1;
+      for (std::size_t j = 0; j < k; ++j, p *= x[i]) predicted += coefficient[j] * p;
+      fits = std::fabs(predicted - y[i]) <= tolerance * std::max(1.0, std::fabs(y[i]));
+    }
+    if (!fits) continue;
+    std::string expression;
+    for (std::size_t j = k; j-- > 0;) {
+      if (coefficient[j] == 0 && !(j == 0 && expression.empty())) continue;
+      std::string term = format_number(std::fabs(coefficient[j]));
+      if (j >= 1) term += "*" + parameter;
+      if (j >= 2) term += "^" + std::to_string(j);
+      if (expression.empty())
+        expression = (coefficient[j] < 0 ? "-" : "") + term;
+      else
+        expression += (coefficient[j] < 0 ? " - " : " + ") + term;
+    }
+    return expression;
+  }
+  return std::nullopt;
+}
+
+FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelModel>& runs,
+                      const std::optional<KernelModel>& check, double tolerance) {
+  if (runs.size() < 2) throw Error("fitting needs at least two runs at different sizes");
+  std::vector<double> x;
+  for (const auto& run : runs) {
+    auto found = run.parameters.find(parameter);
+    if (found == run.parameters.end())
+      throw Error("run of " + run.name + " has no value of parameter '" + parameter + "'");
+    x.push_back(found->second);
+  }
+  FitOutcome outcome;
+  KernelModel& model = outcome.model;
+  model = runs.back();
+  model.source = "fit";
+  model.counts.clear();
+  model.notes.clear();
+  model.parameters.erase(parameter);
+  model.parameters[parameter] = x.back();
+  std::set<std::string> keys;
+  for (const auto& run : runs)
+    for (const auto& [key, value] : run.counts) keys.insert(key);
+  std::vector<std::string> inexact;
+  for (const auto& key : keys) {
+    std::vector<double> y;
+    for (const auto& run : runs) y.push_back(run.count(key));
+    if (key == "l2.hit_rate" || key.rfind("resources.", 0) == 0) {
+      model.counts[key] = y.back();  // a rate and the kernel's resources are not extrapolated
+      continue;
+    }
+    // The L2 model's figures are sector-granular, not exact polynomials: a looser tolerance.
+    bool traffic = key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0;
+    auto expression = fit_polynomial(parameter, x, y, traffic ? std::max(tolerance, 0.02) : tolerance);
+    if (!expression) {
+      inexact.push_back(key);
+      // Best effort: linear through the last two runs.
+      std::size_t n = x.size();
+      double slope = (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2]);
+      double intercept = y[n - 1] - slope * x[n - 1];
+      expression = format_number(slope) + "*" + parameter + (intercept < 0 ? " - " : " + ") +
+                   format_number(std::fabs(intercept));
+    }
+    if (expression->find(parameter) == std::string::npos)
+      model.counts[key] = evaluate(*expression, {});
+    else
+      model.counts_expression[key] = *expression;
+  }
+  for (int axis = 0; axis < 3; ++axis) {
+    std::vector<double> y;
+    for (const auto& run : runs) y.push_back(double(run.blocks[axis]));
+    bool varies = std::any_of(y.begin(), y.end(), [&](double v) { return v != y.front(); });
+    if (!varies) continue;
+    auto expression = fit_polynomial(parameter, x, y, 1e-9);
+    if (!expression) throw Error("launch geometry of " + model.name + " along axis " +
+                                 std::to_string(axis) + " is no polynomial of " + parameter +
+                                 " over the fitted sizes: choose sizes that fill whole blocks");
+    model.blocks_expression[axis] = *expression;
+  }
+  std::string sizes;
+  for (double v : x) sizes += (sizes.empty() ? "" : ", ") + format_number(v);
+  model.notes.push_back("counts fitted as polynomials of " + parameter + " over runs at " + parameter +
+                        " = " + sizes);
+  if (!inexact.empty()) {
+    std::string list;
+    for (const auto& k : inexact) list += (list.empty() ? "" : ", ") + k;
+    model.notes.push_back("no polynomial of degree <= 3 fits exactly (linear through the last two runs): " + list);
+  }
+  if (check) {
+    auto found = check->parameters.find(parameter);
+    if (found == check->parameters.end()) throw Error("the check run has no value of '" + parameter + "'");
+    KernelModel predicted = model.at({{parameter, found->second}});
+    std::map<std::string, double> largest_of_kind;
+    for (const auto& [key, value] : check->counts) {
+      std::string kind = key.substr(0, key.find('.'));
+      largest_of_kind[kind] = std::max(largest_of_kind[kind], value);
+    }
+    for (const auto& [key, actual] : check->counts) {
+      if (key == "l2.hit_rate" || key.rfind("resources.", 0) == 0) continue;
+      std::string kind = key.substr(0, key.find('.'));
+      if (actual < 0.01 * largest_of_kind[kind]) continue;
+      double error = std::fabs(predicted.count(key) - actual) / std::max(1.0, actual);
+      if (error > outcome.worst_check_error) {
+        outcome.worst_check_error = error;
+        outcome.worst_check_count = key;
+      }
+    }
+    std::ostringstream note;
+    note << "held-out check at " << parameter << " = " << format_number(found->second)
+         << ": worst relative error " << outcome.worst_check_error * 100 << " %";
+    if (!outcome.worst_check_count.empty()) note << " (" << outcome.worst_check_count << ")";
+    model.notes.push_back(note.str());
+  }
+  return outcome;
+}
+
+std::string build_hip(const std::string& source, const std::string& output_directory,
+                      const std::vector<std::string>& extra_flags, const std::string& target) {
+  if (!fs::exists(source)) throw Error("HIP source " + source + " does not exist");
+  fs::create_directories(output_directory);
+  fs::path output = fs::path(output_directory) / (fs::path(source).stem().string() + "." + target + ".co");
+  auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  std::string command = quote(WAVEKIT_MODEL_CLANG) +
+                        " -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc"
+                        " -O2 -mcode-object-version=5 --offload-arch=" + target +
+                        " -I" + quote(WAVEKIT_MODEL_HIP_INCLUDE) + " -I" +
+                        quote(fs::path(source).parent_path().string());
+  for (const auto& flag : extra_flags) command += " " + quote(flag);
+  command += " -o " + quote(output.string()) + " " + quote(source) + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw Error("cannot run " + std::string(WAVEKIT_MODEL_CLANG));
+  std::string diagnostics;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) diagnostics.append(buffer, n);
+  int status = pclose(pipe);
+  if (status != 0 || !fs::exists(output)) {
+    if (diagnostics.size() > 4000) diagnostics = diagnostics.substr(0, 4000) + "\n...";
+    throw Error("HIP source " + source + " does not build for " + target + " with " +
+                WAVEKIT_MODEL_CLANG + ":\n" + diagnostics);
+  }
+  return output.string();
+}
+
+}  // namespace wavekit::model

@@ -1,0 +1,140 @@
+#include "wavekit/model/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "wavekit/support/error.h"
+
+namespace wavekit::model {
+namespace {
+
+std::string ratio(double amount, const char* unit, double rate, const char* rate_unit) {
+  char buffer[160];
+  std::snprintf(buffer, sizeof buffer, "%.4g %s / %.4g %s", amount, unit, rate, rate_unit);
+  return buffer;
+}
+
+}  // namespace
+
+Prediction predict(const KernelModel& model, const Machine& machine, const PredictOptions& options) {
+  if (!model.counts_expression.empty())
+    throw Error("kernel " + model.name + ": counts are expressions; evaluate them at sizes first");
+  const KernelModel& k = model;
+  Prediction p;
+  p.kernel = k.name;
+  p.machine = machine.name;
+  auto achieved = [&](const std::string& what) {
+    return options.peak ? machine.get("peak." + what) : machine.get("achieved." + what);
+  };
+  // The efficiency achieved FP32 has against its peak, applied to the rates with no achieved figure.
+  const double efficiency = options.peak ? 1.0 : machine.get("achieved.fp32_flops") / machine.get("peak.fp32_flops");
+  p.fp32_flops = k.count("flops.fp32");
+  p.fp64_flops = k.count("flops.fp64");
+  p.fp16_flops = k.count("flops.fp16");
+  p.matrix_flops = k.count("flops.matrix");
+  p.dram_bytes = k.count("dram.read.bytes") + k.count("dram.write.bytes");
+  p.load_bytes = k.count("memory.global.load.bytes");
+  p.store_bytes = k.count("memory.global.store.bytes");
+  p.load_instructions = k.count("memory.global.load.instructions");
+  p.store_instructions = k.count("memory.global.store.instructions");
+
+  const double units = machine.compute_units();
+  const double clock = machine.clock_hz();
+
+  double compute = p.fp32_flops / achieved("fp32_flops") + p.fp64_flops / achieved("fp64_flops") +
+                   p.fp16_flops / (machine.get("peak.fp16_flops") * efficiency) +
+                   p.matrix_flops / (machine.get("peak.matrix_fp16_flops") * efficiency);
+  char detail[256];
+  std::snprintf(detail, sizeof detail, "%.4g fp32 + %.4g fp64 + %.4g fp16 + %.4g matrix FLOP",
+                p.fp32_flops, p.fp64_flops, p.fp16_flops, p.matrix_flops);
+  p.terms.push_back({"compute", compute, detail});
+
+  // Issue: lane-operations at each class's rate.
+  const double fp32_lanes = machine.get("compute.fp32_lanes_per_unit_per_clock");
+  const double int_lanes = machine.get("compute.int32_lanes_per_unit_per_clock");
+  const double fp64_lanes = machine.get("compute.fp64_lanes_per_unit_per_clock");
+  const double sfu_lanes = machine.get("compute.transcendental_lanes_per_unit_per_clock");
+  const double fp64_ops = k.count("ops.fp64.add") + k.count("ops.fp64.mul") + k.count("ops.fp64.fma") +
+                          k.count("ops.fp64.other");
+  const double sfu_ops = k.count("ops.transcendental");
+  const double int_ops = k.count("ops.int");
+  const double other_ops = std::max(0.0, k.count("ops.valu") - fp64_ops - sfu_ops - int_ops);
+  double lane_cycles = other_ops / fp32_lanes + int_ops / int_lanes + fp64_ops / fp64_lanes + sfu_ops / sfu_lanes;
+  double issue = lane_cycles / (units * clock * efficiency);
+  std::snprintf(detail, sizeof detail, "%.4g fp32-class + %.4g int + %.4g fp64 + %.4g transcendental lane-ops",
+                other_ops, int_ops, fp64_ops, sfu_ops);
+  p.terms.push_back({"issue", issue, detail});
+
+  p.terms.push_back({"dram", p.dram_bytes / achieved("dram_bandwidth"),
+                     ratio(p.dram_bytes, "B", achieved("dram_bandwidth"), "B/s")});
+  double global_bytes = p.load_bytes + p.store_bytes + k.count("memory.global.atomic.bytes");
+  double l2_bandwidth = machine.get("peak.l2_bandwidth") * (options.peak ? 1.0 : 0.8);
+  p.terms.push_back({"l2", global_bytes / l2_bandwidth, ratio(global_bytes, "B", l2_bandwidth, "B/s")});
+  double lds_bytes = k.count("memory.lds.load.bytes") + k.count("memory.lds.store.bytes") +
+                     k.count("memory.lds.atomic.bytes");
+  double lds_bandwidth = units * 128 * clock;
+  p.terms.push_back({"lds", lds_bytes / lds_bandwidth, ratio(lds_bytes, "B", lds_bandwidth, "B/s")});
+
+  // Latency: rounds of resident blocks, each as long as one wave's serial path.
+  const double threads_per_block = double(k.threads_per_block[0] * k.threads_per_block[1] * k.threads_per_block[2]);
+  double per_unit = machine.get("occupancy.max_blocks_per_unit");
+  per_unit = std::min(per_unit, std::floor(machine.get("occupancy.max_threads_per_unit") / threads_per_block));
+  double lds = k.count("resources.lds_bytes_per_block");
+  if (lds > 0) per_unit = std::min(per_unit, std::floor(machine.get("memory.lds_bytes_per_unit") / lds));
+  per_unit = std::max(1.0, per_unit);
+  p.resident_blocks_per_unit = per_unit;
+  const double blocks = double(k.total_blocks());
+  const double rounds = std::ceil(blocks / (per_unit * units));
+  const double waves = std::max(1.0, blocks * std::ceil(threads_per_block / 64));  // emulated 64-lane waves
+  const double wave_instructions = k.count("instructions.wave") / waves;
+  const double wave_loads = (k.count("memory.global.load.instructions") + k.count("memory.global.atomic.instructions")) / waves;
+  const double latency_s = machine.get("memory.dram_latency_ns") * 1e-9;
+  // Dependent memory phases of a wave: its waits on vector memory where the binary path counted
+  // them, else its loads four at a time (independent loads overlap).
+  const double phases = k.counts.count("sync.vmem_waits") ? k.count("sync.vmem_waits") / waves
+                                                          : std::ceil(wave_loads / 4);
+  double wave_time = wave_instructions * 4 / clock + std::min(phases, wave_loads) * latency_s;
+  double latency = rounds * wave_time;
+  std::snprintf(detail, sizeof detail,
+                "%.0f rounds of %.0f blocks x (%.4g instructions x 4 cycles + %.3g memory phases x %.0f ns)",
+                rounds, per_unit * units, wave_instructions, std::min(phases, wave_loads), latency_s * 1e9);
+  p.terms.push_back({"latency", latency, detail});
+
+  const Term* top = &p.terms.front();
+  for (const Term& term : p.terms)
+    if (term.seconds > top->seconds) top = &term;
+  p.bound = top->seconds > 0 ? top->name : "floor";
+  double floor_s = machine.get("launch.kernel_floor_us") * 1e-6;
+  p.terms.push_back({"floor", floor_s, "the machine's kernel floor (smallest kernel duration)"});
+  p.seconds = top->seconds + floor_s;
+  if (top->seconds < floor_s) p.bound = "floor";
+  if (options.launch_overhead) {
+    double overhead = machine.get("launch.overhead_us") * 1e-6;
+    p.terms.push_back({"launch", overhead, "host-side launch overhead"});
+    p.seconds += overhead;
+  }
+  return p;
+}
+
+nlohmann::json to_json(const Prediction& p) {
+  nlohmann::json terms = nlohmann::json::object();
+  for (const Term& term : p.terms) terms[term.name] = {{"seconds", term.seconds}, {"detail", term.detail}};
+  return {{"kernel", p.kernel},
+          {"machine", p.machine},
+          {"seconds", p.seconds},
+          {"bound", p.bound},
+          {"fp32_flops", p.fp32_flops},
+          {"fp64_flops", p.fp64_flops},
+          {"fp16_flops", p.fp16_flops},
+          {"matrix_flops", p.matrix_flops},
+          {"dram_bytes", p.dram_bytes},
+          {"global_load_bytes", p.load_bytes},
+          {"global_store_bytes", p.store_bytes},
+          {"global_load_instructions", p.load_instructions},
+          {"global_store_instructions", p.store_instructions},
+          {"resident_blocks_per_unit", p.resident_blocks_per_unit},
+          {"terms", terms}};
+}
+
+}  // namespace wavekit::model

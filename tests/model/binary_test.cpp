@@ -1,0 +1,190 @@
+// The binary front-end against counts from the kernels' source formulas (a CPU count per
+// element): FLOPs by precision with NVIDIA's convention, lanes under divergence, memory bytes
+// by space, DRAM bytes of the L2 model, fits checked at a held-out size, the CLI.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "wavekit/model/binary.h"
+#include "wavekit/model/machine.h"
+#include "wavekit/model/predict.h"
+#include "wavekit/support/error.h"
+
+namespace fs = std::filesystem;
+using namespace wavekit::model;
+
+namespace {
+
+LaunchSpec spec(const std::string& kernel, std::vector<std::string> args, const std::string& n,
+                std::string block = "256") {
+  LaunchSpec s;
+  s.code_object = WAVEKIT_MODEL_KERNELS;
+  s.kernel = kernel;
+  s.blocks = {"{n/" + block + "}"};  // rounded up
+  s.block = {block};
+  s.arguments = std::move(args);
+  s.parameters["n"] = std::stod(n);
+  s.host_threads = 2;
+  return s;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const wavekit::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Binary, SaxpyCountsAtAPartialLastWave) {
+  const double n = 1000;  // 4 blocks, 16 waves, the last one 40 lanes
+  KernelModel k = count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "1000"));
+  EXPECT_EQ(k.threads(), 1024u);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 2 * n);
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.fma"), n);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp64"), 0);
+  EXPECT_DOUBLE_EQ(k.count("memory.global.load.bytes"), 8 * n);
+  EXPECT_DOUBLE_EQ(k.count("memory.global.store.bytes"), 4 * n);
+  EXPECT_DOUBLE_EQ(k.count("memory.global.load.instructions"), 2 * 16);
+  EXPECT_DOUBLE_EQ(k.count("memory.global.store.instructions"), 16);
+  // Both arrays read once from DRAM, y written back: sector-exact for 256-byte-aligned buffers.
+  EXPECT_DOUBLE_EQ(k.count("dram.read.bytes"), 8 * n);
+  EXPECT_DOUBLE_EQ(k.count("dram.write.bytes"), 4 * n);
+  EXPECT_DOUBLE_EQ(k.count("footprint.bytes"), 8 * n);
+  EXPECT_TRUE(check_kernel(k).empty());
+}
+
+TEST(Binary, DivergentTripCountsCountActiveLanesOnly) {
+  const int n = 3000;
+  KernelModel k = count_launch(spec("ragged", {"f32rand:{n}", "zeros:{4*n}", "i32:{n}"}, "3000"));
+  double flops = 0;
+  for (int i = 0; i < n; ++i) flops += 2 * (i % 7);  // one FMA per iteration, i % 7 iterations
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), flops);
+  // The wave-level view would be much larger: every wave runs 6 iterations for its slowest lane.
+  EXPECT_LT(k.count("ops.fp32.fma"), 6.0 * 64 * std::ceil(n / 64.0));
+}
+
+TEST(Binary, DivisionIsCountedAsNvidiasExpansion) {
+  const double n = 512;
+  KernelModel k = count_launch(spec("divide", {"f32rand:{n}:1:2", "f32rand:{n}:1:2", "zeros:{4*n}", "i32:{n}"}, "512"));
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.div"), n);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * n);
+  EXPECT_GT(k.count("ops.transcendental"), 0);  // v_rcp_f32: MUFU class, no FLOPs
+}
+
+TEST(Binary, DoubleLoopFlops) {
+  const double n = 700, reps = 9;
+  KernelModel k = count_launch(spec("dloop", {"f64:1.0001", "f64rand:{n}", "zeros:{8*n}", "i32:{n}", "i32:9"}, "700"));
+  EXPECT_DOUBLE_EQ(k.count("flops.fp64"), (2 * reps + 1) * n);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 0);
+  EXPECT_DOUBLE_EQ(k.count("memory.global.load.bytes"), 8 * n);
+}
+
+TEST(Binary, L2ModelSeesReuseAndCapacity) {
+  const double n = 16384;
+  LaunchSpec s = spec("gather", {"f32rand:256", "zeros:{4*n}", "i32:{n}"}, "16384");
+  KernelModel big = count_launch(s);
+  EXPECT_DOUBLE_EQ(big.count("dram.read.bytes"), 1024);  // the table, once
+  EXPECT_DOUBLE_EQ(big.count("dram.write.bytes"), 4 * n);
+  EXPECT_DOUBLE_EQ(big.count("memory.global.load.bytes"), 4 * n);
+  EXPECT_GT(big.count("l2.hit_rate"), 0.9 * 0.5);
+  // An L2 of 512 bytes cannot hold the table while the stores stream through it.
+  CountOptions tiny;
+  tiny.cache.l2_bytes = 512;
+  tiny.cache.associativity = 2;
+  KernelModel small = count_launch(s, tiny);
+  EXPECT_GT(small.count("dram.read.bytes"), 4 * 1024);
+  EXPECT_DOUBLE_EQ(small.count("dram.write.bytes"), 4 * n);
+}
+
+TEST(Binary, LdsBytesOfABlockSum) {
+  KernelModel k = count_launch(spec("block_sum", {"f32rand:{n}", "zeros:{4*n/256}"}, "1024"));
+  const double blocks = 4;
+  // Per block: 256 stores of the inputs + sum over s of s stores (1020): 2044 stores of 4 bytes.
+  EXPECT_DOUBLE_EQ(k.count("memory.lds.store.bytes"), blocks * 4 * (256 + 255));
+  // Reads: two per active lane per level (8 * 255 bytes), and part[0] once.
+  EXPECT_GE(k.count("memory.lds.load.bytes"), blocks * 8 * 255);
+  EXPECT_LE(k.count("memory.lds.load.bytes"), blocks * (8 * 255 + 8));
+  EXPECT_DOUBLE_EQ(k.count("memory.global.load.bytes"), 4 * 1024);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), blocks * 255);
+  EXPECT_EQ(k.count("resources.lds_bytes_per_block"), 1024);
+}
+
+TEST(Binary, FindsACppKernelByItsName) {
+  KernelModel k = count_launch(spec("scale", {"f32rand:{n}", "f32:3", "i32:{n}"}, "256"));
+  EXPECT_EQ(k.name.substr(0, 12), "void scale<f");
+  EXPECT_EQ(k.symbol.substr(0, 2), "_Z");
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 256);
+}
+
+TEST(Binary, BadInputIsNamed) {
+  EXPECT_NE(error_of([] { count_launch(spec("nosuch", {}, "64")); }).find("no kernel named 'nosuch'"), std::string::npos);
+  EXPECT_NE(error_of([] { count_launch(spec("saxpy", {"f32:2"}, "64")); }).find("argument"), std::string::npos);
+  EXPECT_NE(error_of([] { count_launch(spec("saxpy", {"f32:2", "f32rand:x", "zeros:4", "i32:1"}, "64")); })
+                .find("f32rand:x"),
+            std::string::npos);
+  fs::path bad = fs::temp_directory_path() / "wavekit-model-bad.hip";
+  std::ofstream(bad) << "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undeclared; }\n";
+  std::string message = error_of([&] { build_hip(bad.string(), (fs::temp_directory_path() / "wkm").string()); });
+  EXPECT_NE(message.find("does not build"), std::string::npos);
+  EXPECT_NE(message.find("undeclared"), std::string::npos);
+}
+
+TEST(Binary, FitExtrapolatesAndIsCheckedAtAHeldOutSize) {
+  std::vector<KernelModel> runs;
+  for (const char* n : {"1024", "2048", "4096"})
+    runs.push_back(count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, n)));
+  KernelModel check = count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "8192"));
+  FitOutcome fit = fit_counts("n", runs, check);
+  EXPECT_EQ(fit.model.counts_expression.at("flops.fp32"), "2*n");
+  EXPECT_EQ(fit.model.counts_expression.at("memory.global.load.bytes"), "8*n");
+  EXPECT_LT(fit.worst_check_error, 1e-9) << fit.worst_check_count;
+  KernelModel large = fit.model.at({{"n", double(1 << 26)}});
+  EXPECT_DOUBLE_EQ(large.count("flops.fp32"), double(1 << 27));
+  EXPECT_EQ(large.blocks[0], std::uint64_t(1 << 18));
+  EXPECT_DOUBLE_EQ(large.count("dram.read.bytes"), 8.0 * (1 << 26));
+  Prediction p = predict(large, load_machine("h200"));
+  EXPECT_EQ(p.bound, "dram");
+  // A fit that misses the held-out point says so.
+  std::vector<KernelModel> two(runs.begin(), runs.begin() + 2);
+  KernelModel skewed = check;
+  skewed.counts["flops.fp32"] *= 1.5;
+  EXPECT_NEAR(fit_counts("n", two, skewed).worst_check_error, 0.5 / 1.5, 1e-9);
+}
+
+TEST(Binary, FitPolynomialPicksTheLowestDegree) {
+  EXPECT_EQ(*fit_polynomial("n", {1, 2, 3}, {5, 5, 5}, 1e-9), "5");
+  EXPECT_EQ(*fit_polynomial("n", {1, 2, 3, 4}, {3, 8, 15, 24}, 1e-9), "1*n^2 + 2*n");
+  EXPECT_FALSE(fit_polynomial("n", {1, 2, 3, 4, 5, 6}, {1, 0, 1, 0, 1, 0}, 1e-9).has_value());
+}
+
+TEST(Cli, ModelOfAHipSourceAsJson) {
+  std::string out = (fs::temp_directory_path() / "wavekit-model-cli.json").string();
+  std::string command = std::string(WAVEKIT_CLI) + " model " + WAVEKIT_MODEL_TEST_SOURCE +
+                        " --kernel saxpy --blocks '{n/256}' --param n=2048 --arg f32:2 --arg 'f32rand:{n}'"
+                        " --arg 'f32rand:{n}' --arg 'i32:{n}' --machine h200 --machine mi250x --threads 2"
+                        " --build-dir " + (fs::temp_directory_path() / "wavekit-model-cli").string() +
+                        " --json > " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  nlohmann::json doc = nlohmann::json::parse(std::ifstream(out));
+  const auto& kernel = doc["kernels"][0];
+  EXPECT_EQ(kernel["model"]["counts"]["flops.fp32"], 4096);
+  ASSERT_EQ(kernel["predictions"].size(), 2u);
+  EXPECT_EQ(kernel["predictions"][1]["machine"], "mi250x");
+  EXPECT_GT(kernel["predictions"][0]["seconds"].get<double>(), 0);
+  // A machine file with a missing field: exit status 1 and the field named.
+  std::string bad = std::string(WAVEKIT_CLI) + " model " + WAVEKIT_MODEL_KERNELS +
+                    " --kernel saxpy --blocks 1 --machine /nonexistent/m.json 2>&1";
+  FILE* pipe = popen(bad.c_str(), "r");
+  char buffer[512] = {};
+  std::string text;
+  while (std::fgets(buffer, sizeof buffer, pipe)) text += buffer;
+  int status = pclose(pipe);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(text.find("/nonexistent/m.json does not exist"), std::string::npos) << text;
+}

@@ -1,0 +1,68 @@
+// Kernels whose counts the model tests know from the source formula (a CPU count of FLOPs,
+// bytes and lanes), built through wavekit's HIP shim (src/model/hip/include) for gfx90a.
+#include <hip/hip_runtime.h>
+
+// 1 FMA (2 FLOP) per element; loads 8 B, stores 4 B per element.
+extern "C" __global__ void saxpy(float a, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+
+// Lane-dependent trip counts: element i runs i % 7 FMAs, so the active lanes vary per
+// iteration (2 * sum(i % 7) FLOP).
+extern "C" __global__ void ragged(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float acc = x[i];
+  int k = i % 7;
+  for (int j = 0; j < k; ++j) acc = acc * 1.0001f + 0.5f;
+  y[i] = acc;
+}
+
+// One IEEE division per element: NVIDIA counts its expansion as 10 FLOP.
+extern "C" __global__ void divide(const float* x, const float* z, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i] / z[i];
+}
+
+// reps double FMAs per element (2 * reps * n FP64 FLOP), one double multiply after.
+extern "C" __global__ void dloop(double a, const double* x, double* y, int n, int reps) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double acc = x[i];
+  for (int r = 0; r < reps; ++r) acc = fma(a, acc, 1.0);
+  y[i] = acc * 3.0;
+}
+
+// A copy: DRAM reads 4n and writes 4n bytes.
+extern "C" __global__ void copy(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[i];
+}
+
+// Every element reads a 1 KiB table: DRAM reads the table once, not n times.
+extern "C" __global__ void gather(const float* table, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = table[i % 256] + 1.0f;
+}
+
+// A block sum through LDS: each thread writes one float to LDS.
+extern "C" __global__ void block_sum(const float* x, float* sums) {
+  __shared__ float part[256];
+  unsigned t = threadIdx.x;
+  part[t] = x[blockIdx.x * 256 + t];
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (t < s) part[t] += part[t + s];
+    __syncthreads();
+  }
+  if (t == 0) sums[blockIdx.x] = part[0];
+}
+
+// A C++ kernel (mangled name), found by its plain name.
+template <typename T>
+__global__ void scale(T* x, T s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * s;
+}
+template __global__ void scale<float>(float*, float, int);

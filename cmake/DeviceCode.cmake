@@ -5,8 +5,16 @@
 # The flags every device compilation shares (device objects here, probe libraries in
 # ProbeLibrary.cmake): HIP dialect, device side only, a plain ELF, no ROCm, and the probe SDK and
 # hostcall headers on the include path.
-set(WAVEKIT_DEVICE_FLAGS -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc
-    -I${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include -I${PROJECT_SOURCE_DIR}/src/hostcall/include)
+# (The installed package, wavekitConfig.cmake, sets WAVEKIT_DEVICE_INCLUDE_DIRS to the installed
+# SDK before including this file.)
+if(NOT DEFINED WAVEKIT_DEVICE_INCLUDE_DIRS)
+  set(WAVEKIT_DEVICE_INCLUDE_DIRS ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include
+                                  ${PROJECT_SOURCE_DIR}/src/hostcall/include)
+endif()
+set(WAVEKIT_DEVICE_FLAGS -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc)
+foreach(wavekit_device_include_dir IN LISTS WAVEKIT_DEVICE_INCLUDE_DIRS)
+  list(APPEND WAVEKIT_DEVICE_FLAGS -I${wavekit_device_include_dir})
+endforeach()
 
 # The arguments every device-code function takes (NAME TARGET OPT COV OUTPUT_VAR OUTPUT_DIR
 # EXTRA_FLAGS), plus the caller's own, parsed into ARG_* with the defaults OPT -O2, COV 5 and

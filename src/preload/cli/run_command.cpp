@@ -11,6 +11,7 @@
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/tools.h"
 #include "wavekit/support/file.h"
+#include "wavekit/support/install.h"
 
 namespace {
 
@@ -151,7 +152,10 @@ int run_run(wavekit::cli::Arguments args) {
   // starts (inside it the shim could only switch itself off).
   preload::plan_for(options.shim);
 
-  preload::Installation installation{WAVEKIT_PRELOAD_LIBRARY, WAVEKIT_EMULATOR_RUNTIME_DIR};
+  // Installed: <prefix>/<libdir>/wavekit/...; in the build tree, the build's own paths.
+  preload::Installation installation{
+      wavekit::companion_path("libwavekit-preload.so", WAVEKIT_PRELOAD_LIBRARY),
+      wavekit::companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR)};
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
   if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);

@@ -14,25 +14,31 @@
 #include "wavekit/profile/profile_data.h"
 #include "wavekit/profile/view.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/install.h"
 
 namespace {
 
 using wavekit::cli::OptionParser;
 using wavekit::cli::UsageError;
 
+// The injected libraries this wavekit was built with: installed, in <prefix>/<libdir>/wavekit;
+// in the build tree, where the build put them.
 #ifdef WAVEKIT_PROFILE_CUPTI_LIBRARY
-constexpr const char* kDefaultLibrary = WAVEKIT_PROFILE_CUPTI_LIBRARY;
-constexpr const char* kEventsLibrary = WAVEKIT_PROFILE_EVENTS_LIBRARY;
+const std::string kDefaultLibrary =
+    wavekit::companion_path("libwavekit_profile_cupti.so", WAVEKIT_PROFILE_CUPTI_LIBRARY);
+const std::string kEventsLibrary =
+    wavekit::companion_path("libwavekit_profile_events.so", WAVEKIT_PROFILE_EVENTS_LIBRARY);
 constexpr const char* kLibcupti = WAVEKIT_PROFILE_LIBCUPTI;
 #else
-constexpr const char* kDefaultLibrary = "";
-constexpr const char* kEventsLibrary = "";
+const std::string kDefaultLibrary;
+const std::string kEventsLibrary;
 constexpr const char* kLibcupti = "";
 #endif
 #ifdef WAVEKIT_PROFILE_HSA_LIBRARY
-constexpr const char* kDefaultHsaLibrary = WAVEKIT_PROFILE_HSA_LIBRARY;
+const std::string kDefaultHsaLibrary =
+    wavekit::companion_path("libwavekit_profile_hsa.so", WAVEKIT_PROFILE_HSA_LIBRARY);
 #else
-constexpr const char* kDefaultHsaLibrary = "";
+const std::string kDefaultHsaLibrary;
 #endif
 
 void set_env(const char* name, const std::string& value) {

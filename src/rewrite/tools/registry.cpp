@@ -8,6 +8,7 @@
 
 #include "wavekit/rewrite/tools.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/install.h"
 
 namespace wavekit::rewrite {
 namespace {
@@ -58,7 +59,7 @@ Plan tool_plan(const std::string& tool) {
 std::string tool_probe_directory() {
   if (const char* override_dir = std::getenv("WAVEKIT_PROBE_DIR"); override_dir && *override_dir)
     return override_dir;
-  return WAVEKIT_TOOL_PROBE_DIR;
+  return companion_path("probes", WAVEKIT_TOOL_PROBE_DIR);  // installed, else the build's
 }
 
 std::string tool_probe_library(const std::string& tool, const std::string& processor) {

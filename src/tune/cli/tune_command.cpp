@@ -69,7 +69,7 @@ int run_tune(wavekit::cli::Arguments args) {
       metric_regex = "([-+0-9.eE]+)", timeout = "300", svm_file, groups_file, test_file,
       kernel = "mixed", folds = "5", metric = "balanced_accuracy", function, tuner_kind = "rf",
       acq = "gp_hedge", budget = "64", workers = "1", initial = "10", seed = "1", history,
-      svm_threads = "1";
+      svm_threads = "1", liar;
   bool maximize = false, resume = false, quiet = false, balanced = false, no_chart = false,
        mpi = false, simulate = false;
   wavekit::cli::OptionParser parser("wavekit tune", kDescription);
@@ -91,6 +91,9 @@ int run_tune(wavekit::cli::Arguments args) {
   parser.option("--function", &function, "NAME", "objective: branin or hartmann6");
   parser.option("--tuner", &tuner_kind, "NAME", "rf (default), gp, tpe, random, lhs");
   parser.option("--acq", &acq, "NAME", "rf/gp acquisition: gp_hedge (default), ei, pi, lcb");
+  parser.option("--liar", &liar, "NAME",
+                "pending points in rf/gp fits: believer (the model's prediction, default), max "
+                "(skopt's cl_max, as ytopt), min, mean");
   parser.option("--budget", &budget, "N", "evaluations in all (default 64)");
   parser.option("--workers", &workers, "N", "evaluations in flight (default 1)");
   parser.option("--initial", &initial, "N", "Latin-hypercube points first (default 10)");
@@ -153,6 +156,7 @@ int run_tune(wavekit::cli::Arguments args) {
   TunerOptions to;
   to.kind = tuner_kind;
   to.acquisition = acq;
+  to.liar = liar;
   to.seed = wavekit::cli::parse_unsigned("--seed", seed);
   to.initial_points = static_cast<int>(wavekit::cli::parse_unsigned("--initial", initial));
   LoopOptions lo;

@@ -61,21 +61,55 @@ double component_dist(const KernelSpec& s, double d, double dist2) {
 
 bool uses_gamma(Kernel k) { return k == Kernel::poly || k == Kernel::rbf || k == Kernel::sigmoid; }
 
-// The training kernel over rows given by pointers (permuted by the solver's swaps).
+// The training kernel over rows given by pointers (permuted by the solver's swaps), with a
+// feature-major copy so that a row of dot products vectorises across samples while each dot
+// product still adds its terms in feature order (the same rounding as one dot at a time).
 struct TrainKernel {
   const SvmParams* p;
   std::size_t dim;
   std::vector<const double*> x;
   std::vector<double> xsq;
+  std::vector<double> xt;  // xt[k * l + j] = x[j][k]
+  std::size_t l = 0;
 
-  double operator()(int i, int j) const {
+  void build() {
+    l = x.size();
+    xt.assign(dim * l, 0.0);
+    for (std::size_t j = 0; j < l; ++j)
+      for (std::size_t k = 0; k < dim; ++k) xt[k * l + j] = x[j][k];
+  }
+  void swap(int i, int j) {
+    std::swap(x[i], x[j]);
+    std::swap(xsq[i], xsq[j]);
+    for (std::size_t k = 0; k < dim; ++k) std::swap(xt[k * l + i], xt[k * l + j]);
+  }
+  double value(double d, int i, int j) const {
     const SvmParams& q = *p;
-    if (q.kernel.type == Kernel::precomputed) return x[i][static_cast<int>(x[j][0])];
-    double d = dot(x[i], x[j], dim);
     if (q.kernel.type == Kernel::mixed)
       return (1 - q.mix) * component(q.first, d, xsq[i], xsq[j]) +
              q.mix * component(q.second, d, xsq[i], xsq[j]);
     return component(q.kernel, d, xsq[i], xsq[j]);
+  }
+  double operator()(int i, int j) const {
+    if (p->kernel.type == Kernel::precomputed) return x[i][static_cast<int>(x[j][0])];
+    return value(dot(x[i], x[j], dim), i, j);
+  }
+  // K(i, j) for j in [b, e) into out[0, e - b).
+  void row(int i, int b, int e, double* out) const {
+    std::size_t n = static_cast<std::size_t>(e - b);
+    if (p->kernel.type == Kernel::precomputed) {
+      for (std::size_t j = 0; j < n; ++j) out[j] = (*this)(i, b + static_cast<int>(j));
+      return;
+    }
+    std::fill(out, out + n, 0.0);
+    const double* xi = x[i];
+    for (std::size_t k = 0; k < dim; ++k) {
+      double v = xi[k];
+      if (v == 0) continue;  // adds only zeros: the sum is unchanged
+      const double* col = xt.data() + k * l + b;
+      for (std::size_t j = 0; j < n; ++j) out[j] += v * col[j];
+    }
+    for (std::size_t j = 0; j < n; ++j) out[j] = value(out[j], i, b + static_cast<int>(j));
   }
 };
 
@@ -176,10 +210,12 @@ class SvcQ {
     float* data = cache_.get(i, len, &start);
     if (start < len) {
       auto fill = [&](std::size_t b, std::size_t e) {
-        for (std::size_t j = b; j < e; ++j) {
-          int jj = start + static_cast<int>(j);
-          data[jj] = static_cast<float>(y_[i] * y_[jj] * k_(i, jj));
-        }
+        thread_local std::vector<double> buf;
+        buf.resize(e - b);
+        int jb = start + static_cast<int>(b), je = start + static_cast<int>(e);
+        k_.row(i, jb, je, buf.data());
+        for (int jj = jb; jj < je; ++jj)
+          data[jj] = static_cast<float>(y_[i] * y_[jj] * buf[jj - jb]);
       };
       std::size_t n = static_cast<std::size_t>(len - start);
       if (pool_ && n * (k_.dim + 8) >= 4096)
@@ -192,8 +228,7 @@ class SvcQ {
   const double* qd() const { return qd_.data(); }
   void swap_index(int i, int j) {
     cache_.swap_index(i, j);
-    std::swap(k_.x[i], k_.x[j]);
-    std::swap(k_.xsq[i], k_.xsq[j]);
+    k_.swap(i, j);
     std::swap(y_[i], y_[j]);
     std::swap(qd_[i], qd_[j]);
   }
@@ -581,8 +616,9 @@ Decision train_one(const std::vector<const double*>& x, const std::vector<signed
                    std::size_t dim, const SvmParams& params, double cp, double cn,
                    detail::ParallelFor* pool) {
   int l = static_cast<int>(x.size());
-  TrainKernel k{&params, dim, x, std::vector<double>(l)};
+  TrainKernel k{&params, dim, x, std::vector<double>(l), {}, 0};
   for (int i = 0; i < l; ++i) k.xsq[i] = dot(x[i], x[i], dim);
+  k.build();
   SvcQ q(std::move(k), y, params.cache_mb, pool);
   std::vector<double> alpha(l, 0.0);
   Solver solver(l, q, std::vector<double>(l, -1.0), y, alpha, cp, cn, params.eps, params.shrinking,
@@ -1041,13 +1077,12 @@ SvmModel train(const Dataset& data, const SvmParams& params) {
   return train_impl(data, params, rng, params.threads > 1 ? &pool : nullptr);
 }
 
-int predict(const SvmModel& model, const double* x, std::size_t dim,
-            std::vector<double>* decision_values) {
+namespace {
+
+// The one-vs-one votes from the kernel values against every support vector.
+int decide(const SvmModel& model, const std::vector<double>& kvalue,
+           std::vector<double>* decision_values) {
   int nr_class = model.nr_class;
-  std::size_t l = model.total_sv();
-  std::vector<double> kvalue(l);
-  for (std::size_t i = 0; i < l; ++i)
-    kvalue[i] = predict_kernel(model.params, x, dim, model.sv.row(i), model.sv.cols());
   std::vector<int> start(nr_class, 0);
   for (int i = 1; i < nr_class; ++i) start[i] = start[i - 1] + model.nr_sv[i - 1];
   std::vector<int> vote(nr_class, 0);
@@ -1073,6 +1108,68 @@ int predict(const SvmModel& model, const double* x, std::size_t dim,
     if (vote[i] > vote[best]) best = i;
   if (decision_values) *decision_values = std::move(dec);
   return nr_class > 0 ? model.label[best] : 0;
+}
+
+// Kernel values of one row against all support vectors, vectorised across the support
+// vectors (feature-major copy `svt`, `dim` features), each sum still in feature order.
+void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::size_t dim,
+                   const double* x, std::size_t xdim, std::vector<double>& kvalue,
+                   std::vector<double>& dist) {
+  const SvmParams& p = model.params;
+  std::size_t l = model.total_sv();
+  kvalue.assign(l, 0.0);
+  if (p.kernel.type == Kernel::precomputed) {
+    for (std::size_t i = 0; i < l; ++i)
+      kvalue[i] = predict_kernel(p, x, xdim, model.sv.row(i), model.sv.cols());
+    return;
+  }
+  bool need_dist = p.kernel.type == Kernel::rbf ||
+                   (p.kernel.type == Kernel::mixed &&
+                    (p.first.type == Kernel::rbf || p.second.type == Kernel::rbf));
+  std::size_t svdim = model.sv.cols(), n = std::max(xdim, svdim);
+  if (need_dist) dist.assign(l, 0.0);
+  for (std::size_t k = 0; k < n; ++k) {
+    double v = k < xdim ? x[k] : 0.0;
+    const double* col = k < svdim ? svt.data() + k * l : nullptr;
+    if (need_dist) {
+      if (col) {
+        for (std::size_t j = 0; j < l; ++j) {
+          double t = v - col[j];
+          dist[j] += t * t;
+        }
+      } else if (v != 0) {
+        for (std::size_t j = 0; j < l; ++j) dist[j] += v * v;
+      }
+    }
+    if (col && v != 0)
+      for (std::size_t j = 0; j < l; ++j) kvalue[j] += v * col[j];
+  }
+  (void)dim;
+  for (std::size_t j = 0; j < l; ++j) {
+    double d = kvalue[j], d2 = need_dist ? dist[j] : 0.0;
+    kvalue[j] = p.kernel.type == Kernel::mixed ? (1 - p.mix) * component_dist(p.first, d, d2) +
+                                                     p.mix * component_dist(p.second, d, d2)
+                                               : component_dist(p.kernel, d, d2);
+  }
+}
+
+std::vector<double> feature_major(const Dataset& d) {
+  std::size_t l = d.rows(), c = d.cols();
+  std::vector<double> t(l * c);
+  for (std::size_t j = 0; j < l; ++j)
+    for (std::size_t k = 0; k < c; ++k) t[k * l + j] = d.row(j)[k];
+  return t;
+}
+
+}  // namespace
+
+int predict(const SvmModel& model, const double* x, std::size_t dim,
+            std::vector<double>* decision_values) {
+  std::size_t l = model.total_sv();
+  std::vector<double> kvalue(l);
+  for (std::size_t i = 0; i < l; ++i)
+    kvalue[i] = predict_kernel(model.params, x, dim, model.sv.row(i), model.sv.cols());
+  return decide(model, kvalue, decision_values);
 }
 
 int predict_probability(const SvmModel& model, const double* x, std::size_t dim,
@@ -1112,10 +1209,13 @@ std::vector<int> predict_all(const SvmModel& model, const Dataset& data,
   std::vector<int> out(n);
   if (decision_values) decision_values->assign(n, {});
   detail::ParallelFor pool(std::max(model.params.threads, 1));
+  std::vector<double> svt = feature_major(model.sv);
   pool.run(n, [&](std::size_t b, std::size_t e) {
-    for (std::size_t i = b; i < e; ++i)
-      out[i] = predict(model, data.row(i), data.cols(),
-                       decision_values ? &(*decision_values)[i] : nullptr);
+    std::vector<double> kvalue, dist;
+    for (std::size_t i = b; i < e; ++i) {
+      kernel_values(model, svt, model.sv.cols(), data.row(i), data.cols(), kvalue, dist);
+      out[i] = decide(model, kvalue, decision_values ? &(*decision_values)[i] : nullptr);
+    }
   });
   return out;
 }

@@ -27,6 +27,9 @@ class Base : public Tuner {
  public:
   Base(const Space& space, const TunerOptions& o) : space_(space), o_(o), rng_(o.seed) {
     d_ = space.dims();
+    if (o_.liar.empty()) o_.liar = "believer";
+    if (o_.liar != "max" && o_.liar != "min" && o_.liar != "mean" && o_.liar != "believer")
+      fail("tuner", "unknown liar '" + o_.liar + "' (max, min, mean, believer)");
     make_lhs(std::max(o.initial_points, 1));
   }
   void tell(const Point& x, double y) override {
@@ -127,6 +130,8 @@ class Surrogate {
   virtual ~Surrogate() = default;
   virtual void fit(const std::vector<Point>& x, const std::vector<double>& y) = 0;
   virtual Prediction predict(const Point& x) const = 0;
+  // A fit that may keep the hyperparameters of the last fit().
+  virtual void refit(const std::vector<Point>& x, const std::vector<double>& y) { fit(x, y); }
 };
 
 // skopt's RandomForestRegressor surrogate: bootstrapped CART trees to single-sample leaves; the
@@ -234,6 +239,15 @@ class Gp : public Surrogate {
     theta_[d + 1] = std::log(1e-4);  // log noise variance
   }
   void fit(const std::vector<Point>& x, const std::vector<double>& y) override {
+    set_data(x, y);
+    optimise();
+    factor(theta_);
+  }
+  void refit(const std::vector<Point>& x, const std::vector<double>& y) override {
+    set_data(x, y);
+    factor(theta_);
+  }
+  void set_data(const std::vector<Point>& x, const std::vector<double>& y) {
     x_ = x;
     std::size_t n = y.size();
     mean_ = std::accumulate(y.begin(), y.end(), 0.0) / n;
@@ -243,8 +257,6 @@ class Gp : public Surrogate {
     if (!(scale_ > 0)) scale_ = 1;
     yn_.resize(n);
     for (std::size_t i = 0; i < n; ++i) yn_(i) = (y[i] - mean_) / scale_;
-    optimise();
-    factor(theta_);
   }
   Prediction predict(const Point& x) const override {
     std::size_t n = x_.size();
@@ -344,8 +356,20 @@ class BoTuner : public Base {
     if (initial_phase(pending.size())) return next_initial();
     std::vector<Point> x;
     std::vector<double> y;
-    fit_data(pending, &x, &y);
-    model_->fit(x, y);
+    if (o_.liar == "believer" && !pending.empty()) {
+      // the "kriging believer": pending points at the model's own prediction
+      model_->fit(xs_, ys_);
+      x = xs_;
+      y = ys_;
+      for (auto& p : pending) {
+        x.push_back(space_.canonical(p));
+        y.push_back(model_->predict(x.back()).mean);
+      }
+      model_->refit(x, y);
+    } else {
+      fit_data(pending, &x, &y);
+      model_->fit(x, y);
+    }
     if (!proposals_.empty()) {  // gp_hedge: reward each acquisition's last proposal
       for (std::size_t a = 0; a < 3; ++a) gains_[a] -= model_->predict(proposals_[a]).mean;
       proposals_.clear();

@@ -80,8 +80,10 @@ struct TunerOptions {
   int budget = 128;                      // for the LHS design
   std::string acquisition = "gp_hedge";  // rf and gp: ei, pi, lcb, gp_hedge
   double kappa = 1.96, xi = 0.01;
-  int candidates = 2000;     // acquisition optimisation: random candidates (+ local ones)
-  std::string liar = "max";  // constant liar for pending points: max, min, mean
+  int candidates = 2000;  // acquisition optimisation: random candidates (+ local ones)
+  // pending points in model fits: a constant liar (max: skopt's cl_max, min, mean) or the
+  // model's own prediction (believer, the default)
+  std::string liar;
 };
 
 std::unique_ptr<Tuner> make_tuner(const Space& space, const TunerOptions& options);

@@ -13,6 +13,7 @@
 #include "wavekit/support/error.h"
 #include "wavekit/tune/eval.h"
 #include "wavekit/tune/loop.h"
+#include "wavekit/tune/mpi.h"
 
 namespace wavekit::tune {
 namespace {
@@ -300,6 +301,30 @@ TEST(TuneCli, HelpErrorsAndARun) {
   EXPECT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("best so far"), std::string::npos);
   EXPECT_NE(ok.output.find("30 evaluations, 0 failed"), std::string::npos) << ok.output;
+}
+
+TEST(TuneMpi, RanksEvaluateAndTheHistoryIsKept) {
+  if (!mpi_built()) {
+    auto r = run_command(wavekit("tune --mpi --function branin --budget 2"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("built without MPI"), std::string::npos) << r.output;
+    GTEST_SKIP() << "this build has no MPI (libopenmpi-dev): checked the message instead";
+  }
+  if (!testing::have(WAVEKIT_MPIRUN)) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  std::string hist = temp_path("mpi.jsonl");
+  auto r = run_command(std::string(WAVEKIT_MPIRUN) +
+                       " --allow-run-as-root --oversubscribe -np 3 " WAVEKIT_BINARY
+                       " tune --mpi --function branin --tuner rf --budget 14 --no-chart "
+                       "--history " +
+                       hist);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("on 3 MPI ranks"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("14 evaluations, 0 failed"), std::string::npos) << r.output;
+  auto records = read_history(hist, function_space("branin"));
+  ASSERT_EQ(records.size(), 14u);
+  std::set<int> ranks;
+  for (auto& rec : records) ranks.insert(rec.worker);
+  EXPECT_EQ(ranks, (std::set<int>{1, 2}));  // rank 0 manages only
 }
 
 }  // namespace

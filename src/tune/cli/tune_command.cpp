@@ -10,6 +10,7 @@
 #include "wavekit/support/error.h"
 #include "wavekit/tune/eval.h"
 #include "wavekit/tune/loop.h"
+#include "wavekit/tune/mpi.h"
 #include "wavekit/tune/svm.h"
 #include "wavekit/tune/tuner.h"
 
@@ -102,15 +103,17 @@ int run_tune(wavekit::cli::Arguments args) {
   parser.flag("--resume", &resume, "continue from --history");
   parser.flag("--simulate", &simulate,
               "run the workers' evaluations one after another in this thread (reproducible)");
-  parser.flag("--mpi", &mpi, "evaluate on MPI ranks (a build with MPI)");
+  parser.flag("--mpi", &mpi,
+              "under mpirun: rank 0 manages, every other rank evaluates (--workers is ignored)");
   parser.flag("--no-chart", &no_chart, "no best-so-far chart at the end");
   parser.flag("--quiet", &quiet, "no progress lines");
   if (auto code = parser.parse(args)) return *code;
 
-  if (mpi)
+  if (mpi && !mpi_built())
     throw UsageError(
         "--mpi: this wavekit was built without MPI (install libopenmpi-dev and reconfigure); "
         "use --workers N for threads on this node");
+  if (mpi && simulate) throw UsageError("--mpi and --simulate exclude each other");
   int n_objectives = !command.empty() + !svm_file.empty() + !function.empty();
   if (n_objectives != 1)
     throw UsageError("give exactly one objective: --command, --svm or --function");
@@ -167,10 +170,27 @@ int run_tune(wavekit::cli::Arguments args) {
   lo.resume = resume;
   lo.simulate = simulate;
   auto tuner = make_tuner(space, to);
+  struct MpiSession {
+    bool on;
+    explicit MpiSession(bool on) : on(on) {
+      if (on) mpi_init(nullptr, nullptr);
+    }
+    ~MpiSession() {
+      if (on) mpi_finalize();
+    }
+  } session(mpi);
+  if (mpi && mpi_rank() != 0) {  // a worker: evaluate until rank 0 says stop
+    run_loop_mpi(space, *tuner, *objective, lo, nullptr);
+    return 0;
+  }
+  if (mpi) lo.workers = std::max(mpi_size() - 1, 1);
   std::cerr << "wavekit tune: " << tuner->name() << " over " << space.dims()
             << " parameters, objective " << objective->describe() << ", budget " << lo.budget
             << ", " << lo.workers << " in flight\n";
-  auto records = run_loop(space, *tuner, *objective, lo, quiet ? nullptr : &std::cerr);
+  std::cerr << (mpi ? "  on " + std::to_string(mpi_size()) + " MPI ranks (rank 0 the manager)\n"
+                    : std::string());
+  auto records = mpi ? run_loop_mpi(space, *tuner, *objective, lo, quiet ? nullptr : &std::cerr)
+                     : run_loop(space, *tuner, *objective, lo, quiet ? nullptr : &std::cerr);
 
   const Record* best = nullptr;
   int failed = 0;

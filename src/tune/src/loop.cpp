@@ -328,8 +328,108 @@ std::vector<Record> read_history(const std::string& path, const Space& space) {
   return out;
 }
 
+Record evaluate_job(Objective& objective, const Record& job) {
+  Record r = job;
+  double t0 = now_s();
+  try {
+    EvalResult e = objective.evaluate(r.config);
+    r.value = e.value;
+    r.score = e.score;
+    r.status = e.status;
+    r.note = e.note;
+  } catch (const std::exception& e) {
+    r.status = "failed";
+    r.note = e.what();
+  }
+  r.seconds = now_s() - t0;
+  return r;
+}
+
+namespace {
+
+// `slots` points in flight, evaluated in this thread, the oldest first.
+class InlineExecutor : public Executor {
+ public:
+  InlineExecutor(Objective& objective, int slots) : objective_(objective), slots_(slots) {}
+  int slots() override { return slots_; }
+  void submit(const Record& job) override { queue_.push_back(job); }
+  Record wait() override {
+    Record job = queue_.front();
+    queue_.pop_front();
+    job.worker = static_cast<int>(job.id % slots_);
+    return evaluate_job(objective_, job);
+  }
+
+ private:
+  Objective& objective_;
+  int slots_;
+  std::deque<Record> queue_;
+};
+
+// One thread per slot.
+class ThreadExecutor : public Executor {
+ public:
+  ThreadExecutor(Objective& objective, int slots) : objective_(objective), slots_(slots) {
+    for (int w = 0; w < slots; ++w)
+      threads_.emplace_back([this, w] {
+        for (;;) {
+          Record job;
+          {
+            std::unique_lock lock(mu_);
+            cv_job_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+            if (jobs_.empty()) return;
+            job = jobs_.front();
+            jobs_.pop_front();
+          }
+          job.worker = w;
+          Record r = evaluate_job(objective_, job);
+          {
+            std::lock_guard lock(mu_);
+            results_.push_back(r);
+          }
+          cv_done_.notify_one();
+        }
+      });
+  }
+  ~ThreadExecutor() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+      jobs_.clear();
+    }
+    cv_job_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int slots() override { return slots_; }
+  void submit(const Record& job) override {
+    {
+      std::lock_guard lock(mu_);
+      jobs_.push_back(job);
+    }
+    cv_job_.notify_one();
+  }
+  Record wait() override {
+    std::unique_lock lock(mu_);
+    cv_done_.wait(lock, [&] { return !results_.empty(); });
+    Record r = results_.front();
+    results_.pop_front();
+    return r;
+  }
+
+ private:
+  Objective& objective_;
+  int slots_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_job_, cv_done_;
+  std::deque<Record> jobs_, results_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
 std::vector<Record> run_loop(const Space& space, Tuner& tuner, Objective& objective,
-                             const LoopOptions& o, std::ostream* progress) {
+                             const LoopOptions& o, std::ostream* progress, Executor* executor) {
   if (o.budget < 1) fail("tune", "the budget must be at least 1");
   if (o.workers < 1) fail("tune", "at least one worker");
   std::vector<Record> done;
@@ -396,23 +496,6 @@ std::vector<Record> run_loop(const Space& space, Tuner& tuner, Objective& object
     tell_one(r);
   };
 
-  auto evaluate = [&](const Record& job) {
-    Record r = job;
-    double t0 = now_s();
-    try {
-      EvalResult e = objective.evaluate(r.config);
-      r.value = e.value;
-      r.score = e.score;
-      r.status = e.status;
-      r.note = e.note;
-    } catch (const std::exception& e) {
-      r.status = "failed";
-      r.note = e.what();
-    }
-    r.seconds = now_s() - t0;
-    return r;
-  };
-
   int issued = static_cast<int>(done.size());
   std::deque<std::pair<Record, std::vector<double>>> in_flight;
   auto pending_points = [&] {
@@ -429,79 +512,24 @@ std::vector<Record> run_loop(const Space& space, Tuner& tuner, Objective& object
     return std::pair{r, x};
   };
 
-  if (o.simulate || o.workers == 1) {
-    while (static_cast<int>(done.size() + deferred.size()) < o.budget) {
-      while (static_cast<int>(in_flight.size()) < o.workers && issued < o.budget)
-        in_flight.push_back(make_job(static_cast<int>(in_flight.size())));
-      auto job = in_flight.front();
-      in_flight.pop_front();
-      finish(evaluate(job.first));
+  std::unique_ptr<Executor> own;
+  if (!executor) {
+    if (o.simulate || o.workers == 1)
+      own = std::make_unique<InlineExecutor>(objective, o.workers);
+    else
+      own = std::make_unique<ThreadExecutor>(objective, o.workers);
+    executor = own.get();
+  }
+  while (static_cast<int>(done.size() + deferred.size()) < o.budget) {
+    while (static_cast<int>(in_flight.size()) < executor->slots() && issued < o.budget) {
+      auto job = make_job(-1);
+      in_flight.push_back(job);
+      executor->submit(job.first);
     }
-  } else {
-    std::mutex mu;
-    std::condition_variable cv_job, cv_done;
-    std::deque<Record> jobs;
-    std::deque<Record> results;
-    bool stop = false;
-    std::vector<std::thread> workers;
-    for (int w = 0; w < o.workers; ++w)
-      workers.emplace_back([&, w] {
-        for (;;) {
-          Record job;
-          {
-            std::unique_lock lock(mu);
-            cv_job.wait(lock, [&] { return stop || !jobs.empty(); });
-            if (jobs.empty()) return;
-            job = jobs.front();
-            jobs.pop_front();
-          }
-          job.worker = w;
-          Record r = evaluate(job);
-          {
-            std::lock_guard lock(mu);
-            results.push_back(r);
-          }
-          cv_done.notify_one();
-        }
-      });
-    try {
-      while (static_cast<int>(done.size() + deferred.size()) < o.budget) {
-        while (static_cast<int>(in_flight.size()) < o.workers && issued < o.budget) {
-          auto job = make_job(-1);
-          in_flight.push_back(job);
-          {
-            std::lock_guard lock(mu);
-            jobs.push_back(job.first);
-          }
-          cv_job.notify_one();
-        }
-        Record r;
-        {
-          std::unique_lock lock(mu);
-          cv_done.wait(lock, [&] { return !results.empty(); });
-          r = results.front();
-          results.pop_front();
-        }
-        in_flight.erase(std::find_if(in_flight.begin(), in_flight.end(),
-                                     [&](auto& f) { return f.first.id == r.id; }));
-        finish(r);
-      }
-    } catch (...) {
-      {
-        std::lock_guard lock(mu);
-        stop = true;
-        jobs.clear();
-      }
-      cv_job.notify_all();
-      for (auto& t : workers) t.join();
-      throw;
-    }
-    {
-      std::lock_guard lock(mu);
-      stop = true;
-    }
-    cv_job.notify_all();
-    for (auto& t : workers) t.join();
+    Record r = executor->wait();
+    in_flight.erase(std::find_if(in_flight.begin(), in_flight.end(),
+                                 [&](auto& f) { return f.first.id == r.id; }));
+    finish(r);
   }
   if (!deferred.empty()) {  // every evaluation failed
     for (auto& r : deferred) {

@@ -85,9 +85,23 @@ struct LoopOptions {
   bool simulate = false;
 };
 
-// Runs the loop; `progress` (if given) gets one line per completed evaluation.
+// Where evaluations run: slots() points in flight; submit() one, wait() for any to complete.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual int slots() = 0;
+  virtual void submit(const Record& job) = 0;
+  virtual Record wait() = 0;
+};
+
+// One evaluation: the objective's result, or "failed" with the exception's message.
+Record evaluate_job(Objective& objective, const Record& job);
+
+// Runs the loop; `progress` (if given) gets one line per completed evaluation. Without an
+// executor: threads (options.workers), or in this thread when options.simulate.
 std::vector<Record> run_loop(const Space& space, Tuner& tuner, Objective& objective,
-                             const LoopOptions& options, std::ostream* progress = nullptr);
+                             const LoopOptions& options, std::ostream* progress = nullptr,
+                             Executor* executor = nullptr);
 
 std::vector<Record> read_history(const std::string& path, const Space& space);
 

@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
         o.seed = static_cast<std::uint64_t>(seed);
         o.budget = budget;
         o.liar = liar;
+        if (const char* acq = std::getenv("WAVEKIT_ACQ")) o.acquisition = acq;
+        if (const char* c = std::getenv("WAVEKIT_CANDIDATES")) o.candidates = std::atoi(c);
         auto tuner = make_tuner(s, o);
         auto obj = function_objective(fn);
         LoopOptions lo;

@@ -229,10 +229,12 @@ int run_tune(wavekit::cli::Arguments args) {
       Fold f;
       for (std::size_t i = 0; i < both.rows(); ++i) (i < n_train ? f.train : f.test).push_back(i);
       Metrics m = fit_and_score(both, f, p, true);
+      char auc[32] = "n/a (not binary)";
+      if (m.roc_auc >= 0) std::snprintf(auc, sizeof auc, "%.4f", m.roc_auc);
       std::printf(
-          "held-out test (%zu rows): accuracy %.4f, balanced accuracy %.4f, ROC-AUC %.4f, "
+          "held-out test (%zu rows): accuracy %.4f, balanced accuracy %.4f, ROC-AUC %s, "
           "majority-class baseline %.4f\n",
-          m.n, m.accuracy, m.balanced_accuracy, m.roc_auc, m.majority_baseline);
+          m.n, m.accuracy, m.balanced_accuracy, auc, m.majority_baseline);
     }
   }
   return 0;

@@ -134,8 +134,8 @@ class Surrogate {
   virtual void refit(const std::vector<Point>& x, const std::vector<double>& y) { fit(x, y); }
 };
 
-// skopt's RandomForestRegressor surrogate: bootstrapped CART trees to single-sample leaves; the
-// spread is the law of total variance over trees and leaves.
+// skopt's RandomForestRegressor surrogate (its "RF": 100 bootstrapped CART trees, at least 3
+// samples a leaf); the spread is the law of total variance over trees and leaves.
 class Forest : public Surrogate {
  public:
   Forest(int trees, std::mt19937_64* rng) : trees_(trees), rng_(rng) {}
@@ -185,7 +185,8 @@ class Forest : public Surrogate {
     node.var = std::max(sq / n - node.mean * node.mean, 0.0);
     int best_f = -1;
     double best_t = 0, best_score = sq - sum * sum / n - 1e-12;
-    if (idx.size() >= 2 && node.var > 0) {
+    const std::size_t min_leaf = 3;
+    if (idx.size() >= 2 * min_leaf && node.var > 0) {
       std::size_t d = x[0].size();
       std::vector<std::size_t> order = idx;
       for (std::size_t f = 0; f < d; ++f) {
@@ -196,6 +197,7 @@ class Forest : public Surrogate {
           ls += v;
           lq += v * v;
           if (x[order[k]][f] == x[order[k + 1]][f]) continue;
+          if (k + 1 < min_leaf || order.size() - (k + 1) < min_leaf) continue;
           double nl = static_cast<double>(k + 1), nr = n - nl;
           double rs = sum - ls, rq = sq - lq;
           double score = (lq - ls * ls / nl) + (rq - rs * rs / nr);

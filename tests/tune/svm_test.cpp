@@ -456,6 +456,31 @@ TEST(SvmData, BadParametersAreRefused) {
                Error);
 }
 
+TEST(SvmCli, MixedKernelOptions) {
+  auto data = sklearn_set("wine");
+  if (!data) GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";
+  std::string file = temp_path("wine.txt");
+  write_text(file, format_libsvm(*data));
+  // a = 0 is K1 exactly, a = 1 is K2 exactly (given by -k, -G, -R, -D)
+  auto run = [&](const std::string& opts) {
+    auto r = run_command(wavekit("svm-train -q " + opts + " " + file + " " + file + ".m"));
+    EXPECT_EQ(r.status, 0) << r.output;
+    return load_model(file + ".m");
+  };
+  SvmModel k1 = run("-t 5 -a 0 -g 0.25 -r -0.5 -G 2");
+  SvmModel sig = run("-t 3 -g 0.25 -r -0.5");
+  EXPECT_EQ(k1.sv_coef, sig.sv_coef);
+  EXPECT_EQ(k1.rho, sig.rho);
+  SvmModel k2 = run("-t 5 -a 1 -k 0,1 -G 0.5 -R 1 -D 2");
+  SvmModel poly = run("-t 1 -g 0.5 -r 1 -d 2");
+  EXPECT_EQ(k2.sv_coef, poly.sv_coef);
+  EXPECT_EQ(k2.params.first.type, Kernel::linear);
+  EXPECT_EQ(k2.params.second.degree, 2);
+  SvmModel half = run("-t 5 -a 0.5 -g 0.25 -r -0.5 -G 2");
+  EXPECT_NE(half.sv_coef, sig.sv_coef);
+  EXPECT_EQ(run_command(wavekit("svm-train -t 5 -k 4,2 " + file)).status, 2);
+}
+
 TEST(SvmCli, ErrorsAndHelp) {
   auto help = run_command(wavekit("svm-train --help"));
   EXPECT_EQ(help.status, 0);

@@ -222,6 +222,26 @@ TEST(Compare, ReadsGpuFlopBench) {
   EXPECT_EQ(rows[0].program, "crc64-cuda");
 }
 
+TEST(Compare, OurH200TableAgreesWithTheSourceFormula) {
+  // bench/model/h200/ncu.csv: Nsight Compute on the H200 (bench/model/run_h200.sh). cross_kernel
+  // computes 3 components of a cross product per row, 2 multiplies and a subtract each (9 FLOP
+  // as NVIDIA counts an FMUL + FFMA pair), over 10^7 rows: 9e7 FP32 FLOP per launch.
+  auto rows = read_measurements(std::string(WAVEKIT_MODEL_TEST_DATA) + "/../../../bench/model/h200/ncu.csv");
+  EXPECT_GT(rows.size(), 500u);
+  std::size_t found = 0;
+  for (const auto& m : rows) {
+    if (m.program != "cross-cuda" || kernel_base_name(m.kernel) != "cross_kernel") continue;
+    ++found;
+    EXPECT_DOUBLE_EQ(*m.fp32_flops, 9e7);
+    EXPECT_DOUBLE_EQ(*m.fp64_flops, 0);
+    // It streams 2 x 120 MB in and 120 MB out: DRAM bytes near 3.6e8.
+    EXPECT_NEAR(*m.dram_bytes / 3.6e8, 1.0, 0.1);
+    EXPECT_GT(m.seconds, 20e-6);
+    EXPECT_LT(m.seconds, 1e-3);
+  }
+  EXPECT_GE(found, 1u);
+}
+
 // A one-connection-at-a-time HTTP server on 127.0.0.1 answering with canned bodies.
 class FakeEndpoint {
  public:

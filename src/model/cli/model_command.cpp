@@ -202,7 +202,7 @@ int run_check(cli::Arguments args) {
 }
 
 int run_compare(cli::Arguments args) {
-  std::string predictions_file, measured;
+  std::string predictions_file, measured, machine;
   bool json = false;
   cli::OptionParser parser("wavekit model compare",
                            "Compare predictions (wavekit model --json output) with measurements: an Nsight\n"
@@ -210,6 +210,7 @@ int run_compare(cli::Arguments args) {
                            "kernel,seconds,fp32_flops,fp64_flops,dram_bytes.");
   parser.positional("PREDICTIONS", &predictions_file, "JSON from wavekit model --json (or predict --json)");
   parser.positional("MEASURED", &measured, "CSV of measurements");
+  parser.option("--machine", &machine, "NAME", "only the predictions for this machine");
   parser.flag("--json", &json, "print JSON");
   if (auto code = parser.parse(args)) return *code;
   nlohmann::json document = read_json(predictions_file);
@@ -217,7 +218,8 @@ int run_compare(cli::Arguments args) {
   auto collect = [&](const nlohmann::json& kernels) {
     for (const auto& k : kernels)
       if (k.contains("predictions"))
-        for (const auto& p : k["predictions"]) predictions.push_back(p);
+        for (const auto& p : k["predictions"])
+          if (machine.empty() || p.value("machine", "") == machine) predictions.push_back(p);
   };
   if (document.is_object() && document.contains("kernels")) collect(document["kernels"]);
   else if (document.is_array()) collect(document);

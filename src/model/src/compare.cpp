@@ -96,6 +96,8 @@ double to_number(const std::string& text, const std::string& where) {
 double unit_scale(const std::string& unit) {
   static const std::map<std::string, double> scales = {
       {"", 1},          {"nsecond", 1e-9},   {"usecond", 1e-6}, {"msecond", 1e-3}, {"second", 1},
+      {"ns", 1e-9},     {"us", 1e-6},        {"ms", 1e-3},      {"s", 1},          {"KB", 1e3},
+      {"MB", 1e6},      {"GB", 1e9},
       {"byte", 1},      {"Kbyte", 1e3},      {"Mbyte", 1e6},    {"Gbyte", 1e9},    {"Tbyte", 1e12},
       {"inst", 1},      {"Kinst", 1e3},      {"Minst", 1e6},    {"Ginst", 1e9},    {"cycle", 1}};
   auto found = scales.find(unit);
@@ -156,11 +158,13 @@ std::vector<Measurement> read_measurements(const std::string& path) {
       std::string where = path + ":" + std::to_string(r + 1);
       Measurement m;
       m.kernel = field(row, "Kernel Name");
-      m.program = field(row, "Process Name");
+      m.program = has("Program") ? field(row, "Program") : field(row, "Process Name");
       auto t = value(row, "gpu__time_duration.sum", where);
       if (!t) continue;
       m.seconds = *t;
-      if (units.empty() || units[column["gpu__time_duration.sum"]].empty()) m.seconds *= 1e-9;
+      // Nsight Compute's default unit for durations is the nanosecond.
+      if (column["gpu__time_duration.sum"] >= units.size() || units[column["gpu__time_duration.sum"]].empty())
+        m.seconds *= 1e-9;
       auto sum = [&](std::initializer_list<std::pair<const char*, double>> metrics) -> std::optional<double> {
         double total = 0;
         bool any = false;

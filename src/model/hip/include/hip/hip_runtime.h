@@ -77,11 +77,54 @@ __device__ inline void __syncthreads() {
 __device__ inline void __threadfence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
 __device__ inline void __threadfence_block() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup"); }
 
+
+// Vector types (the layout HIP gives them: 3-component types unpadded) and make_*.
+#define WK_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; }; \
+  __host__ __device__ inline N##2 make_##N##2(T x, T y) { return {x, y}; }
+#define WK_VEC3(T, N) struct N##3 { T x, y, z; }; \
+  __host__ __device__ inline N##3 make_##N##3(T x, T y, T z) { return {x, y, z}; }
+#define WK_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; }; \
+  __host__ __device__ inline N##4 make_##N##4(T x, T y, T z, T w) { return {x, y, z, w}; }
+#define WK_VECS(T, N, S) WK_VEC2(T, N, 2 * S) WK_VEC3(T, N) WK_VEC4(T, N, 4 * S) \
+  struct N##1 { T x; }; __host__ __device__ inline N##1 make_##N##1(T x) { return {x}; }
+WK_VECS(float, float, 4)
+WK_VECS(double, double, 8)
+WK_VECS(int, int, 4)
+WK_VECS(unsigned int, uint, 4)
+WK_VECS(char, char, 1)
+WK_VECS(unsigned char, uchar, 1)
+WK_VECS(short, short, 2)
+WK_VECS(unsigned short, ushort, 2)
+WK_VECS(long long, longlong, 8)
+WK_VECS(unsigned long long, ulonglong, 8)
+typedef unsigned int uint;
+typedef unsigned char uchar;
+typedef unsigned short ushort;
+typedef unsigned long ulong;
+#define WK_VOPS(N) \
+  __host__ __device__ inline N##2 operator+(N##2 a, N##2 b) { return {a.x + b.x, a.y + b.y}; } \
+  __host__ __device__ inline N##2 operator-(N##2 a, N##2 b) { return {a.x - b.x, a.y - b.y}; } \
+  __host__ __device__ inline N##2 operator*(N##2 a, N##2 b) { return {a.x * b.x, a.y * b.y}; } \
+  __host__ __device__ inline N##4 operator+(N##4 a, N##4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; } \
+  __host__ __device__ inline N##4 operator-(N##4 a, N##4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; } \
+  __host__ __device__ inline N##4 operator*(N##4 a, N##4 b) { return {a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w}; } \
+  __host__ __device__ inline N##3 operator+(N##3 a, N##3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; } \
+  __host__ __device__ inline N##3 operator-(N##3 a, N##3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; } \
+  __host__ __device__ inline N##3 operator*(N##3 a, N##3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
+WK_VOPS(float)
+WK_VOPS(double)
+__device__ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  unsigned long long v = ((unsigned long long)y << 32) | x, r = 0;
+  for (int i = 0; i < 4; ++i) r |= ((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return unsigned(r);
+}
+
 // Math, f32 and f64, on builtins the backend lowers.
+// Device overloads only: the host's <math.h> declares the host functions of the same names.
 #define WK_F1(name, builtin) \
-  __host__ __device__ inline float name(float x) { return builtin(x); }
+  __device__ inline float name(float x) { return builtin(x); }
 #define WK_D1(name, builtin) \
-  __host__ __device__ inline double name(double x) { return builtin(x); }
+  __device__ inline double name(double x) { return builtin(x); }
 WK_F1(sqrtf, __builtin_sqrtf)
 WK_F1(fabsf, __builtin_fabsf)
 WK_F1(floorf, __builtin_floorf)
@@ -101,23 +144,70 @@ WK_D1(floor, __builtin_floor)
 WK_D1(ceil, __builtin_ceil)
 WK_D1(trunc, __builtin_trunc)
 WK_D1(rint, __builtin_rint)
-__host__ __device__ inline double sqrt(double x) { return __builtin_sqrt(x); }
-__host__ __device__ inline float sqrt(float x) { return __builtin_sqrtf(x); }
-__host__ __device__ inline float fabs(float x) { return __builtin_fabsf(x); }
-__host__ __device__ inline float rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
-__host__ __device__ inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
-__host__ __device__ inline float fmaf(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-__host__ __device__ inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
-__host__ __device__ inline float fminf(float a, float b) { return __builtin_fminf(a, b); }
-__host__ __device__ inline float fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
-__host__ __device__ inline double fmin(double a, double b) { return __builtin_fmin(a, b); }
-__host__ __device__ inline double fmax(double a, double b) { return __builtin_fmax(a, b); }
-__host__ __device__ inline float __fdividef(float a, float b) { return a * __builtin_amdgcn_rcpf(b); }
-__host__ __device__ inline float __expf(float x) { return __builtin_expf(x); }
-__host__ __device__ inline float __logf(float x) { return __builtin_logf(x); }
-__host__ __device__ inline float __sinf(float x) { return __builtin_sinf(x); }
-__host__ __device__ inline float __cosf(float x) { return __builtin_cosf(x); }
-__host__ __device__ inline float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
+__device__ inline double sqrt(double x) { return __builtin_sqrt(x); }
+__device__ inline float sqrt(float x) { return __builtin_sqrtf(x); }
+__device__ inline float fabs(float x) { return __builtin_fabsf(x); }
+__device__ inline float rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
+__device__ inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+__device__ inline float fmaf(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
+__device__ inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
+__device__ inline float fminf(float a, float b) { return __builtin_fminf(a, b); }
+__device__ inline float fmaxf(float a, float b) { return __builtin_fmaxf(a, b); }
+__device__ inline double fmin(double a, double b) { return __builtin_fmin(a, b); }
+__device__ inline double fmax(double a, double b) { return __builtin_fmax(a, b); }
+__device__ inline float __fdividef(float a, float b) { return a * __builtin_amdgcn_rcpf(b); }
+__device__ inline float __expf(float x) { return __builtin_expf(x); }
+__device__ inline float __logf(float x) { return __builtin_logf(x); }
+__device__ inline float __sinf(float x) { return __builtin_sinf(x); }
+__device__ inline float __cosf(float x) { return __builtin_cosf(x); }
+__device__ inline float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
+// powf through exp2/log2 (the device libraries' powf has more steps; the FLOPs differ).
+__device__ inline float powf(float x, float y) { return __builtin_exp2f(y * __builtin_log2f(x)); }
+__device__ inline float tanhf(float x) {
+  float e = __builtin_expf(2.0f * x);
+  return (e - 1.0f) / (e + 1.0f);
+}
+__device__ inline float __saturatef(float x) { return __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f); }
+__device__ inline int __float2int_rn(float x) { return int(__builtin_rintf(x)); }
+__device__ inline int __float2int_rz(float x) { return int(x); }
+__device__ inline unsigned __popc(unsigned x) { return __builtin_popcount(x); }
+__device__ inline int __clz(int x) { return x ? __builtin_clz(unsigned(x)) : 32; }
+__device__ inline int __ffs(int x) { return __builtin_ffs(x); }
+__device__ inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((unsigned long long)a * b >> 32); }
+__device__ inline int __mul24(int a, int b) { return a * b; }
+__device__ inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
+__device__ inline int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
+__device__ inline unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
+__device__ inline float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
+__device__ inline double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
+__device__ inline long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+// Wave-wide shuffles on ds_bpermute (wave64; width divides 64).
+__device__ inline int __wk_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
+__device__ inline int __shfl(int v, int src, int width = 64) {
+  int lane = __wk_lane();
+  int target = (lane & ~(width - 1)) + (src & (width - 1));
+  return __builtin_amdgcn_ds_bpermute(target << 2, v);
+}
+__device__ inline float __shfl(float v, int src, int width = 64) {
+  return __int_as_float(__shfl(__float_as_int(v), src, width));
+}
+__device__ inline int __shfl_down(int v, unsigned delta, int width = 64) {
+  int lane = __wk_lane();
+  int target = (lane & (width - 1)) + int(delta) < width ? lane + int(delta) : lane;
+  return __builtin_amdgcn_ds_bpermute(target << 2, v);
+}
+__device__ inline float __shfl_down(float v, unsigned delta, int width = 64) {
+  return __int_as_float(__shfl_down(__float_as_int(v), delta, width));
+}
+__device__ inline int __shfl_xor(int v, int mask, int width = 64) {
+  int lane = __wk_lane();
+  int target = lane ^ mask;
+  if ((target & ~(width - 1)) != (lane & ~(width - 1))) target = lane;
+  return __builtin_amdgcn_ds_bpermute(target << 2, v);
+}
+__device__ inline float __shfl_xor(float v, int mask, int width = 64) {
+  return __int_as_float(__shfl_xor(__float_as_int(v), mask, width));
+}
 template <typename T> __host__ __device__ inline T min(T a, T b) { return a < b ? a : b; }
 template <typename T> __host__ __device__ inline T max(T a, T b) { return a > b ? a : b; }
 

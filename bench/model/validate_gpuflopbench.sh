@@ -1,0 +1,51 @@
+#!/bin/bash
+# Runs every kernel of bench/model/hecbench_kernels.txt through `wavekit model` (HIP source
+# built for gfx90a with clang-22 through wavekit's HIP shim, run on the emulator at small sizes,
+# counts fitted and checked at a held-out size, evaluated at the gpuFLOPBench sizes), then
+# compares the predictions with gpuFLOPBench's RTX 3080 table and with our H200 Nsight Compute
+# table (bench/model/h200/ncu.csv).
+#   bench/model/validate_gpuflopbench.sh BUILD_DIR [OUTPUT_DIR]
+set -u
+BUILD=${1:?build directory with the wavekit binary}
+OUTDIR=${2:-$BUILD/model-validation}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DATA=${WAVEKIT_SHARED_DATA:-$ROOT/../shared/data}
+SRC=$DATA/hecbench/src
+mkdir -p "$OUTDIR"
+: > "$OUTDIR/failures.txt"
+i=0
+while IFS='|' read -r program source kernel block blocks fit check at args; do
+  case "$program" in ''|'#'*) continue;; esac
+  i=$((i + 1))
+  out="$OUTDIR/$(printf %02d $i)-${program}.json"
+  cmd=("$BUILD/wavekit" model "$SRC/$source" --kernel "$kernel" --block "$block" --blocks "$blocks"
+       --machine rtx3080 --machine h200 --program "$program" --threads 2 --json
+       --build-dir "$OUTDIR/co" --hip-flag=-std=c++17 --save-model "${out%.json}.model.json")
+  for a in $args; do cmd+=(--arg "$a"); done
+  if [ -n "$fit" ]; then
+    cmd+=(--fit "$fit" --check "$check" --at "$at")
+  else
+    for p in $at; do cmd+=(--param "$p"); done
+  fi
+  start=$(date +%s.%N)
+  if "${cmd[@]}" > "$out" 2> "${out%.json}.err"; then
+    printf '%-26s %-28s %6.1f s\n' "$program" "$kernel" "$(echo "$(date +%s.%N) - $start" | bc)"
+  else
+    echo "$program|$kernel|$(head -c 300 "${out%.json}.err" | tr '\n' ' ')" >> "$OUTDIR/failures.txt"
+    rm -f "$out"
+    printf '%-26s %-28s FAILED\n' "$program" "$kernel"
+  fi
+done < "$ROOT/bench/model/hecbench_kernels.txt"
+# One predictions document, then the comparisons.
+python3 - "$OUTDIR" <<'PY'
+import json, sys, glob, os
+d = sys.argv[1]
+kernels = []
+for f in sorted(glob.glob(os.path.join(d, '[0-9][0-9]-*.json'))):
+    if f.endswith('.model.json'): continue
+    kernels += json.load(open(f))['kernels']
+json.dump({'kernels': kernels}, open(os.path.join(d, 'predictions.json'), 'w'), indent=1)
+PY
+"$BUILD/wavekit" model compare "$OUTDIR/predictions.json" "$DATA/gpuflopbench/profiling-data.csv" --machine rtx3080 | tee "$OUTDIR/rtx3080.txt"
+"$BUILD/wavekit" model compare "$OUTDIR/predictions.json" "$ROOT/bench/model/h200/ncu.csv" --machine h200 | tee "$OUTDIR/h200.txt"
+cat "$OUTDIR/failures.txt"

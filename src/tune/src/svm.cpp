@@ -71,6 +71,8 @@ struct TrainKernel {
   std::vector<double> xsq;
   std::vector<double> xt;  // xt[k * l + j] = x[j][k]
   std::size_t l = 0;
+  class SharedGram* gram = nullptr;  // kernel rows shared across sub-problems, or null
+  std::vector<int> orig;             // each position's row in the shared Gram matrix
 
   void build() {
     l = x.size();
@@ -81,7 +83,9 @@ struct TrainKernel {
   void swap(int i, int j) {
     std::swap(x[i], x[j]);
     std::swap(xsq[i], xsq[j]);
-    for (std::size_t k = 0; k < dim; ++k) std::swap(xt[k * l + i], xt[k * l + j]);
+    if (gram) std::swap(orig[i], orig[j]);
+    if (!xt.empty())
+      for (std::size_t k = 0; k < dim; ++k) std::swap(xt[k * l + i], xt[k * l + j]);
   }
   double value(double d, int i, int j) const {
     const SvmParams& q = *p;
@@ -95,7 +99,8 @@ struct TrainKernel {
     return value(dot(x[i], x[j], dim), i, j);
   }
   // K(i, j) for j in [b, e) into out[0, e - b).
-  void row(int i, int b, int e, double* out) const {
+  void row(int i, int b, int e, double* out) const;
+  void compute_row(int i, int b, int e, double* out) const {
     std::size_t n = static_cast<std::size_t>(e - b);
     if (p->kernel.type == Kernel::precomputed) {
       for (std::size_t j = 0; j < n; ++j) out[j] = (*this)(i, b + static_cast<int>(j));
@@ -112,6 +117,57 @@ struct TrainKernel {
     for (std::size_t j = 0; j < n; ++j) out[j] = value(out[j], i, b + static_cast<int>(j));
   }
 };
+
+// The kernel matrix of a whole training set as floats, each row computed on first use: the
+// sub-problems of one train() (one-vs-one pairs, Platt's five folds, -v's folds) read their
+// rows from it instead of computing them again. Exact: LIBSVM keeps Q = (float)(y_i y_j K),
+// and a sign change commutes with rounding, so y_i y_j (float)K is the same float.
+class SharedGram {
+ public:
+  SharedGram(const Dataset& data, const SvmParams& params, detail::ParallelFor* pool)
+      : rows_(data.rows()), pool_(pool) {
+    std::size_t n = data.rows();
+    k_.p = &params_;
+    params_ = params;
+    k_.dim = data.cols();
+    for (std::size_t i = 0; i < n; ++i) k_.x.push_back(data.row(i));
+    for (std::size_t i = 0; i < n; ++i) k_.xsq.push_back(dot(data.row(i), data.row(i), k_.dim));
+    k_.build();
+  }
+  static bool worth_it(const Dataset& data) {
+    double n = static_cast<double>(data.rows());
+    return n * n * 4 <= 2.0 * (1u << 30);
+  }
+  const float* row(int r) {
+    std::vector<float>& row = rows_[r];
+    if (row.empty()) {
+      std::size_t n = rows_.size();
+      row.resize(n);
+      auto fill = [&](std::size_t b, std::size_t e) {
+        std::vector<double> buf(e - b);
+        k_.compute_row(r, static_cast<int>(b), static_cast<int>(e), buf.data());
+        for (std::size_t j = b; j < e; ++j) row[j] = static_cast<float>(buf[j - b]);
+      };
+      if (pool_ && n * (k_.dim + 8) >= 4096)
+        pool_->run(n, fill);
+      else
+        fill(0, n);
+    }
+    return row.data();
+  }
+
+ private:
+  SvmParams params_;
+  TrainKernel k_;
+  std::vector<std::vector<float>> rows_;
+  detail::ParallelFor* pool_;
+};
+
+void TrainKernel::row(int i, int b, int e, double* out) const {
+  if (!gram) return compute_row(i, b, e, out);
+  const float* g = gram->row(orig[i]);
+  for (int j = b; j < e; ++j) out[j - b] = g[orig[j]];
+}
 
 // LIBSVM's kernel cache: rows of Q as floats, each holding its first `len` entries, least
 // recently used first out, never fewer than two full rows.
@@ -614,11 +670,11 @@ struct Decision {
 // One binary C-SVC on the rows `x` (class +1 first, then -1).
 Decision train_one(const std::vector<const double*>& x, const std::vector<signed char>& y,
                    std::size_t dim, const SvmParams& params, double cp, double cn,
-                   detail::ParallelFor* pool) {
+                   detail::ParallelFor* pool, SharedGram* gram, const std::vector<int>& orig) {
   int l = static_cast<int>(x.size());
-  TrainKernel k{&params, dim, x, std::vector<double>(l), {}, 0};
+  TrainKernel k{&params, dim, x, std::vector<double>(l), {}, 0, gram, orig};
   for (int i = 0; i < l; ++i) k.xsq[i] = dot(x[i], x[i], dim);
-  k.build();
+  if (!gram) k.build();
   SvcQ q(std::move(k), y, params.cache_mb, pool);
   std::vector<double> alpha(l, 0.0);
   Solver solver(l, q, std::vector<double>(l, -1.0), y, alpha, cp, cn, params.eps, params.shrinking,
@@ -827,11 +883,14 @@ Grouped group_classes(const Dataset& data) {
 }
 
 SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
-                    detail::ParallelFor* pool);
+                    detail::ParallelFor* pool, SharedGram* gram, const std::vector<int>& origin);
+std::vector<double> first_decision_values(const SvmModel& m, const Dataset& data,
+                                          const std::vector<int>& rows, detail::ParallelFor* pool);
 
 // LIBSVM's svm_binary_svc_probability: 5-fold decision values, then the sigmoid fit.
 void binary_probability(const Dataset& sub, const SvmParams& params, double cp, double cn,
-                        GlibcRand& rng, detail::ParallelFor* pool, double* a, double* b) {
+                        GlibcRand& rng, detail::ParallelFor* pool, SharedGram* gram,
+                        const std::vector<int>& origin, double* a, double* b) {
   const int nr_fold = 5;
   int l = static_cast<int>(sub.rows());
   std::vector<int> perm(l);
@@ -847,6 +906,9 @@ void binary_probability(const Dataset& sub, const SvmParams& params, double cp, 
     for (int j = 0; j < begin; ++j) rows.push_back(perm[j]);
     for (int j = end; j < l; ++j) rows.push_back(perm[j]);
     Dataset part = sub.subset(rows);
+    std::vector<int> part_origin;
+    if (gram)
+      for (auto r : rows) part_origin.push_back(origin[r]);
     int p_count = 0, n_count = 0;
     for (double y : part.y) (y > 0 ? p_count : n_count)++;
     if (p_count == 0 && n_count == 0) {
@@ -861,22 +923,17 @@ void binary_probability(const Dataset& sub, const SvmParams& params, double cp, 
       sp.balanced = false;
       sp.C = 1.0;
       sp.weights = {{1, cp}, {-1, cn}};
-      SvmModel m = train_impl(part, sp, rng, pool);
-      for (int j = begin; j < end; ++j) {
-        std::vector<double> dv;
-        predict(m, sub.row(perm[j]), sub.cols(), &dv);
-        dec[perm[j]] = dv[0] * m.label[0];
-      }
+      SvmModel m = train_impl(part, sp, rng, pool, gram, part_origin);
+      std::vector<int> fold(perm.begin() + begin, perm.begin() + end);
+      std::vector<double> dv = first_decision_values(m, sub, fold, pool);
+      for (int j = begin; j < end; ++j) dec[perm[j]] = dv[j - begin] * m.label[0];
     }
   }
   sigmoid_train(dec, sub.y, a, b, params.quiet);
 }
 
-SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
-                    detail::ParallelFor* pool) {
+SvmParams resolved(const SvmParams& given, const Dataset& data) {
   SvmParams params = given;
-  check_params(params);
-  if (data.rows() == 0) fail("svm", "no training data");
   auto resolve = [&](KernelSpec& s) {
     if (uses_gamma(s.type) && s.gamma == 0 && data.max_index > 0) s.gamma = 1.0 / data.max_index;
   };
@@ -885,6 +942,14 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
     resolve(params.first);
     resolve(params.second);
   }
+  return params;
+}
+
+SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
+                    detail::ParallelFor* pool, SharedGram* gram, const std::vector<int>& origin) {
+  check_params(given);
+  if (data.rows() == 0) fail("svm", "no training data");
+  SvmParams params = resolved(given, data);
   if (params.kernel.type == Kernel::precomputed) {
     for (std::size_t i = 0; i < data.rows(); ++i) {
       double serial = data.row(i)[0];
@@ -949,10 +1014,18 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
         for (int k = 0; k < cj; ++k) rows.push_back(g.perm[sj + k]);
         Dataset sub = data.subset(rows);
         for (std::size_t k = 0; k < sub.rows(); ++k) sub.y[k] = k < std::size_t(ci) ? 1 : -1;
-        binary_probability(sub, params, weighted_c[i], weighted_c[j], rng, pool, &model.prob_a[p],
-                           &model.prob_b[p]);
+        std::vector<int> sub_origin;
+        if (gram)
+          for (auto r : rows) sub_origin.push_back(origin[r]);
+        binary_probability(sub, params, weighted_c[i], weighted_c[j], rng, pool, gram, sub_origin,
+                           &model.prob_a[p], &model.prob_b[p]);
       }
-      f[p] = train_one(sx, sy, dim, params, weighted_c[i], weighted_c[j], pool);
+      std::vector<int> orig;
+      if (gram) {
+        for (int k = 0; k < ci; ++k) orig.push_back(origin[g.perm[si + k]]);
+        for (int k = 0; k < cj; ++k) orig.push_back(origin[g.perm[sj + k]]);
+      }
+      f[p] = train_one(sx, sy, dim, params, weighted_c[i], weighted_c[j], pool, gram, orig);
       for (int k = 0; k < ci; ++k)
         if (!nonzero[si + k] && std::fabs(f[p].alpha[k]) > 0) nonzero[si + k] = true;
       for (int k = 0; k < cj; ++k)
@@ -1074,7 +1147,19 @@ int GlibcRand::operator()() {
 SvmModel train(const Dataset& data, const SvmParams& params) {
   GlibcRand rng(1);
   detail::ParallelFor pool(std::max(params.threads, 1));
-  return train_impl(data, params, rng, params.threads > 1 ? &pool : nullptr);
+  detail::ParallelFor* pp = params.threads > 1 ? &pool : nullptr;
+  check_params(params);
+  // Sub-problems share kernel rows when there are several: Platt's folds, or class pairs.
+  std::unique_ptr<SharedGram> gram;
+  std::vector<int> origin;
+  bool several = data.rows() > 0 && (params.probability || group_classes(data).nr_class > 2);
+  if (several && params.kernel.type != Kernel::precomputed && data.rows() > 0 &&
+      SharedGram::worth_it(data)) {
+    gram = std::make_unique<SharedGram>(data, resolved(params, data), pp);
+    origin.resize(data.rows());
+    std::iota(origin.begin(), origin.end(), 0);
+  }
+  return train_impl(data, params, rng, pp, gram.get(), origin);
 }
 
 namespace {
@@ -1161,6 +1246,24 @@ std::vector<double> feature_major(const Dataset& d) {
   return t;
 }
 
+std::vector<double> first_decision_values(const SvmModel& m, const Dataset& data,
+                                          const std::vector<int>& rows, detail::ParallelFor* pool) {
+  std::vector<double> svt = feature_major(m.sv), out(rows.size(), 0.0);
+  auto body = [&](std::size_t b, std::size_t e) {
+    std::vector<double> kvalue, dist, dec;
+    for (std::size_t i = b; i < e; ++i) {
+      kernel_values(m, svt, m.sv.cols(), data.row(rows[i]), data.cols(), kvalue, dist);
+      decide(m, kvalue, &dec);
+      out[i] = dec.empty() ? 0.0 : dec[0];
+    }
+  };
+  if (pool)
+    pool->run(rows.size(), body);
+  else
+    body(0, rows.size());
+  return out;
+}
+
 }  // namespace
 
 int predict(const SvmModel& model, const double* x, std::size_t dim,
@@ -1227,6 +1330,10 @@ std::vector<int> cross_validation(const Dataset& data, const SvmParams& params, 
   GlibcRand rng(1);
   detail::ParallelFor pool(std::max(params.threads, 1));
   detail::ParallelFor* pp = params.threads > 1 ? &pool : nullptr;
+  check_params(params);
+  std::unique_ptr<SharedGram> gram;
+  if (params.kernel.type != Kernel::precomputed && l > 0 && SharedGram::worth_it(data))
+    gram = std::make_unique<SharedGram>(data, resolved(params, data), pp);
   std::vector<int> perm(l), fold_start(nr_fold + 1);
   if (static_cast<std::size_t>(nr_fold) > l) {
     nr_fold = static_cast<int>(l);
@@ -1271,7 +1378,10 @@ std::vector<int> cross_validation(const Dataset& data, const SvmParams& params, 
     std::vector<std::size_t> rows;
     for (int j = 0; j < begin; ++j) rows.push_back(perm[j]);
     for (int j = end; j < static_cast<int>(l); ++j) rows.push_back(perm[j]);
-    SvmModel m = train_impl(data.subset(rows), params, rng, pp);
+    std::vector<int> fold_origin;
+    if (gram)
+      for (auto r : rows) fold_origin.push_back(static_cast<int>(r));
+    SvmModel m = train_impl(data.subset(rows), params, rng, pp, gram.get(), fold_origin);
     for (int j = begin; j < end; ++j) {
       std::vector<double> prob;
       target[perm[j]] = params.probability

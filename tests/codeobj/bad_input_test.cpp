@@ -3,6 +3,7 @@
 #include <llvm/BinaryFormat/ELF.h>
 
 #include <cstring>
+#include <functional>
 
 #include "test_support.h"
 #include "wavekit/codeobj/code_object.h"
@@ -138,6 +139,78 @@ TEST(BadInput, SingleByteCorruptionsNeverCrash) {
     } catch (const Error&) {
     }
   }
+}
+
+// The fields a loader sizes a launch from must have their types: a string where an integer
+// belongs used to read as 0 (an argument at offset 0), and `.args` that is not a list as a
+// kernel without arguments.
+TEST(BadInput, MetadataFieldsOfTheWrongType) {
+  const auto with = [](const std::function<void(llvm::msgpack::MapDocNode)>& change) {
+    CodeObject object = CodeObject::parse(load(WAVEKIT_CODEOBJ_UNSTRIPPED), "good");
+    llvm::msgpack::Document& document = object.metadata().document();
+    change(document.getRoot().getMap()["amdhsa.kernels"].getArray()[0].getMap());
+    return object.write();
+  };
+  const auto first_arg = [](llvm::msgpack::MapDocNode kernel) {
+    return kernel[".args"].getArray()[0].getMap();
+  };
+  expect_error(with([&](llvm::msgpack::MapDocNode kernel) {
+                 first_arg(kernel)[".offset"] = kernel.getDocument()->getNode("8", true);
+               }),
+               ".args[0].offset is not a non-negative integer");
+  expect_error(with([&](llvm::msgpack::MapDocNode kernel) {
+                 first_arg(kernel)[".size"] = kernel.getDocument()->getNode(-8);
+               }),
+               ".args[0].size is not a non-negative integer");
+  expect_error(with([&](llvm::msgpack::MapDocNode kernel) {
+                 first_arg(kernel).erase(first_arg(kernel).find(".value_kind"));
+               }),
+               ".args[0] has no string .value_kind");
+  expect_error(with([](llvm::msgpack::MapDocNode kernel) {
+                 kernel[".args"] = kernel.getDocument()->getNode("none", true);
+               }),
+               ".args is not an array");
+  expect_error(with([](llvm::msgpack::MapDocNode kernel) {
+                 kernel[".kernarg_segment_size"] = kernel.getDocument()->getNode(1.5);
+               }),
+               ".kernarg_segment_size is not a non-negative integer");
+}
+
+void set_header_u16(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint16_t value) {
+  std::memcpy(&bytes[offset], &value, sizeof value);
+}
+
+// An e_phnum that hides the PT_LOAD segments made an object that no loader can use; the
+// extended count PN_XNUM is not used by code objects.
+TEST(BadInput, ProgramHeaderCountThatHidesTheSegments) {
+  auto bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  set_header_u16(bytes, offsetof(llvm::ELF::Elf64_Ehdr, e_phnum), 0xffff);
+  expect_error(bytes, "PN_XNUM");
+  bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  set_header_u16(bytes, offsetof(llvm::ELF::Elf64_Ehdr, e_phnum), 1);
+  expect_error(bytes, "lies in no PT_LOAD segment (the object has 1 program headers)");
+}
+
+TEST(BadInput, NoSectionHeaders) {
+  auto bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  set_header_u16(bytes, offsetof(llvm::ELF::Elf64_Ehdr, e_shnum), 0);
+  set_header_u16(bytes, offsetof(llvm::ELF::Elf64_Ehdr, e_shstrndx), 0);
+  expect_error(bytes, "has no section headers (e_shnum 0)");
+}
+
+// A huge sh_addralign made the writer pad without end (vector::_M_default_append).
+TEST(BadInput, HugeSectionAlignment) {
+  auto bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  CodeObject object = CodeObject::parse(bytes, "good");
+  std::uint64_t shoff = 0;
+  std::memcpy(&shoff, &bytes[offsetof(llvm::ELF::Elf64_Ehdr, e_shoff)], 8);
+  const auto index = object.section_index(".shstrtab");
+  ASSERT_TRUE(index);
+  const std::uint64_t alignment = std::uint64_t{1} << 40;
+  std::memcpy(&bytes[shoff + *index * sizeof(llvm::ELF::Elf64_Shdr) +
+                     offsetof(llvm::ELF::Elf64_Shdr, sh_addralign)],
+              &alignment, 8);
+  expect_error(bytes, "section .shstrtab has alignment 1099511627776");
 }
 
 }  // namespace

@@ -105,6 +105,24 @@ TEST(Bundle, BadBundlesAreErrors) {
   EXPECT_THROW(extract_hip_fatbin(load(WAVEKIT_CODEOBJ_UNSTRIPPED), "plain.co"), Error);
 }
 
+// A triple that is not text is corruption; it must not reach messages or JSON (which must be
+// UTF-8, and nlohmann refuses anything else with a type_error).
+TEST(Bundle, TripleThatIsNotTextIsAnError) {
+  BundleEntry entry;
+  entry.triple = "hipv4-amdgcn-amd-amdhsa--gfx90a\xff";
+  entry.bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  try {
+    parse_bundle(write_bundle({entry}), "odd.hipfb");
+    FAIL() << "parsed";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("odd.hipfb: offload bundle entry 0 has a target "
+                        "triple that is not printable ASCII"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 // Every fat binary's code objects parse, describe, and write back byte for byte.
 TEST(Bundle, EveryFatBinaryRoundTrips) {
   auto paths = testing::fat_binaries();

@@ -65,6 +65,8 @@ TEST(Descriptor, SettersAreSeenByObjdump) {
   kd.set_enable_private_segment(true);
   kd.set_enable_sgpr_dispatch_ptr(true);
   kd.set_enable_sgpr_queue_ptr(true);
+  // The two pointers take four more user SGPRs (the parser refuses a count that disagrees).
+  kd.set_user_sgpr_count(kd.user_sgpr_count() + 4);
   kd.set_accum_offset_field(7);  // AGPRs from v32
   kd.set_uses_dynamic_stack(true);
   object.set_descriptor(0, kd);

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/support/file.h"
 
 namespace {
@@ -270,7 +271,7 @@ TEST(Loader, BadInputIsAnInvalidCodeObjectNamingTheProblem) {
   struct Case {
     const char* what;
     std::vector<std::uint8_t> bytes;
-    const char* expected;
+    std::string expected;
   };
   std::vector<Case> cases;
   cases.push_back({"empty", {}, "not an ELF file"});
@@ -298,6 +299,36 @@ TEST(Loader, BadInputIsAnInvalidCodeObjectNamingTheProblem) {
     break;
   }
   cases.push_back({"segment past end", huge_segment, ""});
+  // What `wavekit inspect` refuses, the loader refuses too (one validation, codeobj's): these
+  // used to load and run (as gfx90a, the descriptor bytes as code, with wrong results).
+  auto with_mach = [&](std::uint32_t mach) {
+    auto bytes = good;
+    std::uint32_t flags;
+    std::memcpy(&flags, &bytes[48], 4);  // e_flags
+    flags = (flags & ~0xffu) | mach;
+    std::memcpy(&bytes[48], &flags, 4);
+    return bytes;
+  };
+  cases.push_back({"gfx1100", with_mach(0x41), "gfx1100 is not supported yet (wave32)"});
+  cases.push_back({"unknown processor", with_mach(0x7e), "unsupported AMDGPU processor"});
+  const wavekit::codeobj::CodeObject parsed = wavekit::codeobj::CodeObject::parse(good, "good");
+  const wavekit::codeobj::Kernel& kernel = parsed.kernels().front();
+  const auto descriptor_offset = [&] {
+    for (const auto& section : parsed.sections())
+      if (section.contains_address(kernel.descriptor_address))
+        return section.offset + (kernel.descriptor_address - section.address);
+    throw std::runtime_error("no section holds the descriptor");
+  }();
+  auto entry_zero = good;
+  std::memset(&entry_zero[descriptor_offset + 16], 0, 8);  // kernel_code_entry_byte_offset
+  cases.push_back({"entry zero", entry_zero, "is not in executable code"});
+  auto user_sgprs = good;
+  std::uint32_t rsrc2;
+  std::memcpy(&rsrc2, &user_sgprs[descriptor_offset + 52], 4);
+  const std::uint32_t count = (rsrc2 >> 1) & 31;
+  rsrc2 = (rsrc2 & ~(31u << 1)) | ((count + 1) << 1);
+  std::memcpy(&user_sgprs[descriptor_offset + 52], &rsrc2, 4);
+  cases.push_back({"user sgprs", user_sgprs, "USER_SGPR_COUNT is " + std::to_string(count + 1)});
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     Executable executable;

@@ -8,6 +8,7 @@
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "wavekit/codeobj/code_object.h"
@@ -82,6 +83,12 @@ std::vector<BundleEntry> parse_bundle(std::span<const std::uint8_t> bytes,
     cursor += 24;
     if (triple_size > bytes.size() - cursor) fail(context, "truncated offload bundle entry triple");
     entry.triple.assign(reinterpret_cast<const char*>(bytes.data() + cursor), triple_size);
+    // clang writes target triples in printable ASCII; anything else is corruption, and would
+    // end up in messages and JSON (which must be UTF-8).
+    if (!std::all_of(entry.triple.begin(), entry.triple.end(),
+                     [](char c) { return c >= 0x20 && c < 0x7f; }))
+      fail(context, "offload bundle entry " + std::to_string(i) +
+                        " has a target triple that is not printable ASCII");
     cursor += triple_size;
     if (entry.offset > bytes.size() || size > bytes.size() - entry.offset) {
       fail(context, "offload bundle entry " + entry.triple + " lies outside the bundle");

@@ -8,6 +8,7 @@
 #include <llvm/Support/Error.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "wavekit/support/error.h"
@@ -81,6 +82,49 @@ std::string Relocation::type_name() const {
   return "R_AMDGPU_unknown(" + std::to_string(type) + ")";
 }
 
+namespace {
+
+// What a loader needs of the layout, checked before anything relies on it: every allocated
+// section inside a PT_LOAD segment (an object whose e_phnum hides its segments cannot be
+// loaded), and alignments that are powers of two no larger than the 64 KiB a GPU page-aligns
+// to (the writer pads to them).
+void check_layout(const CodeObject& object, std::uint16_t phnum, const std::string& context) {
+  constexpr std::uint64_t kMaxAlignment = 1 << 16;
+  if (phnum == ELF::PN_XNUM)
+    fail(context,
+         "e_phnum is PN_XNUM (0xffff): extended program-header counts are not used by "
+         "code objects");
+  if (object.sections().empty())
+    fail(context,
+         "has no section headers (e_shnum 0): the symbol tables that name its kernels "
+         "are missing");
+  for (const Segment& segment : object.segments()) {
+    if (segment.type == ELF::PT_LOAD && segment.alignment > kMaxAlignment)
+      fail(context, "a PT_LOAD segment at " + hex(segment.vaddr) + " has alignment " +
+                        std::to_string(segment.alignment) + " (more than 64 KiB)");
+  }
+  for (const Section& section : object.sections()) {
+    if (section.alignment > kMaxAlignment ||
+        (section.alignment > 1 && !std::has_single_bit(section.alignment)))
+      fail(context, "section " + section.name + " has alignment " +
+                        std::to_string(section.alignment) +
+                        " (not a power of two of at most 64 KiB)");
+    if (!(section.flags & ELF::SHF_ALLOC) || section.size == 0) continue;
+    const bool loaded =
+        std::any_of(object.segments().begin(), object.segments().end(), [&](const Segment& s) {
+          return s.type == ELF::PT_LOAD && section.address >= s.vaddr &&
+                 section.address - s.vaddr < s.memory_size && section.size <= s.memory_size &&
+                 section.address - s.vaddr <= s.memory_size - section.size;
+        });
+    if (!loaded)
+      fail(context, "allocated section " + section.name + " at " + hex(section.address) +
+                        " lies in no PT_LOAD segment (the object has " + std::to_string(phnum) +
+                        " program headers), so it cannot be loaded");
+  }
+}
+
+}  // namespace
+
 CodeObject CodeObject::parse(std::span<const std::uint8_t> bytes, std::string name_for_errors) {
   const std::string& context = name_for_errors;
   check_identification(bytes, context);
@@ -139,6 +183,7 @@ CodeObject CodeObject::parse(std::span<const std::uint8_t> bytes, std::string na
   for (const auto& section : object.sections_) {
     object.original_section_sizes_.push_back(section.data.size());
   }
+  check_layout(object, header.e_phnum, context);
 
   // Symbols, relocations, .dynamic and notes, section by section.
   for (std::size_t index = 0; index < sections.size(); ++index) {
@@ -275,6 +320,22 @@ void CodeObject::rebuild_kernels() {
     kernel.descriptor = KernelDescriptor::decode(bytes);
     if (kernel.descriptor.wave32()) {
       fail(context, "kernel " + name + " is wave32, which is not supported yet");
+    }
+    // The command processor loads the enabled user SGPRs in order and the workgroup ids after
+    // USER_SGPR_COUNT: a count that disagrees with the enables puts them where the code does
+    // not look (the kernel would run, with wrong results).
+    const KernelDescriptor& kd = kernel.descriptor;
+    const bool architected_scratch = target_.processor == "gfx942";
+    const unsigned needed = 4 * kd.enable_sgpr_private_segment_buffer() +
+                            2 * kd.enable_sgpr_dispatch_ptr() + 2 * kd.enable_sgpr_queue_ptr() +
+                            2 * kd.enable_sgpr_kernarg_segment_ptr() +
+                            2 * kd.enable_sgpr_dispatch_id() +
+                            (architected_scratch ? 0 : 2 * kd.enable_sgpr_flat_scratch_init()) +
+                            kd.enable_sgpr_private_segment_size() + kd.kernarg_preload_length();
+    if (kd.user_sgpr_count() != needed) {
+      fail(context, "kernel " + name + ": its descriptor's USER_SGPR_COUNT is " +
+                        std::to_string(kd.user_sgpr_count()) + " but the user SGPRs it enables " +
+                        "(and its preloaded kernel arguments) take " + std::to_string(needed));
     }
     kernel.entry_address =
         kernel.descriptor_address +

@@ -88,6 +88,46 @@ std::optional<std::uint64_t> integer_of(const msgpack::DocNode& node) {
   return std::nullopt;
 }
 
+// The fields a loader sizes a launch from must have the types AMDGPUUsage gives them: a value
+// of another type would otherwise read as 0 (an argument at offset 0, a kernarg segment of 0
+// bytes), and the kernel would run with the wrong arguments instead of being refused.
+void check_kernel_fields(msgpack::MapDocNode map, const std::string& context) {
+  static constexpr const char* kIntegerKeys[] = {".kernarg_segment_size",
+                                                 ".kernarg_segment_align",
+                                                 ".group_segment_fixed_size",
+                                                 ".private_segment_fixed_size",
+                                                 ".sgpr_count",
+                                                 ".vgpr_count",
+                                                 ".agpr_count",
+                                                 ".wavefront_size",
+                                                 ".max_flat_workgroup_size",
+                                                 ".sgpr_spill_count",
+                                                 ".vgpr_spill_count"};
+  for (const char* key : kIntegerKeys) {
+    auto found = map.find(key);
+    if (found != map.end() && !integer_of(found->second))
+      fail(context, std::string(key) + " is not a non-negative integer");
+  }
+  auto args = map.find(".args");
+  if (args == map.end()) return;
+  if (!args->second.isArray()) fail(context, ".args is not an array");
+  std::size_t index = 0;
+  for (auto& entry : args->second.getArray()) {
+    const std::string where = ".args[" + std::to_string(index++) + "]";
+    if (!entry.isMap()) fail(context, where + " is not a map");
+    msgpack::MapDocNode arg = entry.getMap();
+    for (const char* key : {".offset", ".size"}) {
+      auto found = arg.find(key);
+      if (found == arg.end()) fail(context, where + " has no " + key);
+      if (!integer_of(found->second))
+        fail(context, where + "." + (key + 1) + " is not a non-negative integer");
+    }
+    auto kind = arg.find(".value_kind");
+    if (kind == arg.end() || !kind->second.isString())
+      fail(context, where + " has no string .value_kind");
+  }
+}
+
 }  // namespace
 
 std::string KernelMetadata::name() const { return string_field(map_, ".name"); }
@@ -196,6 +236,7 @@ Metadata Metadata::decode(std::span<const std::uint8_t> bytes, const std::string
           !symbol->second.isString()) {
         fail(context, "a kernel in the AMDGPU metadata note lacks a string .name or .symbol");
       }
+      check_kernel_fields(map, context + ": kernel " + name->second.getString().str());
     }
   }
   return result;

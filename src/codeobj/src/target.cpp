@@ -98,8 +98,8 @@ Target decode_target(std::uint32_t e_flags, std::uint8_t abi_version, const std:
       target.code_object_version = 6;
       break;
     default:
-      fail(context, "unsupported code object version (EI_ABIVERSION " +
-                        std::to_string(abi_version) +
+      fail(context, "unsupported code object version " + std::to_string(abi_version + 2) +
+                        " (EI_ABIVERSION " + std::to_string(abi_version) +
                         "); wavekit reads code object versions 4, 5 and 6");
   }
   target.xnack = decode_feature(

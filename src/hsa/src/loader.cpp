@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/support/text.h"
 
@@ -95,6 +96,16 @@ const LoadedObject& Executable::load(std::span<const std::uint8_t> bytes, const 
   image->elf.assign(bytes.begin(), bytes.end());
   llvm::StringRef data(reinterpret_cast<const char*>(image->elf.data()), image->elf.size());
 
+  // One validation for every tool: what `wavekit inspect` refuses (an unsupported processor
+  // such as gfx1100, a descriptor whose entry is not code, metadata fields of the wrong type, a
+  // user-SGPR count that disagrees with the enables, ...) is not loaded either.
+  try {
+    (void)codeobj::CodeObject::parse(bytes, name);
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    const std::string prefix = name + ": ";
+    invalid(name, message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message);
+  }
   if (image->elf.size() < llvm::ELF::EI_NIDENT ||
       std::memcmp(image->elf.data(), llvm::ELF::ElfMagic, 4) != 0)
     invalid(name, "not an ELF file");

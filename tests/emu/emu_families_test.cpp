@@ -72,8 +72,7 @@ const std::vector<std::pair<const char*, Expectation>>& expectations() {
       {"global_atomic_add (memory)", [](const Inputs& in, int l) { return 2 * in.b[l]; }},
       {"global_atomic_add glc (returned)", [](const Inputs& in, int l) { return in.b[l]; }},
       {"v_add_f32 mul:2", [](const Inputs& in, int l) { return f((in.fa[l] + in.fb[l]) * 2); }},
-      {"v_mul_f32 div:2",
-       [](const Inputs& in, int l) { return f((in.fa[l] * in.fb[l]) * 0.5f); }},
+      {"v_mul_f32 div:2", [](const Inputs& in, int l) { return f((in.fa[l] * in.fb[l]) * 0.5f); }},
       {"v_add_f32 clamp",
        [](const Inputs& in, int l) { return f(std::clamp(in.fa[l] + in.fb[l], 0.0f, 1.0f)); }},
       {"v_add_f64 mul:4",
@@ -82,6 +81,18 @@ const std::vector<std::pair<const char*, Expectation>>& expectations() {
        [](const Inputs& in, int l) {
          return f(float(std::clamp(double(in.fa[l]) * in.fa[l], 0.0, 1.0)));
        }},
+      // v_cndmask_b32 selects src1 where the condition lane is set (fa > fb), src0 elsewhere;
+      // neg flips the selected value's sign bit, abs clears it.
+      {"v_cndmask_b32_e64 with neg",
+       [](const Inputs& in, int l) { return f(in.fa[l] > in.fb[l] ? -in.fb[l] : in.fa[l]); }},
+      {"v_cndmask_b32_e64 with abs",
+       [](const Inputs& in, int l) {
+         return f(in.fa[l] > in.fb[l] ? in.fb[l] : std::fabs(in.fa[l]));
+       }},
+      {"v_cndmask_b32_e64 with neg and abs",
+       [](const Inputs& in, int l) {
+         return f(in.fa[l] > in.fb[l] ? -std::fabs(in.fb[l]) : -std::fabs(in.fa[l]));
+       }},
   };
   return all;
 }
@@ -89,7 +100,7 @@ const std::vector<std::pair<const char*, Expectation>>& expectations() {
 TEST(Families, EachInstructionMatchesItsIsaDefinition) {
   LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/families_gfx90a.co");
   Buffer a(object.memory(), 256, "a"), b(object.memory(), 256, "b"), fa(object.memory(), 256, "fa"),
-      fb(object.memory(), 256, "fb"), out(object.memory(), 256 * 32, "out");
+      fb(object.memory(), 256, "fb"), out(object.memory(), 256 * 40, "out");
   Inputs inputs;
   std::uint32_t state = 12345;
   auto next = [&] { return state = state * 1664525u + 1013904223u; };

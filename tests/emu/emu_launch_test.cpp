@@ -96,6 +96,43 @@ TEST_P(LaunchState, Mfma4x4x1Layout) {
       }
 }
 
+// The private segment works through scratch on every target, up to the most a gfx9 wave can
+// have (COMPUTE_TMPRING_SIZE.WAVESIZE: 8,191 KiB, 131,056 bytes per work-item), reserved but
+// backed only where touched; beyond it the dispatch is refused with the limit named, instead
+// of allocating every resident wave's segment up front (16.8 GB for 16 MiB per lane).
+TEST_P(LaunchState, PrivateSegmentUpToTheHardwareLimit) {
+  LoadedObject object(launch_object(GetParam()));
+  const std::uint32_t grid[3] = {256, 1, 1}, block[3] = {64, 1, 1};
+  Buffer index(object.memory(), 256 * 4, "index"), out(object.memory(), 256 * 4, "out");
+  for (std::uint32_t i = 0; i < 256; ++i) index.as<std::uint32_t>()[i] = (i * 37) % 256;
+  const auto check = [&](const std::string& what) {
+    std::memset(out.as<void>(), 0, 256 * 4);
+    DispatchResult result =
+        object.run("private_array", {index.address(), out.address()}, grid, block);
+    ASSERT_TRUE(result.ok()) << what << ": " << result.message;
+    for (std::uint32_t i = 0; i < 256; ++i)
+      ASSERT_EQ(out.as<std::uint32_t>()[i], (i * 37) % 256 * 3 + i % 64) << what << " item " << i;
+  };
+  check("as compiled");
+  std::uint8_t* descriptor = object.descriptor("private_array");
+  std::uint32_t declared = 0;
+  std::memcpy(&declared, descriptor + 4, 4);  // private_segment_fixed_size
+  ASSERT_GT(declared, 1024u) << "the array is expected in scratch";
+  const std::uint32_t most = 131056;
+  std::memcpy(descriptor + 4, &most, 4);
+  check("the most a wave can have");
+  const std::uint32_t too_much = 16u << 20;
+  std::memcpy(descriptor + 4, &too_much, 4);
+  DispatchResult refused =
+      object.run("private_array", {index.address(), out.address()}, grid, block);
+  EXPECT_EQ(refused.error, ErrorKind::invalid_dispatch);
+  EXPECT_NE(refused.message.find("needs 16777216 bytes of private (scratch) memory per "
+                                 "work-item; a gfx9 wave has at most 8387584 bytes (131056 per "
+                                 "work-item)"),
+            std::string::npos)
+      << refused.message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, LaunchState, testing::Values("gfx908", "gfx90a", "gfx942"));
 
 TEST(Dispatch, SixteenThousandWavesComplete) {

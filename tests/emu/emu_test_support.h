@@ -69,6 +69,13 @@ class LoadedObject {
     return info->descriptor_address + offset - base_;
   }
 
+  // The loaded kernel descriptor of `kernel` (writable: tests change its fields).
+  std::uint8_t* descriptor(const std::string& kernel) {
+    const auto* info = executable_.find_kernel(kernel);
+    if (!info) throw wavekit::Error("no kernel " + kernel);
+    return reinterpret_cast<std::uint8_t*>(info->descriptor_address);
+  }
+
   // Dispatches `kernel` with `pointers` as its kernarg segment (8 bytes each).
   DispatchResult run(const std::string& kernel, const std::vector<std::uint64_t>& pointers,
                      const std::uint32_t grid[3], const std::uint32_t block[3],

@@ -1,6 +1,8 @@
 // One dispatch: the launch state each wave starts with (AMDGPUUsage "Initial Kernel Execution
 // State"), the workgroup scheduler over a host thread pool with a resident-wave limit, and
 // no-progress detection.
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -32,6 +34,8 @@ std::string_view error_kind_name(ErrorKind kind) {
       return "trap";
     case ErrorKind::no_progress:
       return "no_progress";
+    case ErrorKind::budget_exceeded:
+      return "budget_exceeded";
   }
   return "?";
 }
@@ -102,6 +106,35 @@ static_assert(sizeof(DispatchPacket) == 64);
 
 constexpr unsigned kDefaultResidentWaves = 1024;
 constexpr std::uint32_t kDynamicStackBytes = 4096;
+// The most private memory a gfx9 wave can have: COMPUTE_TMPRING_SIZE.WAVESIZE is a 13-bit
+// count of 1 KiB units (8,191 KiB per wave, 131,056 bytes per work-item of a wave64).
+constexpr std::uint64_t kMaxScratchPerWave = std::uint64_t{8191} * 1024;
+
+// The private segments of the resident waves. Only address space is reserved up front: pages
+// are backed when a wave first touches them, so a kernel that declares a large private segment
+// costs the memory it uses, not the memory it declares.
+class ScratchMemory {
+ public:
+  ScratchMemory() = default;
+  ScratchMemory(const ScratchMemory&) = delete;
+  ScratchMemory& operator=(const ScratchMemory&) = delete;
+  ~ScratchMemory() {
+    if (base_) ::munmap(base_, size_);
+  }
+  bool reserve(std::uint64_t bytes) {
+    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) return false;
+    base_ = base;
+    size_ = bytes;
+    return true;
+  }
+  std::uint64_t address() const { return reinterpret_cast<std::uint64_t>(base_); }
+
+ private:
+  void* base_ = nullptr;
+  std::uint64_t size_ = 0;
+};
 
 class Dispatcher {
  public:
@@ -129,8 +162,11 @@ class Dispatcher {
   void run_wave(Wave& wave, std::uint64_t budget);
   void record_fault(Wave& wave);
   void check_progress(std::uint64_t executed);
-  // Fills the no_progress report from the resident workgroups, once the workers stopped.
-  void report_no_progress();
+  // Stops the dispatch with `kind` (no_progress, budget_exceeded); called with mutex_ held.
+  void stop(ErrorKind kind);
+  // Fills the report of a stopped dispatch from the resident workgroups, once the workers
+  // stopped: `cause` opens the message, every wave that had not ended is listed.
+  void report_resident_waves(const std::string& cause);
 
   const DispatchParams& params_;
   CodeCache& code_;
@@ -143,7 +179,7 @@ class Dispatcher {
   std::uint32_t waves_per_group_ = 0;
   unsigned max_resident_ = 0;
   DispatchPacket packet_{};
-  std::vector<std::uint8_t> scratch_;  // private segment backing, one slot per resident wave
+  ScratchMemory scratch_;  // private segment backing, one slot per resident wave
   std::uint64_t scratch_per_wave_ = 0;
 
   std::mutex mutex_;
@@ -165,6 +201,9 @@ class Dispatcher {
   std::uint64_t stalled_instructions_ = 0;  // since_progress_ when no progress was declared
   std::uint64_t last_progress_events_ = 0;
   std::chrono::steady_clock::time_point last_progress_time_ = std::chrono::steady_clock::now();
+  // The dispatch's budget (DispatchOptions::max_instructions, max_seconds).
+  std::uint64_t executed_ = 0;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 bool Dispatcher::validate() {
@@ -190,7 +229,9 @@ bool Dispatcher::validate() {
     return invalid("kernel entry " + hex(entry_) + " is not in a registered code object");
   std::uint64_t total = 1;
   for (int d = 0; d < 3; ++d) {
-    groups_[d] = (params_.grid[d] + params_.workgroup[d] - 1) / params_.workgroup[d];
+    // In 64 bits: a grid near 2^32 work-items must not wrap to no workgroups.
+    groups_[d] = std::uint32_t((std::uint64_t(params_.grid[d]) + params_.workgroup[d] - 1) /
+                               params_.workgroup[d]);
     total *= groups_[d];
   }
   if (total > 0xffffffffull) return invalid("more than 2^32 workgroups");
@@ -262,11 +303,10 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
   wave.linear_id = std::uint64_t(group.flat_id) * waves_per_group_ + wave_index;
   wave.pc = entry_;
   wave.scratch_size = scratch_per_wave_;
-  wave.scratch_base = scratch_per_wave_ ? reinterpret_cast<std::uint64_t>(scratch_.data()) +
-                                              wave.private_slot * scratch_per_wave_
-                                        : 0;
+  wave.scratch_base =
+      scratch_per_wave_ ? scratch_.address() + wave.private_slot * scratch_per_wave_ : 0;
   std::uint64_t wave_offset = std::uint64_t(wave.private_slot) * scratch_per_wave_;
-  std::uint64_t scratch_base = reinterpret_cast<std::uint64_t>(scratch_.data());
+  std::uint64_t scratch_base = scratch_.address();
   // AGPRs: gfx908 has a separate file; gfx90a/gfx942 place them at ACCUM_OFFSET in the unified
   // file (compute_pgm_rsrc3 bits 5:0, in units of 4 registers).
   wave.agpr_base = params_.processor == Processor::gfx908 ? kAgprBase : ((kd_.rsrc3 & 63) + 1) * 4;
@@ -481,10 +521,27 @@ void Dispatcher::retire_workgroup(std::unique_ptr<Workgroup> group) {
   }
 }
 
+void Dispatcher::stop(ErrorKind kind) {
+  failed_ = true;
+  ctx_.abort.store(true);
+  result_.error = kind;
+  stalled_instructions_ = since_progress_;
+  ready_.notify_all();
+}
+
 void Dispatcher::check_progress(std::uint64_t executed) {
   std::uint64_t events = ctx_.progress_events.load(std::memory_order_relaxed);
   auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);
+  executed_ += executed;
+  const DispatchOptions& options = params_.options;
+  if (!failed_ &&
+      ((options.max_instructions && executed_ >= options.max_instructions) ||
+       (options.max_seconds > 0 &&
+        std::chrono::duration<double>(now - started_).count() >= options.max_seconds))) {
+    stop(ErrorKind::budget_exceeded);
+    return;
+  }
   if (events != last_progress_events_) {
     last_progress_events_ = events;
     last_progress_time_ = now;
@@ -501,14 +558,10 @@ void Dispatcher::check_progress(std::uint64_t executed) {
     since_progress_ = 0;
     return;
   }
-  failed_ = true;
-  ctx_.abort.store(true);
-  result_.error = ErrorKind::no_progress;
-  stalled_instructions_ = since_progress_;
-  ready_.notify_all();
+  stop(ErrorKind::no_progress);
 }
 
-void Dispatcher::report_no_progress() {
+void Dispatcher::report_resident_waves(const std::string& cause) {
   // Called after the workers stopped: every resident workgroup is back in the run queue, and
   // its waves stand where they stopped.
   std::vector<const Workgroup*> resident;
@@ -517,9 +570,8 @@ void Dispatcher::report_no_progress() {
             [](const Workgroup* a, const Workgroup* b) { return a->flat_id < b->flat_id; });
   result_.workgroups_not_started = total_groups_ - next_group_;
   std::ostringstream message;
-  message << "no progress: the resident waves executed " << stalled_instructions_
-          << " instructions without storing, ending or passing a barrier; " << resident.size()
-          << " workgroup(s) resident, " << result_.workgroups_not_started
+  message << cause << "; " << resident.size() << " workgroup(s) resident, "
+          << result_.workgroups_not_started
           << " not started (waiting for residency); waiting waves:";
   for (const Workgroup* group : resident) {
     for (const auto& wave : group->waves) {
@@ -533,7 +585,10 @@ void Dispatcher::report_no_progress() {
       where.host_pc = at_barrier ? wave->pc - 4 : wave->pc;
       where.pc = code_.original_address(where.host_pc).value_or(where.host_pc);
       where.instruction = code_.instruction_text(where.host_pc);
-      where.state = at_barrier ? "at s_barrier" : "spinning";
+      // A stuck wave spins; one stopped by the budget was simply running.
+      where.state = at_barrier                                ? "at s_barrier"
+                    : result_.error == ErrorKind::no_progress ? "spinning"
+                                                              : "running";
       message << " wave " << where.linear_wave_id << " (workgroup " << where.workgroup[0] << ","
               << where.workgroup[1] << "," << where.workgroup[2] << ") at " << hex(where.pc) << " "
               << where.state << ";";
@@ -614,10 +669,25 @@ DispatchResult Dispatcher::run() {
   // A kernel with a dynamic stack (recursion, calls of unknown depth) gets at least
   // kDynamicStackBytes per work-item, as a runtime sizes its scratch from a stack limit.
   if (kd_.properties & (1u << 11)) private_size = std::max(private_size, kDynamicStackBytes);
-  scratch_per_wave_ = std::uint64_t((private_size + 15) / 16 * 16) * 64;
+  scratch_per_wave_ = (std::uint64_t(private_size) + 15) / 16 * 16 * 64;
+  if (scratch_per_wave_ > kMaxScratchPerWave) {
+    result_.error = ErrorKind::invalid_dispatch;
+    result_.message = "invalid dispatch: the kernel needs " + std::to_string(private_size) +
+                      " bytes of private (scratch) memory per work-item; a gfx9 wave has at "
+                      "most " +
+                      std::to_string(kMaxScratchPerWave) + " bytes (" +
+                      std::to_string(kMaxScratchPerWave / 64) + " per work-item)";
+    return std::move(result_);
+  }
   unsigned slots =
       std::min<std::uint64_t>(max_resident_, std::uint64_t(total_groups_) * waves_per_group_);
-  if (scratch_per_wave_) scratch_.assign(scratch_per_wave_ * slots, 0);
+  if (scratch_per_wave_ && !scratch_.reserve(scratch_per_wave_ * slots)) {
+    result_.error = ErrorKind::invalid_dispatch;
+    result_.message = "invalid dispatch: cannot reserve " +
+                      std::to_string(scratch_per_wave_ * slots) + " bytes of address space for " +
+                      std::to_string(slots) + " resident waves' private segments";
+    return std::move(result_);
+  }
   for (unsigned slot = slots; slot-- > 0;) free_slots_.push_back(slot);
 
   code_.impl().prepare_entry(entry_);
@@ -636,7 +706,23 @@ DispatchResult Dispatcher::run() {
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back([this] { worker(); });
   worker();
   for (auto& thread : pool) thread.join();
-  if (result_.error == ErrorKind::no_progress) report_no_progress();
+  if (result_.error == ErrorKind::no_progress)
+    report_resident_waves("no progress: the resident waves executed " +
+                          std::to_string(stalled_instructions_) +
+                          " instructions without storing, ending or passing a barrier");
+  if (result_.error == ErrorKind::budget_exceeded)
+    report_resident_waves(
+        "budget exceeded: the dispatch was stopped after " + std::to_string(executed_) +
+        " wave-instructions and " +
+        std::to_string(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()) +
+        " s (limits: " +
+        (params_.options.max_instructions ? std::to_string(params_.options.max_instructions)
+                                          : std::string("no")) +
+        " instructions, " +
+        (params_.options.max_seconds > 0 ? std::to_string(params_.options.max_seconds) + " s"
+                                         : std::string("no time limit")) +
+        ")");
 
   std::sort(records_.begin(), records_.end(), [](const WaveRecord& a, const WaveRecord& b) {
     return a.linear_wave_id < b.linear_wave_id;

@@ -1955,7 +1955,9 @@ void add_valu(Table& t) {
         return b - a - in;
       }>,
       Family::valu, {B32, B32, B64}, 1, 0, kSemVop3b | kSemCarryIn);
-  add(t, "v_cndmask_b32", v_cndmask_b32, Family::valu, {B32, B32, B64}, 1, 0, kSemCarryIn);
+  // Its VOP3 form takes FP input modifiers (LLVM's VOP_CNDMASK profile: src0/src1_modifiers):
+  // typed f32 so that neg and abs apply; inline constants are the same bits either way.
+  add(t, "v_cndmask_b32", v_cndmask_b32, Family::valu, {F32, F32, B64}, 1, 0, kSemCarryIn);
   add(t, "v_mad_u64_u32", v_mad_u64_u32, Family::valu, {B32, B32, B64}, 2, 0, kSemVop3b);
   add(t, "v_mad_i64_i32", v_mad_i64_i32, Family::valu, {B32, B32, B64}, 2, 0, kSemVop3b);
   add(t, "v_readfirstlane_b32", v_readfirstlane_b32, Family::valu, {B32, B32, B32}, 1, 0,

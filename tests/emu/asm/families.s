@@ -133,6 +133,15 @@ families:
   v_mul_f64 v[14:15], v[12:13], v[12:13] clamp
   v_cvt_f32_f64 v4, v[14:15]
   RESULT
+  // 30..32: v_cndmask_b32_e64 with source modifiers (the compiler's sign-select idiom): the
+  // selected source's neg/abs apply, as for any VOP3 source with FP input modifiers.
+  v_cmp_gt_f32 s[20:21], v5, v6
+  v_cndmask_b32_e64 v4, v5, -v6, s[20:21]
+  RESULT
+  v_cndmask_b32_e64 v4, |v5|, v6, s[20:21]
+  RESULT
+  v_cndmask_b32_e64 v4, -|v5|, -|v6|, s[20:21]
+  RESULT
   // Cache maintenance around a release (what the hostcall client emits): no effect here.
   buffer_wbl2
   s_waitcnt vmcnt(0)

@@ -1,6 +1,6 @@
 // Kernels whose outputs depend only on the launch state the emulator sets up (work-item ids,
-// workgroup ids, the dispatch packet), and one MFMA block layout; their references are in
-// tests/emu/emu_launch_test.cpp.
+// workgroup ids, the dispatch packet, the private segment), and one MFMA block layout; their
+// references are in tests/emu/emu_launch_test.cpp.
 #include "device.h"
 
 // For every work-item inside the grid: its local ids packed x | y << 10 | z << 20 and its
@@ -26,4 +26,12 @@ extern "C" __global__ void mfma_4x4(const float* a, const float* b, float* out) 
   float4_t acc = {0.0f, 0.0f, 0.0f, 0.0f};
   acc = __builtin_amdgcn_mfma_f32_4x4x1f32(a[wave * 64 + lane], b[wave * 64 + lane], acc, 0, 0, 0);
   for (int k = 0; k < 4; ++k) out[wave * 256 + lane * 4 + k] = acc[k];
+}
+
+// A per-lane array indexed at run time, which the compiler places in the private segment:
+// out[i] = index[i] * 3 + local id, read back through scratch.
+extern "C" __global__ void private_array(const uint32_t* index, uint32_t* out) {
+  uint32_t values[256];
+  for (uint32_t i = 0; i < 256; ++i) values[i] = i * 3 + local_x();
+  out[global_x()] = values[index[global_x()] & 255];
 }

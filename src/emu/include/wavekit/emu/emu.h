@@ -145,6 +145,14 @@ struct DispatchOptions {
   // so that only waves waiting on each other, or on something nobody will ever do, are
   // reported. Called from the dispatch's worker threads, one at a time.
   std::function<bool()> outside_progress;
+  // A budget for the whole dispatch (0: none): once its waves together executed
+  // max_instructions wave-instructions, or max_seconds of wall time passed, the dispatch stops
+  // with ErrorKind::budget_exceeded and the waves that had not ended listed where they stood.
+  // Checked after every round of a workgroup, so a dispatch may overrun by one round
+  // (interleave_quantum instructions per wave of a workgroup). This is what ends a kernel that
+  // loops forever while storing, which no-progress detection cannot tell from work.
+  std::uint64_t max_instructions = 0;
+  double max_seconds = 0;
 };
 
 struct DispatchParams {
@@ -171,6 +179,7 @@ enum class ErrorKind {
   unimplemented_instruction,  // decodes, but the emulator has no semantics for it
   trap,                       // s_trap
   no_progress,                // resident waves spin without progress (faults = waiting waves)
+  budget_exceeded,            // DispatchOptions::max_instructions / max_seconds reached
 };
 std::string_view error_kind_name(ErrorKind kind);
 
@@ -184,7 +193,8 @@ struct WaveLocation {
   std::uint64_t address = 0;  // memory_fault: the faulting address (first faulting lane)
   // no_progress: what the wave was doing when the dispatch stopped: "at s_barrier" (waiting for
   // the other waves of its workgroup) or "spinning" (running without progress, e.g. polling
-  // memory nobody writes). Empty for the other errors.
+  // memory nobody writes); budget_exceeded: "at s_barrier" or "running". Empty for the other
+  // errors.
   std::string state;
 };
 
@@ -239,14 +249,14 @@ struct InstructionCount {
 
 struct DispatchResult {
   ErrorKind error = ErrorKind::none;
-  std::string message;               // human-readable; names the wave, PC, instruction, address
+  std::string message;  // human-readable; names the wave, PC, instruction, address
   // The faulting wave, or (no_progress) every wave of every resident workgroup that had not
   // ended, ordered by workgroup and wave.
   std::vector<WaveLocation> faults;
   // no_progress: workgroups of the grid that never became resident (the residency limit held
   // them back behind the stuck ones).
   std::uint64_t workgroups_not_started = 0;
-  std::vector<WaveRecord> waves;     // sorted by linear_wave_id; every wave that ran
+  std::vector<WaveRecord> waves;  // sorted by linear_wave_id; every wave that ran
   std::vector<InstructionCount> instruction_counts;  // sorted by (object, pc); with the option
   std::uint64_t total_instructions = 0;
   std::uint64_t total_waves = 0;

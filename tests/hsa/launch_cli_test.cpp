@@ -165,6 +165,77 @@ TEST(LaunchCli, ProbesPrintThroughTheHostcallRingLaunchServes) {
   }
 }
 
+// A kernel that stores on every iteration of an endless loop makes progress as far as the
+// no-progress detector can tell; the launch budget (instructions or wall time) ends it with a
+// report of where each wave stood.
+TEST(LaunchCli, BudgetEndsAKernelThatLoopsForeverWhileStoring) {
+  const std::string object =
+      device("store_forever.co") + " --kernel store_forever --grid 128 --block 64 --arg zeros:256";
+  CliResult counted = wavekit("launch " + object + " --max-instructions 200000");
+  EXPECT_EQ(counted.exit_code, 1) << counted.output;
+  EXPECT_NE(counted.output.find("budget exceeded: the dispatch was stopped after"),
+            std::string::npos)
+      << counted.output;
+  EXPECT_NE(counted.output.find("limits: 200000 instructions"), std::string::npos)
+      << counted.output;
+  EXPECT_NE(counted.output.find("wave 0 (workgroup 0,0,0) at 0x"), std::string::npos)
+      << counted.output;
+  CliResult timed = wavekit("launch " + object + " --timeout 0.5");
+  EXPECT_EQ(timed.exit_code, 1) << timed.output;
+  EXPECT_NE(timed.output.find("budget exceeded"), std::string::npos) << timed.output;
+  EXPECT_NE(timed.output.find("0.500000 s)"), std::string::npos) << timed.output;
+  CliResult zero = wavekit("launch " + object + " --max-instructions 0");
+  EXPECT_EQ(zero.exit_code, 2) << zero.output;
+  CliResult negative = wavekit("launch " + object + " --timeout -1");
+  EXPECT_EQ(negative.exit_code, 2) << negative.output;
+}
+
+// A grid of 2^32 - 1 work-items in workgroups of 256 is 16,777,216 workgroups (the last one
+// partial): the count used to wrap to 0 in 32 bits, and the launch "ran" no wave and exited 0.
+TEST(LaunchCli, GridNearTwoToTheThirtyTwoIsNotEmpty) {
+  CliResult run = wavekit("launch " + device("store_forever.co") +
+                          " --kernel store_forever --grid 4294967295 --block 256 --arg "
+                          "zeros:1024 --max-instructions 100000");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_NE(run.output.find("budget exceeded"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("not started"), std::string::npos) << run.output;
+}
+
+// Dynamic LDS (--lds) and a by-value struct (--arg struct:...), which HIP programs pass and
+// the emulator's launch could not: the struct's fields land at C's offsets (i32 at 0, f32 at 4,
+// u64 at 8, i16 at 16; 24 bytes), and the workgroup's LDS holds all 256 words.
+TEST(LaunchCli, DynamicLdsAndAStructPassedByValue) {
+  const std::string dir = fresh_directory("launch_args");
+  const std::string launch = "launch " + device("launch_args.co") +
+                             " --kernel dynamic_lds --grid 512 --block 256 --arg zeros:2048 "
+                             "--arg struct:i32:3,f32:10.5,u64:0x1234,i16:-2 --out " +
+                             dir;
+  CliResult run = wavekit(launch + " --lds 1024");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto out = words(dir + "/arg0.bin");
+  ASSERT_EQ(out.size(), 512u);
+  for (std::uint32_t i = 0; i < 512; ++i) {
+    const std::uint32_t t = i % 256;
+    EXPECT_EQ(out[i], (255 - t) * 3 + 10 + 0x34 - 2) << i;
+  }
+  // Without the dynamic LDS the kernel's accesses fall outside the workgroup's LDS.
+  CliResult without = wavekit(launch);
+  EXPECT_EQ(without.exit_code, 1) << without.output;
+  EXPECT_NE(without.output.find("memory_fault"), std::string::npos) << without.output;
+  CliResult short_struct = wavekit("launch " + device("launch_args.co") +
+                                   " --kernel dynamic_lds --grid 256 --block 256 --arg zeros:1024 "
+                                   "--arg struct:i32:3,f32:1 --lds 1024");
+  EXPECT_EQ(short_struct.exit_code, 1) << short_struct.output;
+  EXPECT_NE(short_struct.output.find("does not match --arg struct:i32:3,f32:1 (struct, 8 bytes)"),
+            std::string::npos)
+      << short_struct.output;
+  CliResult bad_field = wavekit(launch + " --lds 1024 --arg struct:q9:1");
+  EXPECT_NE(bad_field.output.find("unknown field type 'q9'"), std::string::npos)
+      << bad_field.output;
+  CliResult too_much = wavekit(launch + " --lds 70000");
+  EXPECT_EQ(too_much.exit_code, 2) << too_much.output;
+}
+
 TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {
   std::string object = device("probe_provider.co");
   CliResult usage = wavekit("launch " + object + " --kernel provider_kernel --grid 64");

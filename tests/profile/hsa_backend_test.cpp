@@ -97,7 +97,20 @@ void writer(const void* packets, uint64_t count) {
 }
 }  // namespace fake
 
+// The container's constructor sets only the versions: every function slot is indeterminate
+// until cleared (a backend that reads one the fake never set would call garbage).
+template <class Table>
+void clear_functions(Table& table) {
+  const auto version = table.version;
+  std::memset(&table, 0, sizeof table);
+  table.version = version;
+}
+
 void fill(HsaApiTableContainer& t) {
+  clear_functions(t.core);
+  clear_functions(t.amd_ext);
+  clear_functions(t.finalizer_ext);
+  clear_functions(t.image_ext);
   t.core.hsa_queue_create_fn = nullptr;  // set below; a stub that must be replaced
   t.core.hsa_signal_create_fn = fake::signal_create;
   t.core.hsa_signal_store_relaxed_fn = fake::store_relaxed;

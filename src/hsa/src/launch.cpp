@@ -63,6 +63,8 @@ T parse_float(const std::string& spec, const std::string& text) {
 
 const char* kind_name(ArgumentSpec::Kind kind) {
   switch (kind) {
+    case ArgumentSpec::Kind::by_value_struct:
+      return "struct";
     case ArgumentSpec::Kind::file:
       return "file";
     case ArgumentSpec::Kind::zeros:
@@ -150,6 +152,53 @@ struct HostcallService {
 
 }  // namespace
 
+// struct:FIELD,FIELD,...: the fields' bytes at C's natural alignment, padded to the largest.
+std::vector<std::uint8_t> struct_bytes(const std::string& spec, const std::string& fields) {
+  std::vector<std::uint8_t> bytes;
+  std::size_t largest = 1, start = 0;
+  while (start <= fields.size()) {
+    const std::size_t comma = fields.find(',', start);
+    const std::string field =
+        fields.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    const std::size_t colon = field.find(':');
+    if (field.empty() || colon == std::string::npos)
+      throw Error("--arg " + spec + ": field '" + field +
+                  "' is not TYPE:VALUE (types: i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)");
+    const std::string type = field.substr(0, colon), value = field.substr(colon + 1);
+    std::vector<std::uint8_t> piece;
+    if (type == "i8")
+      piece = bytes_of(parse_integer<std::int8_t>(spec, value));
+    else if (type == "u8")
+      piece = bytes_of(parse_integer<std::uint8_t>(spec, value));
+    else if (type == "i16")
+      piece = bytes_of(parse_integer<std::int16_t>(spec, value));
+    else if (type == "u16")
+      piece = bytes_of(parse_integer<std::uint16_t>(spec, value));
+    else if (type == "i32")
+      piece = bytes_of(parse_integer<std::int32_t>(spec, value));
+    else if (type == "u32")
+      piece = bytes_of(parse_integer<std::uint32_t>(spec, value));
+    else if (type == "i64")
+      piece = bytes_of(parse_integer<std::int64_t>(spec, value));
+    else if (type == "u64")
+      piece = bytes_of(parse_integer<std::uint64_t>(spec, value));
+    else if (type == "f32")
+      piece = bytes_of(parse_float<float>(spec, value));
+    else if (type == "f64")
+      piece = bytes_of(parse_float<double>(spec, value));
+    else
+      throw Error("--arg " + spec + ": unknown field type '" + type +
+                  "' (types: i8 u8 i16 u16 i32 u32 i64 u64 f32 f64)");
+    largest = std::max(largest, piece.size());
+    bytes.resize((bytes.size() + piece.size() - 1) / piece.size() * piece.size(), 0);
+    bytes.insert(bytes.end(), piece.begin(), piece.end());
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  bytes.resize((bytes.size() + largest - 1) / largest * largest, 0);
+  return bytes;
+}
+
 ArgumentSpec parse_argument(const std::string& spec) {
   auto colon = spec.find(':');
   if (colon == std::string::npos)
@@ -190,9 +239,12 @@ ArgumentSpec parse_argument(const std::string& spec) {
   } else if (kind == "f64") {
     arg.kind = ArgumentSpec::Kind::f64;
     arg.bytes = bytes_of(parse_float<double>(spec, value));
+  } else if (kind == "struct") {
+    arg.kind = ArgumentSpec::Kind::by_value_struct;
+    arg.bytes = struct_bytes(spec, value);
   } else {
     throw Error("--arg " + spec + ": unknown kind '" + kind +
-                "' (expected file, zeros, i32, u32, i64, u64, f32 or f64)");
+                "' (expected file, zeros, i32, u32, i64, u64, f32, f64 or struct)");
   }
   return arg;
 }
@@ -393,7 +445,14 @@ LaunchOutcome launch(const LaunchRequest& request) {
   packet->grid_size_z = request.grid.size[2];
   // The runtime sizes scratch and LDS from the metadata note, not from the descriptor.
   packet->private_segment_size = kernel->private_segment_fixed_size;
-  packet->group_segment_size = kernel->group_segment_fixed_size;
+  const std::uint64_t lds =
+      std::uint64_t(kernel->group_segment_fixed_size) + request.dynamic_lds_bytes;
+  if (lds > 65536)
+    throw Error("kernel " + kernel->name + " uses " +
+                std::to_string(kernel->group_segment_fixed_size) + " bytes of LDS; with --lds " +
+                std::to_string(request.dynamic_lds_bytes) + " that is " + std::to_string(lds) +
+                ", more than the 64 KiB of a workgroup");
+  packet->group_segment_size = static_cast<std::uint32_t>(lds);
   packet->kernel_object = kernel->descriptor_address;
   packet->kernarg_address = kernarg.data;
   memory.add(packet, sizeof *packet, emu::MemoryMap::kRead, "dispatch packet");
@@ -412,6 +471,8 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.queue = amd_queue;
   params.options.host_threads = request.host_threads;
   params.options.max_resident_waves = request.max_resident_waves;
+  params.options.max_instructions = request.max_instructions;
+  params.options.max_seconds = request.max_seconds;
   params.options.record_block_counts = request.record_block_counts;
   params.options.record_block_sequence = request.record_block_sequence;
   params.options.record_memory_accesses = request.record_memory_accesses;

@@ -2,6 +2,7 @@
 // command line, and write its buffers and ground-truth block traces. A rewritten object (one
 // that carries a WAVEKIT note) gets its per-wave arena and its tool's report (--tool-out); the
 // command lives in the rewrite part for that reason, above the hsa part that runs kernels.
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -25,6 +26,19 @@ unsigned parse_count(const char* option, const std::string& text) {
   if (value > (1u << 20))
     throw UsageError(std::string(option) + ": " + text + " is out of range (0 to 1048576)");
   return static_cast<unsigned>(value);
+}
+
+std::uint64_t parse_instruction_budget(const std::string& text) {
+  const std::uint64_t value = wavekit::cli::parse_unsigned("--max-instructions", text);
+  if (value == 0) throw UsageError("--max-instructions: must be at least 1");
+  return value;
+}
+
+double parse_seconds(const char* option, const std::string& text) {
+  const double value = wavekit::cli::parse_double(option, text);
+  if (!(value > 0) || !std::isfinite(value))
+    throw UsageError(std::string(option) + ": " + text + " is not a positive number of seconds");
+  return value;
 }
 
 bool is_wave_file(const std::string& name) {
@@ -73,7 +87,7 @@ void collect_tool_files(const std::filesystem::path& directory) {
 
 int run_launch(wavekit::cli::Arguments args) {
   std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, trace_memory,
-      threads, max_resident, tool_out;
+      threads, max_resident, tool_out, max_instructions, timeout, lds;
   std::vector<std::string> arg_specs, libraries;
   bool stats = false;
   wavekit::cli::OptionParser parser(
@@ -85,7 +99,10 @@ int run_launch(wavekit::cli::Arguments args) {
       "  file:PATH    a buffer holding the file's bytes (its pointer is passed)\n"
       "  zeros:BYTES  a zeroed buffer of BYTES bytes\n"
       "  i32:V u32:V i64:V u64:V f32:V f64:V   a scalar passed by value (integers: decimal or "
-      "0x)\n\n"
+      "0x)\n"
+      "  struct:T:V,T:V,...  a struct passed by value, fields laid out as C does (T: i8 u8 i16 "
+      "u16\n"
+      "               i32 u32 i64 u64 f32 f64), e.g. struct:i32:3,f32:0.5,u64:0x10\n\n"
       "examples:\n"
       "  wavekit launch add.co --kernel vector_add --grid 1024 --block 256 \\\n"
       "      --arg file:a.bin --arg file:b.bin --arg zeros:4096 --arg u32:1024 --out results\n"
@@ -113,9 +130,18 @@ int run_launch(wavekit::cli::Arguments args) {
                 "a rewritten object: write its tool's report there (bbcount: the --trace-blocks "
                 "JSON, keyed by original block addresses; blocktrace: PATH is the directory of "
                 "the waves' files, the --trace-sequence format)");
+  parser.option("--lds", &lds, "BYTES",
+                "dynamic LDS per workgroup (HIP's dynamic shared memory), added to the kernel's "
+                "own");
   parser.option("--threads", &threads, "N", "host threads (default: every core)");
   parser.option("--max-resident-waves", &max_resident, "N",
                 "limit on resident waves (default: the emulator's)");
+  parser.option("--max-instructions", &max_instructions, "N",
+                "stop the dispatch after N wave-instructions, reporting where each wave stood "
+                "(default: no limit; environment of HSA programs: WAVEKIT_EMU_MAX_INSTRUCTIONS)");
+  parser.option("--timeout", &timeout, "SECONDS",
+                "stop the dispatch after this much wall time, likewise (default: no limit; "
+                "WAVEKIT_EMU_TIMEOUT)");
   parser.flag("--stats", &stats,
               "print workgroups, waves, wave-instructions and time to stderr (and the hostcall "
               "service's statistics when probes used it)");
@@ -140,6 +166,15 @@ int run_launch(wavekit::cli::Arguments args) {
   if (!threads.empty()) request.host_threads = parse_count("--threads", threads);
   if (!max_resident.empty())
     request.max_resident_waves = parse_count("--max-resident-waves", max_resident);
+  if (!lds.empty()) {
+    const std::uint64_t bytes = wavekit::cli::parse_unsigned("--lds", lds);
+    if (bytes > 65536)
+      throw UsageError("--lds: " + lds + " is more than the 64 KiB of a workgroup");
+    request.dynamic_lds_bytes = static_cast<std::uint32_t>(bytes);
+  }
+  if (!max_instructions.empty())
+    request.max_instructions = parse_instruction_budget(max_instructions);
+  if (!timeout.empty()) request.max_seconds = parse_seconds("--timeout", timeout);
   request.record_block_counts = !trace_blocks.empty();
   request.record_block_sequence = !trace_sequence.empty();
   request.record_memory_accesses = !trace_memory.empty();

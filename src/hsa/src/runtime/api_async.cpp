@@ -96,6 +96,18 @@ std::uint64_t system_timestamp() {
       .count();
 }
 
+void lock_async_handlers() { handlers().mutex.lock(); }
+void unlock_async_handlers() { handlers().mutex.unlock(); }
+
+void restart_async_handlers_in_child() {
+  AsyncHandlers& h = handlers();
+  std::lock_guard lock(h.mutex);
+  if (!h.thread.joinable()) return;
+  // The handle names a thread of the parent: it is forgotten, not joined (placement new over
+  // the old object, whose destructor would call std::terminate for a joinable thread).
+  new (&h.thread) std::thread(run_handlers);
+}
+
 void stop_async_handlers() {
   AsyncHandlers& h = handlers();
   std::thread thread;

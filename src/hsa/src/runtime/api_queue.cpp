@@ -75,6 +75,7 @@ hsa_status_t status_for(emu::ErrorKind kind) {
     case emu::ErrorKind::trap:
       return HSA_STATUS_ERROR_EXCEPTION;
     case emu::ErrorKind::no_progress:
+    case emu::ErrorKind::budget_exceeded:
       return HSA_STATUS_ERROR_FATAL;
   }
   return HSA_STATUS_ERROR;
@@ -155,6 +156,8 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   params.options.max_resident_waves = rt.max_resident_waves;
   if (rt.no_progress_instructions)
     params.options.no_progress_instructions = rt.no_progress_instructions;
+  params.options.max_instructions = rt.max_instructions;
+  params.options.max_seconds = rt.max_seconds;
   params.options.record_block_counts = !rt.trace_blocks_directory.empty();
   params.options.record_block_sequence = !rt.trace_sequence_directory.empty();
   const bool ground_truth =
@@ -252,6 +255,16 @@ void packet_processor(Queue* queue) {
 }  // namespace
 
 namespace wavekit::hsa::runtime {
+
+void restart_queue_processors_in_child() {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  // A packet the parent was running starts again from its header (the read index had not
+  // moved past it); the handles name the parent's threads and are forgotten, not joined.
+  for (auto& [hsa_queue, queue] : rt.queues)
+    if (queue->processor.joinable())
+      new (&queue->processor) std::thread(packet_processor, queue.get());
+}
 
 hsa_status_t destroy_queue(hsa_queue_t* hsa_queue) {
   Runtime& rt = runtime();

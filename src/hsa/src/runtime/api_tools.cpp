@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -28,8 +29,21 @@ using namespace wavekit::hsa::runtime;
 
 namespace {
 
+// The container's constructor sets only the versions and the root's pointers: every function
+// slot is indeterminate until cleared, and a tool must see null for what we do not implement.
+template <class Table>
+void clear_functions(Table& table) {
+  const auto version = table.version;
+  std::memset(&table, 0, sizeof table);
+  table.version = version;
+}
+
 HsaApiTableContainer make_table() {
-  HsaApiTableContainer table;  // its constructor sets the versions and the root's pointers
+  HsaApiTableContainer table;
+  clear_functions(table.core);
+  clear_functions(table.amd_ext);
+  clear_functions(table.finalizer_ext);
+  clear_functions(table.image_ext);
 #define WAVEKIT_CORE(name) table.core.name##_fn = name;
 #define WAVEKIT_AMD(name) table.amd_ext.name##_fn = name;
 #include "tools_table.inc"

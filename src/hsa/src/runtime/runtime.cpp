@@ -1,5 +1,9 @@
 #include "runtime.h"
 
+#include <pthread.h>
+
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -34,6 +38,32 @@ unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned 
     std::exit(1);
   }
   return static_cast<unsigned>(value);
+}
+
+std::uint64_t environment_count(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long value = std::strtoull(text, &end, 10);
+  if (*end != '\0' || errno == ERANGE || text[0] == '-') {
+    std::fprintf(stderr, "wavekit emulator: %s='%s' is not a count\n", variable, text);
+    std::exit(1);
+  }
+  return value;
+}
+
+double environment_seconds(const char* variable) {
+  const char* text = std::getenv(variable);
+  if (!text || !*text) return 0;
+  char* end = nullptr;
+  const double value = std::strtod(text, &end);
+  if (*end != '\0' || !(value > 0) || !std::isfinite(value)) {
+    std::fprintf(stderr, "wavekit emulator: %s='%s' is not a positive number of seconds\n",
+                 variable, text);
+    std::exit(1);
+  }
+  return value;
 }
 
 std::string environment_directory(const char* variable) {
@@ -86,12 +116,48 @@ Runtime::Runtime() {
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
   no_progress_instructions =
       environment_unsigned("WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS", 0, 0xffffffffu);
+  max_instructions = environment_count("WAVEKIT_EMU_MAX_INSTRUCTIONS");
+  max_seconds = environment_seconds("WAVEKIT_EMU_TIMEOUT");
   trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
   trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
 }
 
+namespace {
+
+void prepare_fork() {
+  Runtime& rt = runtime();
+  lock_async_handlers();
+  rt.mutex.lock();
+  rt.signal_mutex.lock();
+}
+
+void parent_after_fork() {
+  Runtime& rt = runtime();
+  rt.signal_mutex.unlock();
+  rt.mutex.unlock();
+  unlock_async_handlers();
+}
+
+void child_after_fork() {
+  Runtime& rt = runtime();
+  rt.signal_mutex.unlock();
+  rt.mutex.unlock();
+  unlock_async_handlers();
+  // The parent's waiters are registered in the condition variable's state and will never
+  // wake (a broadcast could wait for them): the child starts with a fresh one.
+  new (&rt.signal_changed) std::condition_variable();
+  restart_queue_processors_in_child();
+  restart_async_handlers_in_child();
+}
+
+}  // namespace
+
 Runtime& runtime() {
-  static Runtime* instance = new Runtime();  // never destroyed: queues may outlive static dtors
+  static Runtime* instance = [] {
+    auto* created = new Runtime();  // never destroyed: queues may outlive static dtors
+    pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+    return created;
+  }();
   return *instance;
 }
 

@@ -114,6 +114,10 @@ struct Runtime {
   unsigned max_resident_waves = 0;  // WAVEKIT_EMU_MAX_RESIDENT_WAVES, 0: emulator default
   // WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS, 0: emulator default (emu::DispatchOptions).
   unsigned no_progress_instructions = 0;
+  // WAVEKIT_EMU_MAX_INSTRUCTIONS and WAVEKIT_EMU_TIMEOUT: every dispatch's budget
+  // (emu::DispatchOptions::max_instructions / max_seconds); 0: none.
+  std::uint64_t max_instructions = 0;
+  double max_seconds = 0;
   // wavekit_emu_set_outside_progress (the preload shim's hostcall service); null: none.
   int (*outside_progress)(void* data) = nullptr;
   void* outside_progress_data = nullptr;
@@ -209,6 +213,15 @@ void destroy_intercept_queues();  // hsa_shut_down
 // handler that is running, and drops the handlers not yet called (as ROCr does).
 void stop_async_handlers();
 
+// fork(): the child gets its own working copy of the emulated GPU, as its memory is a copy of
+// the parent's (runtime.cpp registers these with pthread_atfork). Before the fork the runtime's
+// locks are taken so that the child's copies are consistent and free; in the child the threads
+// that did not survive the fork (packet processors, the async-handler thread) start again.
+void lock_async_handlers();
+void unlock_async_handlers();
+void restart_async_handlers_in_child();
+void restart_queue_processors_in_child();
+
 // The status the C API returns for a loader failure.
 hsa_status_t status_of(const LoaderError& error);
 
@@ -220,5 +233,9 @@ std::string environment_directory(const char* variable);
 // exits the process with a message naming the variable when it is not such a number (a
 // misconfigured run should stop, not silently use a default).
 unsigned environment_unsigned(const char* variable, unsigned fallback, unsigned maximum = 1u << 20);
+// A count up to 2^64 - 1 (0 when unset).
+std::uint64_t environment_count(const char* variable);
+// Seconds, a positive decimal number (0 when unset).
+double environment_seconds(const char* variable);
 
 }  // namespace wavekit::hsa::runtime

@@ -18,9 +18,12 @@
 namespace wavekit::hsa {
 
 // One `--arg` value: a buffer (file:PATH, zeros:BYTES) whose pointer is passed, or a scalar
-// passed by value (i32:V u32:V i64:V u64:V f32:V f64:V).
+// passed by value (i32:V u32:V i64:V u64:V f32:V f64:V), or a struct passed by value
+// (struct:FIELD,FIELD,... with fields i8/u8/i16/u16/i32/u32/i64/u64/f32/f64:V laid out as C
+// lays out a struct of those members: each at its natural alignment, the whole padded to the
+// largest).
 struct ArgumentSpec {
-  enum class Kind { file, zeros, i32, u32, i64, u64, f32, f64 };
+  enum class Kind { file, zeros, i32, u32, i64, u64, f32, f64, by_value_struct };
   Kind kind = Kind::zeros;
   std::string text;                 // as given, for messages
   std::vector<std::uint8_t> bytes;  // buffer contents, or the scalar's little-endian bytes
@@ -81,6 +84,12 @@ struct LaunchRequest {
   bool require_hostcall = false;
   unsigned host_threads = 0;        // 0: every core
   unsigned max_resident_waves = 0;  // 0: the emulator's default
+  // Dynamic LDS per workgroup (HIP's dynamic shared memory, the launch's sharedMemBytes): added
+  // to the kernel's .group_segment_fixed_size in the packet's group_segment_size.
+  std::uint32_t dynamic_lds_bytes = 0;
+  // The dispatch's budget (emu::DispatchOptions::max_instructions / max_seconds); 0: none.
+  std::uint64_t max_instructions = 0;
+  double max_seconds = 0;
   bool record_block_counts = false;
   bool record_block_sequence = false;
   bool record_memory_accesses = false;

@@ -223,6 +223,22 @@ TEST(Mutator, BlockCounterIsBbcountAndDeterministic) {
   EXPECT_EQ(kernel->layout.find("block_counts")->variable.keys, starts);
 }
 
+// Instrumenting an instrumented object would nest tools (two WAVEKIT notes, two arena
+// arguments): it is refused with the reason, naming the tool already in it.
+TEST(Mutator, RefusesAnObjectWavekitAlreadyInstrumented) {
+  const corpus::CorpusObject* object = &corpus::object("basic_gfx90a_O2_cov5");
+  const RewriteResult once = rewrite(
+      codeobj::CodeObject::parse(read_file(object->path), object->path), tool_plan("bbcount"));
+  try {
+    Mutator::open(once.bytes, "once.co");
+    FAIL() << "an instrumented object was opened for rewriting";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "once.co: is already instrumented by wavekit (tool bbcount): rewrite the original "
+              "object instead, or run this one as it is");
+  }
+}
+
 // Negative control: without the prologue's moves of the shifted entry SGPRs, the kernel reads
 // its kernarg pointer and workgroup id from the wrong registers. The checks above must notice.
 TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {

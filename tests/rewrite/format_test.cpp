@@ -236,6 +236,26 @@ TEST(Plan, RejectionsNameThePlace) {
             "args": [{"kind": "return_value"}]}}]})"),
             "p.json: points[0].call.args[0]: return_value is only available at call_return points");
   EXPECT_NE(error_of([] { tool_plan("bbcnt"); }).find("has: bbcount"), std::string::npos);
+  // The arena's fields are 32-bit: 2^32 + 1 used to become 1.
+  for (const char* key : {"count", "element_size", "alignment"})
+    EXPECT_EQ(
+        parse((std::string(R"({"variables": [{"name": "v", ")") + key +
+               R"(": 4294967297}], "points": [{"where": "block_entry", "snippet": {"op":
+                     "increment", "variable": "v"}}]})")
+                  .c_str()),
+        std::string("p.json: variables[0].") + key + ": 4294967297 is larger than 4294967295");
+}
+
+// A variable that would make a wave's slot larger than a launcher can provision is refused,
+// naming it, instead of wrapping or asking for terabytes at launch.
+TEST(Arena, RefusesASlotNoLauncherCanProvision) {
+  ArenaLayout layout;
+  EXPECT_NE(error_of([&] { layout.add(variable("huge", 8, 0xffffffffu)); })
+                .find("per-wave variable 'huge': 8 x 4294967295 bytes would make a wave's arena "
+                      "slot larger than the 256 MiB"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { layout.add(variable("aligned", 8, 1, 1u << 31)); }).find("256 MiB"),
+            std::string::npos);
 }
 
 // AMDGPUUsage's order: private segment buffer, dispatch ptr, queue ptr, kernarg ptr, dispatch

@@ -6,6 +6,7 @@
 #include "wavekit/cli/subcommand.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/rewrite/mutator.h"
+#include "wavekit/rewrite/tools.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
@@ -21,10 +22,14 @@ int run_rewrite(wavekit::cli::Arguments args) {
       "each instrumented kernel runs a relocated copy of its code with the tool's points\n"
       "inserted, and the object gains a WAVEKIT note describing the per-wave arena a launcher\n"
       "must provide (docs/rewrite.md). Tools: bbcount (per-wave basic-block counts), callret\n"
-      "(per-wave return values of each call site).");
+      "(per-wave return values of each call site), blocktrace (each wave's executed block\n"
+      "sequence, streamed to files through the hostcall ring).");
   parser.positional("IN", &input, "code object, offload bundle or HIP host object");
   parser.option("--output", &output, "OUT", "where to write the rewritten code object");
-  parser.option("--tool", &tool, "NAME", "a ready-made tool: bbcount, callret");
+  std::string tools;
+  for (const std::string& name : wavekit::rewrite::tool_names())
+    tools += (tools.empty() ? "" : ", ") + name;
+  parser.option("--tool", &tool, "NAME", "a ready-made tool: " + tools);
   parser.option("--plan", &plan_path, "PLAN.json", "a custom instrumentation plan");
   parser.option("--probe-lib", &probe_lib, "LIB", "the probe library the plan's calls use");
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel (repeatable)");

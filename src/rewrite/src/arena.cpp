@@ -83,7 +83,14 @@ const PlacedVariable& ArenaLayout::add(PerWaveVariable variable) {
     throw Error("per-wave variable '" + variable.name + "' has " +
                 std::to_string(variable.keys.size()) + " keys for " +
                 std::to_string(variable.count) + " elements");
+  // Every resident wave gets a slot: past this a launcher could not provision the arena.
+  constexpr std::uint64_t kMaxSlotBytes = std::uint64_t{256} << 20;
   const std::uint64_t offset = align_up(end_, variable.alignment);
+  if (variable.size() > kMaxSlotBytes || offset + variable.size() > kMaxSlotBytes)
+    throw Error("per-wave variable '" + variable.name + "': " +
+                std::to_string(variable.element_size) + " x " + std::to_string(variable.count) +
+                " bytes would make a wave's arena slot larger than the 256 MiB a launcher "
+                "provisions per wave");
   end_ = offset + variable.size();
   max_alignment_ = std::max<std::uint64_t>(max_alignment_, variable.alignment);
   variables_.push_back(PlacedVariable{std::move(variable), offset});

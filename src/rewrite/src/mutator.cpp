@@ -2,6 +2,7 @@
 
 #include "wavekit/codeobj/bundle.h"
 #include "wavekit/codeobj/code_object.h"
+#include "wavekit/rewrite/arena.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::rewrite {
@@ -35,9 +36,14 @@ Mutator Mutator::open(std::span<const std::uint8_t> bytes, std::string name,
                    : "holds no code object for " + processor + " (it has: " + available + ")");
   if (matching.size() > 1)
     fail(name, "holds code objects for several processors (" + available + "): choose one");
+  codeobj::CodeObject object = codeobj::CodeObject::parse(matching.front()->bytes, name);
+  // Rewriting a rewritten object would nest tools (two notes, two arena arguments): the
+  // original is what a tool instruments. (`wavekit run` adopts such an object as it is.)
+  if (const std::optional<RewriteNote> note = find_note(object))
+    fail(name, "is already instrumented by wavekit (tool " + note->tool +
+                   "): rewrite the original object instead, or run this one as it is");
   auto state =
-      std::make_unique<State>(State{codeobj::CodeObject::parse(matching.front()->bytes, name),
-                                    Plan{}, std::nullopt, std::nullopt});
+      std::make_unique<State>(State{std::move(object), Plan{}, std::nullopt, std::nullopt});
   return Mutator(std::move(state));
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -153,15 +154,18 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
       walker.only_keys(entry, path, {"name", "element_size", "count", "alignment"});
       PerWaveVariable variable;
       variable.name = walker.string(entry, path, "name");
-      if (entry.contains("element_size"))
-        variable.element_size = static_cast<std::uint32_t>(
-            walker.unsigned_value(entry["element_size"], path + ".element_size"));
-      if (entry.contains("count"))
-        variable.count =
-            static_cast<std::uint32_t>(walker.unsigned_value(entry["count"], path + ".count"));
-      if (entry.contains("alignment"))
-        variable.alignment = static_cast<std::uint32_t>(
-            walker.unsigned_value(entry["alignment"], path + ".alignment"));
+      // The arena's fields are 32-bit: a larger value is refused, never cut to its low bits.
+      const auto field = [&](const char* key, std::uint32_t& into) {
+        if (!entry.contains(key)) return;
+        const std::string where = path + "." + key;
+        const std::uint64_t value = walker.unsigned_value(entry[key], where);
+        if (value > std::numeric_limits<std::uint32_t>::max())
+          walker.bad(where, std::to_string(value) + " is larger than 4294967295");
+        into = static_cast<std::uint32_t>(value);
+      };
+      field("element_size", variable.element_size);
+      field("count", variable.count);
+      field("alignment", variable.alignment);
       if (!declared.insert(variable.name).second)
         walker.bad(path, "variable '" + variable.name + "' is declared twice");
       plan.variables.push_back(std::move(variable));

@@ -137,7 +137,32 @@ TEST(Heatmap, CountsDistinctProfilesAndShadesByCount) {
       << text.picture;
   std::string svg = heatmap_svg(report);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
-  EXPECT_NE(svg.find("block 0x120: 9"), std::string::npos);
+  EXPECT_NE(svg.find("viewBox="), std::string::npos) << "scales to any size";
+  EXPECT_NE(svg.find("wave 0, block 0x120: entered 9 times"), std::string::npos);
+  EXPECT_NE(svg.find(">0x120</text>"), std::string::npos) << "columns are labelled";
+  EXPECT_NE(svg.find(">3-9</text>"), std::string::npos) << "each column's range is shown";
+  EXPECT_NE(svg.find("not entered"), std::string::npos) << "a legend";
+}
+
+// Blocks differ in scale (a loop body runs 100 times more than the entry), and the picture
+// shows how waves differ in each: every column gets its own colour range, so 109 and 118
+// entries are the two ends of the scale, not two indistinguishable shades of one colour.
+TEST(Heatmap, SvgColoursEachBlockOverItsOwnRange) {
+  nlohmann::json report = nlohmann::json::parse(R"({"kernel": "k", "waves": [
+      {"id": 0, "blocks": {"0x100": 1, "0x120": 109}},
+      {"id": 1, "blocks": {"0x100": 1, "0x120": 118}},
+      {"id": 2, "blocks": {"0x100": 1}}]})");
+  const std::string svg = heatmap_svg(report);
+  const auto fill_of = [&](const std::string& title) {
+    const std::size_t at = svg.find("<title>" + title + "</title>");
+    EXPECT_NE(at, std::string::npos) << title;
+    const std::size_t fill = svg.rfind("fill=\"", at);
+    return svg.substr(fill + 6, svg.find('"', fill + 6) - fill - 6);
+  };
+  EXPECT_EQ(fill_of("wave 0, block 0x120: entered 109 times"), "#440154");  // its fewest
+  EXPECT_EQ(fill_of("wave 1, block 0x120: entered 118 times"), "#fde725");  // its most
+  EXPECT_EQ(fill_of("wave 2, block 0x120: entered 0 times"), "#ffffff");
+  EXPECT_EQ(fill_of("wave 0, block 0x100: entered 1 times"), "#c8c8c8");  // same in every wave
 }
 
 TEST(CallretView, OneRowPerSiteSummedOverWavesInAddressOrder) {

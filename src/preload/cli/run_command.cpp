@@ -1,4 +1,5 @@
 // `wavekit run`: instrument an unmodified application and run it.
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -20,11 +21,19 @@ namespace preload = wavekit::preload;
 
 void print_summary(const preload::RunResult& result, const std::string& tool) {
   const nlohmann::json& summary = result.summary;
+  if (result.signal)
+    std::cerr << "wavekit run: the application was killed by signal " << result.signal << " ("
+              << sigabbrev_np(result.signal) << ": " << strsignal(result.signal) << ")\n";
   if (summary.is_null()) {
-    std::cerr << "wavekit run: the application left no report (did it use HSA?)\n";
+    std::cerr << (result.signal
+                      ? "wavekit run: it left no report (it died before its report was written)\n"
+                      : "wavekit run: the application left no report (did it use HSA?)\n");
     return;
   }
-  std::cerr << "\nwavekit run: " << tool << "\n";
+  std::cerr << "\nwavekit run: " << tool;
+  if (summary.value("processes", 1) > 1)
+    std::cerr << " (" << summary["processes"].get<std::size_t>() << " processes reported)";
+  std::cerr << "\n";
   for (const auto& object : summary.value("objects", nlohmann::json::array())) {
     std::cerr << "  instrumented code object (" << object.value("origin", "?") << "): kernels";
     for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
@@ -69,18 +78,50 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
     std::cerr << "  note: " << message.get<std::string>() << "\n";
 }
 
+// A selected kernel (--kernel, or the plan's "kernels") that no loaded object has is almost
+// always a typo: say so, with the names the application did load.
+void report_unknown_kernels(const nlohmann::json& summary,
+                            const std::vector<std::string>& selected) {
+  if (summary.is_null()) return;
+  std::set<std::string> instrumented, loaded;
+  for (const auto& object : summary.value("objects", nlohmann::json::array()))
+    for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
+      instrumented.insert(kernel.get<std::string>());
+  loaded = instrumented;
+  for (const auto& kernel : summary.value("kernels_not_selected", nlohmann::json::array()))
+    loaded.insert(kernel.get<std::string>());
+  for (const std::string& name : selected) {
+    const std::string base = name.ends_with(".kd") ? name.substr(0, name.size() - 3) : name;
+    if (instrumented.count(base)) continue;
+    std::string known;
+    for (const std::string& kernel : loaded) known += (known.empty() ? "" : ", ") + kernel;
+    std::cerr << "wavekit run: kernel " << name << " was selected but "
+              << (loaded.count(base)
+                      ? "was not instrumented (see the notes above)"
+                      : "no code object the application loaded has it (it "
+                        "loaded: " +
+                            (known.empty() ? std::string("no kernels") : known) + ")")
+              << "\n";
+  }
+}
+
 // bbcount: a picture per dispatch (SVG beside the JSON) and the first one in the terminal.
+// A picture that cannot be written is reported and skipped: the run's results stand.
 void draw_heatmaps(const nlohmann::json& summary) {
   bool shown = false;
   for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
     if (!dispatch.contains("file")) continue;
     std::string path = dispatch["file"].get<std::string>();
-    nlohmann::json report = nlohmann::json::parse(wavekit::read_file(path));
-    std::string svg = std::filesystem::path(path).replace_extension(".svg").string();
-    wavekit::write_file(svg, preload::heatmap_svg(report));
-    if (!shown) {
-      std::cerr << "\n" << preload::heatmap_text(report).picture << "  heatmap: " << svg << "\n";
-      shown = true;
+    try {
+      nlohmann::json report = nlohmann::json::parse(wavekit::read_file(path));
+      std::string svg = std::filesystem::path(path).replace_extension(".svg").string();
+      wavekit::write_file(svg, preload::heatmap_svg(report));
+      if (!shown) {
+        std::cerr << "\n" << preload::heatmap_text(report).picture << "  heatmap: " << svg << "\n";
+        shown = true;
+      }
+    } catch (const std::exception& error) {
+      std::cerr << "wavekit run: no heatmap for " << path << ": " << error.what() << "\n";
     }
   }
 }
@@ -158,6 +199,9 @@ int run_run(wavekit::cli::Arguments args) {
       wavekit::companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR)};
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
+  std::vector<std::string> selected = options.shim.kernels;
+  if (custom) selected = preload::plan_for(options.shim).kernels;
+  report_unknown_kernels(result.summary, selected);
   if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);
   if (options.shim.tool == "callret" && !result.summary.is_null())
     print_call_returns(result.summary);

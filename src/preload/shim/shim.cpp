@@ -17,6 +17,7 @@
 //     after freezing, print to stdout, per-wave files under --tool-out, statistics in the report.
 // Nothing here throws across the C ABI: every failure becomes a fallback and one message.
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -165,6 +166,13 @@ class Shim {
       summary_["objects"].push_back(entry);
     } else {
       const Declined& declined = std::get<Declined>(outcome);
+      {
+        // What the application loaded but nobody selected: `wavekit run` names a selected
+        // kernel that is in none of its objects.
+        std::lock_guard lock(mutex_);
+        for (const std::string& name : declined.kernels)
+          summary_["kernels_not_selected"].push_back(name);
+      }
       if (!declined.quiet) warn_once("running the original code object: " + declined.reason);
     }
     return object;
@@ -340,10 +348,14 @@ class Shim {
 
   void write_summary() {
     std::lock_guard lock(mutex_);
-    if (summary_written_ || config_.report_path.empty()) return;
+    if (summary_written_ || config_.report_directory.empty()) return;
     summary_written_ = true;
     try {
-      write_file(config_.report_path, summary_.dump(2) + "\n");
+      // One file per process: an application that forks, or runs several processes, reports
+      // each of them (`wavekit run` merges them).
+      summary_["pid"] = static_cast<std::int64_t>(getpid());
+      write_file(config_.report_directory + "/" + std::to_string(getpid()) + ".json",
+                 summary_.dump(2) + "\n");
     } catch (const std::exception& error) {
       std::fprintf(stderr, "wavekit: %s\n", error.what());
     }
@@ -361,10 +373,44 @@ class Shim {
                   {"messages", nlohmann::json::array()}};
       queues_active_ = true;
       std::atexit([] { Shim::get().shut_down(); });
+      pthread_atfork(nullptr, nullptr, [] { Shim::get().after_fork_in_child(); });
     } catch (const std::exception& error) {
       std::fprintf(stderr, "wavekit: instrumentation is off: %s\n", error.what());
       substituter_.reset();
     }
+  }
+
+  // fork(): the child has copies of this object's state but none of its threads. Its locks are
+  // made anew (a thread of the parent may have held one), its report lists only its own
+  // dispatches, the reporter starts again for the dispatches it inherited, and a hostcall
+  // service (whose threads are gone, and whose ring the probes of its executables are bound
+  // to) is left behind: those kernels run uninstrumented in the child, with a message.
+  void after_fork_in_child() {
+    new (&mutex_) std::mutex();
+    new (&reports_mutex_) std::mutex();
+    new (&reports_changed_) std::condition_variable();
+    new (&queues_mutex_) std::shared_mutex();
+    summary_["dispatches"] = nlohmann::json::array();
+    summary_["messages"] = nlohmann::json::array();
+    summary_.erase("hostcall");
+    summary_written_ = false;
+    warned_.clear();
+    if (hostcall_) {
+      (void)hostcall_.release();  // its threads were the parent's: never stopped, never freed
+      for (auto& [object, kernel] : kernels_)
+        if (kernel.unusable.empty())
+          kernel.unusable = "its probes' hostcall service did not survive fork() into process " +
+                            std::to_string(getpid());
+    }
+    if (reporter_.joinable()) new (&reporter_) std::thread([this] { report_loop(); });
+  }
+
+  // KERNEL.N, or KERNEL.pidP.N in a process other than the one `wavekit run` started, so that
+  // processes never write the same file.
+  std::string result_stem(const std::string& kernel, std::uint64_t dispatch) const {
+    const bool root = config_.root_pid == 0 || config_.root_pid == getpid();
+    return config_.tool_out + "/" + kernel + (root ? "" : ".pid" + std::to_string(getpid())) + "." +
+           std::to_string(dispatch);
   }
 
   static std::uint16_t& packet_header(void* ring, std::uint64_t index) {
@@ -673,8 +719,7 @@ class Shim {
         // now), under a name only the dispatch's kernarg segment gave them.
         const std::filesystem::path written = std::filesystem::path(config_.tool_out) /
                                               rewrite::tool_files_subdirectory(report.kernarg);
-        const std::string path =
-            config_.tool_out + "/" + report.kernel + "." + std::to_string(report.dispatch);
+        const std::string path = result_stem(report.kernel, report.dispatch);
         std::filesystem::remove_all(path);
         if (std::filesystem::exists(written))
           std::filesystem::rename(written, path);
@@ -683,8 +728,7 @@ class Shim {
         entry["directory"] = path;
       } else if (!config_.tool_out.empty()) {
         std::filesystem::create_directories(config_.tool_out);
-        std::string path = config_.tool_out + "/" + report.kernel + "." +
-                           std::to_string(report.dispatch) + ".json";
+        std::string path = result_stem(report.kernel, report.dispatch) + ".json";
         write_file(path, result.dump() + "\n");
         entry["file"] = path;
       }

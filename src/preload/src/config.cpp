@@ -31,7 +31,13 @@ ShimConfig config_from_environment() {
   config.probe_library = variable("WAVEKIT_PROBE_LIB");
   config.tool_out = variable("WAVEKIT_TOOL_OUT");
   config.cache_dir = variable("WAVEKIT_CACHE_DIR");
-  config.report_path = variable("WAVEKIT_REPORT");
+  config.report_directory = variable("WAVEKIT_REPORT_DIR");
+  if (const std::string root = variable("WAVEKIT_ROOT_PID"); !root.empty()) {
+    char* end = nullptr;
+    config.root_pid = std::strtol(root.c_str(), &end, 10);
+    if (*end != '\0' || config.root_pid <= 0)
+      throw Error("WAVEKIT_ROOT_PID must be a process id, not '" + root + "'");
+  }
   config.kernels = split_list(variable("WAVEKIT_KERNELS"));
   std::string rewrite_mode = variable("WAVEKIT_LOAD_TIME_REWRITE");
   if (rewrite_mode == "0")
@@ -58,7 +64,7 @@ std::map<std::string, std::string> config_to_environment(const ShimConfig& confi
   set("WAVEKIT_PROBE_LIB", config.probe_library);
   set("WAVEKIT_TOOL_OUT", config.tool_out);
   set("WAVEKIT_CACHE_DIR", config.cache_dir);
-  set("WAVEKIT_REPORT", config.report_path);
+  set("WAVEKIT_REPORT_DIR", config.report_directory);
   std::string kernels;
   for (const std::string& kernel : config.kernels) kernels += (kernels.empty() ? "" : ",") + kernel;
   set("WAVEKIT_KERNELS", kernels);

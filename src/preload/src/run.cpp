@@ -3,16 +3,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string_view>
 #include <vector>
 
 #include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
 
 extern char** environ;
 
@@ -61,6 +62,49 @@ void remove_earlier_results(const std::string& directory) {
                  directory.c_str(), earlier.size(), earlier.size() == 1 ? "" : "s");
 }
 
+// The reports of every process that used HSA, as one summary: the started process's first,
+// then the others by pid; "processes" says how many reported.
+nlohmann::json merge_reports(const std::filesystem::path& directory, pid_t root) {
+  std::vector<nlohmann::json> reports;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    if (entry.path().extension() != ".json") continue;
+    try {
+      reports.push_back(nlohmann::json::parse(read_file(entry.path().string())));
+    } catch (const std::exception&) {
+      // A process killed while writing its report: its dispatches are not reported.
+    }
+  }
+  if (reports.empty()) return nullptr;
+  std::sort(reports.begin(), reports.end(),
+            [root](const nlohmann::json& a, const nlohmann::json& b) {
+              const long pa = a.value("pid", 0L), pb = b.value("pid", 0L);
+              if ((pa == root) != (pb == root)) return pa == root;
+              return pa < pb;
+            });
+  nlohmann::json merged = reports.front();
+  merged["processes"] = reports.size();
+  for (auto& dispatch : merged["dispatches"]) dispatch["pid"] = merged.value("pid", 0L);
+  const auto append_new = [](nlohmann::json& into, const nlohmann::json& items) {
+    if (!items.is_array()) return;
+    if (!into.is_array()) into = nlohmann::json::array();
+    for (const auto& item : items)
+      if (std::find(into.begin(), into.end(), item) == into.end()) into.push_back(item);
+  };
+  for (std::size_t i = 1; i < reports.size(); ++i) {
+    const nlohmann::json& other = reports[i];
+    for (auto dispatch : other.value("dispatches", nlohmann::json::array())) {
+      dispatch["pid"] = other.value("pid", 0L);
+      merged["dispatches"].push_back(std::move(dispatch));
+    }
+    append_new(merged["objects"], other.value("objects", nlohmann::json::array()));
+    append_new(merged["messages"], other.value("messages", nlohmann::json::array()));
+    append_new(merged["kernels_not_selected"],
+               other.value("kernels_not_selected", nlohmann::json::array()));
+  }
+  return merged;
+}
+
 std::string prepend_path(const char* variable, const std::string& first) {
   const char* old = std::getenv(variable);
   return old && *old ? first + ":" + old : first;
@@ -75,9 +119,13 @@ RunResult run_application(const RunOptions& options, const Installation& install
 
   ShimConfig shim = options.shim;
   remove_earlier_results(shim.tool_out);
-  std::filesystem::path report = std::filesystem::temp_directory_path() /
-                                 ("wavekit-run-" + std::to_string(getpid()) + ".json");
-  shim.report_path = report.string();
+  std::string report_template =
+      (std::filesystem::temp_directory_path() / "wavekit-run-XXXXXX").string();
+  if (!mkdtemp(report_template.data()))
+    throw Error("cannot create a directory for the application's reports in " +
+                std::filesystem::temp_directory_path().string() + ": " + std::strerror(errno));
+  const std::filesystem::path reports = report_template;
+  shim.report_directory = reports.string();
 
   std::map<std::string, std::string> environment = config_to_environment(shim);
   environment["LD_PRELOAD"] = prepend_path("LD_PRELOAD", installation.preload_library);
@@ -92,6 +140,7 @@ RunResult run_application(const RunOptions& options, const Installation& install
   if (child < 0) throw Error(std::string("cannot start the application: ") + std::strerror(errno));
   if (child == 0) {
     for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
+    setenv("WAVEKIT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& argument : options.command)
       argv.push_back(const_cast<char*>(argument.c_str()));
@@ -104,16 +153,11 @@ RunResult run_application(const RunOptions& options, const Installation& install
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
   RunResult result;
+  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(report);
-  if (in) {
-    try {
-      result.summary = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      result.summary = nullptr;
-    }
-  }
-  std::filesystem::remove(report);
+  result.summary = merge_reports(reports, child);
+  std::error_code ignored;
+  std::filesystem::remove_all(reports, ignored);
   return result;
 }
 

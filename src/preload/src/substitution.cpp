@@ -78,7 +78,11 @@ std::variant<Substitution, Declined> Substituter::substitute(
       for (const auto& kernel : object.kernels())
         for (const std::string& name : plan_.kernels)
           selected = selected || kernel.name == name || kernel.descriptor_symbol == name;
-      if (!selected) return Declined{"none of the selected kernels is in this object", true};
+      if (!selected) {
+        Declined declined{"none of the selected kernels is in this object", true, {}};
+        for (const auto& kernel : object.kernels()) declined.kernels.push_back(kernel.name);
+        return declined;
+      }
     }
 
     // An object wavekit already rewrote (offline by the user, or by the HIP registration

@@ -13,12 +13,17 @@ namespace wavekit::preload {
 enum class InjectedFault { none, arena_allocation };
 
 struct ShimConfig {
-  std::string tool;            // a ready-made tool ("bbcount", ...) or "custom"
-  std::string plan_path;       // custom: the plan JSON
-  std::string probe_library;   // custom: the probe library (overrides the plan's)
-  std::string tool_out;        // directory for per-dispatch results
-  std::string cache_dir;       // rewritten objects, keyed by content hash and plan
-  std::string report_path;     // the shim's summary (JSON) for `wavekit run`
+  std::string tool;           // a ready-made tool ("bbcount", ...) or "custom"
+  std::string plan_path;      // custom: the plan JSON
+  std::string probe_library;  // custom: the probe library (overrides the plan's)
+  std::string tool_out;       // directory for per-dispatch results
+  std::string cache_dir;      // rewritten objects, keyed by content hash and plan
+  // Where each process of the application writes its summary, <pid>.json, for `wavekit run`.
+  std::string report_directory;
+  // The process `wavekit run` started (WAVEKIT_ROOT_PID, which run sets in that process itself,
+  // the only place its pid is known): its results are KERNEL.N, any other process's
+  // KERNEL.pidP.N. 0: every process is the root (the shim used without `wavekit run`).
+  long root_pid = 0;
   std::vector<std::string> kernels;  // only these kernels (empty: all)
   bool load_time_rewrite = true;     // rewrite on the spot when the cache has no entry
   InjectedFault fault = InjectedFault::none;

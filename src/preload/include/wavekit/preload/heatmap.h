@@ -1,16 +1,16 @@
 // Pictures of a bbcount report ({"kernel", "waves": [{"id", "blocks": {"0x..": n}}]}): rows are
-// waves, columns basic blocks, shade the execution count on a log scale. People see at a
-// glance which waves took which paths.
+// waves, columns basic blocks, each block shaded over its own range of counts across the waves
+// (blocks differ in scale, and what matters is how waves differ). People see at a glance which
+// waves took which paths.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace wavekit::preload {
 
 struct HeatmapText {
-  std::string picture;      // rows of shade characters with a legend
+  std::string picture;                // rows of shade characters with a legend
   std::size_t distinct_profiles = 0;  // waves with different block-count vectors
 };
 

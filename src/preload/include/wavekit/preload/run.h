@@ -2,10 +2,9 @@
 // runtime (no AMD GPU needed) or on ROCm's, and turn what the shim reports into a summary.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/preload/config.h"
 
@@ -14,20 +13,25 @@ namespace wavekit::preload {
 enum class Device { emulator, hsa };
 
 struct RunOptions {
-  ShimConfig shim;  // tool, plan, probe library, tool_out, cache, kernels (report_path is set by run)
+  ShimConfig
+      shim;  // tool, plan, probe library, tool_out, cache, kernels (report_directory is set by run)
   Device device = Device::emulator;
   std::string emulated_target;  // WAVEKIT_EMU_TARGET for the emulator ("" = its default)
   std::vector<std::string> command;
 };
 
 struct Installation {
-  std::string preload_library;  // libwavekit-preload.so
+  std::string preload_library;       // libwavekit-preload.so
   std::string emulator_runtime_dir;  // directory with the emulator's libhsa-runtime64.so.1
 };
 
 struct RunResult {
-  int exit_status = 0;     // the application's (128 + signal when it was killed)
-  nlohmann::json summary;  // the shim's report: objects, dispatches, messages
+  int exit_status = 0;  // the application's (128 + signal when it was killed)
+  int signal = 0;       // the signal that killed it, 0 when it exited
+  // The shim's reports merged over every process of the application that used HSA: objects,
+  // dispatches (each with the "pid" that ran it), messages, "processes" (how many reported);
+  // null when none reported.
+  nlohmann::json summary;
 };
 
 // Device::hsa when this machine has an AMD GPU (/dev/kfd), else Device::emulator.

@@ -29,6 +29,7 @@ struct Substitution {
 struct Declined {
   std::string reason;
   bool quiet = false;
+  std::vector<std::string> kernels = {};  // the object's kernels, when it could be read
 };
 
 class Substituter {

@@ -158,6 +158,22 @@ TEST(Exporters, MoreTimedLaunchesThanLaunchesIsAClearError) {
   EXPECT_NE(error.find("3 timed launches of 2"), std::string::npos) << "'" << error << "'";
 }
 
+// A time of 1e300 or 2^64 ns has no 64-bit value: converting it was undefined behaviour (the
+// release build printed 9223372036.855 s); negative and non-finite ones are refused as well.
+TEST(Exporters, MetricValuesOutsideSixtyFourBitsAreAClearError) {
+  for (const char* value : {"1e300", "18446744073709551616", "-5", "1.8446744073709552e19"}) {
+    const std::string text = std::string(R"json([{"frame":{"name":"ROOT"},"metrics":{},"children":[
+      {"frame":{"name":"k"},"metrics":{"count":1,"time (ns)":)json") +
+                             value + "},\"children\":[]}]}]";
+    const std::string error = error_of([&] { from_hatchet_json(text, "big.hatchet"); });
+    EXPECT_EQ(error.rfind("big.hatchet: a metric value ", 0), 0u) << value << ": '" << error << "'";
+    EXPECT_NE(error.find("is not an unsigned 64-bit integer"), std::string::npos) << error;
+  }
+  const char* largest = R"json([{"frame":{"name":"ROOT"},"metrics":{},"children":[
+    {"frame":{"name":"k"},"metrics":{"count":1,"time (ns)":18446744073709551615},"children":[]}]}])json";
+  EXPECT_EQ(error_of([&] { from_hatchet_json(largest, "max.hatchet"); }), "");
+}
+
 TEST(Exporters, EveryTruncationOfABinaryProfileIsAClearError) {
   auto bytes = to_binary(sample_profile());
   for (std::size_t n = 0; n < bytes.size(); ++n) {

@@ -162,7 +162,14 @@ json node_to_json(const ProfileNode& node, const std::map<std::uint32_t, DeviceI
 
 std::uint64_t as_u64(const json& value) {
   if (value.is_number_unsigned()) return value.get<std::uint64_t>();
-  if (value.is_number()) return static_cast<std::uint64_t>(std::max(0.0, value.get<double>()));
+  if (value.is_number()) {
+    // A float outside [0, 2^64) has no unsigned value (converting it would be undefined).
+    const double number = value.get<double>();
+    if (!(number >= 0.0 && number < 18446744073709551616.0))
+      throw Error("a metric value " + value.dump() +
+                  " is not an unsigned 64-bit integer (negative, too large or not finite)");
+    return static_cast<std::uint64_t>(number);
+  }
   if (value.is_string()) {
     const std::string& text = value.get_ref<const std::string&>();
     std::uint64_t parsed = 0;
@@ -276,6 +283,11 @@ Profile from_hatchet_json(const std::string& text, const std::string& origin) {
   } catch (const json::exception& e) {
     // A field of the wrong type (a name that is a number, say): name the file, not the parser.
     fail(origin, std::string("not a hatchet profile: ") + e.what());
+  } catch (const Error& e) {
+    // A value out of range (as_u64): name the file too, once.
+    const std::string message = e.what();
+    if (message.rfind(origin + ": ", 0) == 0) throw;
+    fail(origin, message);
   }
 }
 

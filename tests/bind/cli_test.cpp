@@ -88,7 +88,8 @@ TEST_F(Cli, BadOptionsAreUsageErrors) {
       {"bind --topology " + xml_ + " --ntasks 2 --smt 3", 1, "smt must be between 0"},
       {"bind --topology " + xml_ + " --ntasks 2 --restrict 0-x", 1, "--restrict"},
       {"bind --topology " + xml_ + " --ntasks 2 --restrict 200-300", 1, "leaves no CPUs"},
-      {"bind --topology /nonexistent/node.xml --ntasks 2", 1, "no such topology file"},
+      {"bind --topology /nonexistent/node.xml --ntasks 2", 1,
+       "/nonexistent/node.xml: No such file or directory"},
       {"bind-machine sockets=2", 1, "unknown key 'sockets'"},
   };
   for (const auto& c : cases) {

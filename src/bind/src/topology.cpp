@@ -1,13 +1,20 @@
 #include "wavekit/bind/topology.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
-#include <filesystem>
+#include <limits>
+#include <map>
 #include <utility>
 
 #include "wavekit/support/error.h"
+#include "wavekit/support/file.h"
 
 namespace wavekit::bind {
 namespace {
+
+// The largest topologies hwloc exports are a few MiB; anything far beyond is not one.
+constexpr std::uint64_t kTopologyFileLimit = std::uint64_t{256} << 20;
 
 // mpibind_load_topology's filters: levels that add no structure are merged (which is why the
 // core level is looked up with get_type_or_below_depth), and important PCI/OS devices are kept
@@ -30,6 +37,67 @@ void check_usable(hwloc_topology_t topology, const std::string& origin) {
   if (hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE) <= 0) {
     hwloc_topology_destroy(topology);
     fail(origin, "the topology has no NUMA node");
+  }
+}
+
+// Debian's hwloc 2.9 dereferences a complete set that an XML object lacks (lstopo --input
+// crashes on such a file too), so every object's sets are checked before hwloc sees the XML:
+// an object with a cpuset must carry its complete_cpuset, one with a nodeset its
+// complete_nodeset, as hwloc's own exporter always writes them.
+void check_object_sets(const std::string& xml, const std::string& origin) {
+  std::size_t line = 1;
+  std::size_t counted_to = 0;
+  for (std::size_t at = xml.find("<object"); at != std::string::npos;
+       at = xml.find("<object", at + 1)) {
+    const char after = at + 7 < xml.size() ? xml[at + 7] : '>';
+    if (after != ' ' && after != '\t' && after != '\n' && after != '\r' && after != '/' &&
+        after != '>')
+      continue;  // <objects ...> or another tag name
+    line +=
+        static_cast<std::size_t>(std::count(xml.begin() + static_cast<std::ptrdiff_t>(counted_to),
+                                            xml.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+    counted_to = at;
+    // The tag's attributes, up to its closing '>' outside quotes.
+    std::map<std::string, std::string> attributes;
+    std::size_t i = at + 7;
+    for (;;) {
+      while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+      if (i >= xml.size())
+        fail(origin, "line " + std::to_string(line) + ": an <object> tag is not closed");
+      if (xml[i] == '>' || xml[i] == '/') break;
+      const std::size_t name_start = i;
+      while (i < xml.size() && xml[i] != '=' && xml[i] != '>' &&
+             !std::isspace(static_cast<unsigned char>(xml[i])))
+        ++i;
+      const std::string name = xml.substr(name_start, i - name_start);
+      while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+      if (i >= xml.size() || xml[i] != '=') {
+        attributes[name];
+        continue;
+      }
+      ++i;
+      while (i < xml.size() && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+      if (i >= xml.size() || (xml[i] != '"' && xml[i] != '\''))
+        fail(origin, "line " + std::to_string(line) + ": attribute " + name +
+                         " of an <object> has no quoted value");
+      const char quote = xml[i++];
+      const std::size_t end = xml.find(quote, i);
+      if (end == std::string::npos)
+        fail(origin, "line " + std::to_string(line) + ": attribute " + name + " is not closed");
+      attributes[name] = xml.substr(i, end - i);
+      i = end + 1;
+    }
+    const auto has = [&](const char* name) { return attributes.count(name) != 0; };
+    const auto missing = [&](const char* set, const char* complete) {
+      if (!has(set) || has(complete)) return;
+      std::string what = has("type") ? attributes["type"] : std::string("object");
+      if (has("os_index")) what += " P#" + attributes["os_index"];
+      fail(origin, "line " + std::to_string(line) + ": object " + what + " has a " + set +
+                       " but no " + complete +
+                       " (hwloc would crash on it; re-export the topology with lstopo)");
+    };
+    missing("cpuset", "complete_cpuset");
+    missing("nodeset", "complete_nodeset");
   }
 }
 
@@ -72,20 +140,16 @@ Topology Topology::live() {
 }
 
 Topology Topology::from_xml_file(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    fail(path,
-         std::filesystem::exists(path, error) ? "not a regular file" : "no such topology file");
-  hwloc_topology_t topology = new_topology_with_mpibind_filters();
-  if (hwloc_topology_set_xml(topology, path.c_str()) < 0 || hwloc_topology_load(topology) < 0) {
-    hwloc_topology_destroy(topology);
-    fail(path, "hwloc cannot load it as a topology XML file (malformed or not hwloc XML)");
-  }
-  check_usable(topology, path);
-  return Topology(topology, path);
+  // Read here, not by hwloc, so that a file that cannot be read says why (permissions, a
+  // directory, a device) instead of "malformed".
+  const std::vector<std::uint8_t> bytes = read_file(path, kTopologyFileLimit);
+  return from_xml_buffer(std::string(bytes.begin(), bytes.end()), path);
 }
 
 Topology Topology::from_xml_buffer(const std::string& xml, const std::string& what) {
+  if (xml.size() >= static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    fail(what, "the topology XML is too large for hwloc");
+  check_object_sets(xml, what);
   hwloc_topology_t topology = new_topology_with_mpibind_filters();
   if (hwloc_topology_set_xmlbuffer(topology, xml.c_str(), static_cast<int>(xml.size()) + 1) < 0 ||
       hwloc_topology_load(topology) < 0) {

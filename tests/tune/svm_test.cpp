@@ -400,6 +400,16 @@ TEST(SvmProperties, ThreadsChangeNothing) {
   p.threads = 3;
   SvmModel three = train(d, p);
   EXPECT_EQ(format_model(one), format_model(three));
+  // with the shared Gram matrix (probabilities, several classes) and in cross-validation
+  auto wine = sklearn_set("wine");
+  if (!wine) GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";
+  p.probability = true;
+  p.threads = 1;
+  SvmModel w1 = train(*wine, p);
+  auto cv1 = cross_validation(*wine, p, 3);
+  p.threads = 3;
+  EXPECT_EQ(format_model(train(*wine, p)), format_model(w1));
+  EXPECT_EQ(cross_validation(*wine, p, 3), cv1);
 }
 
 TEST(GlibcRandTest, IsGlibcRand) {

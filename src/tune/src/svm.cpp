@@ -274,7 +274,8 @@ class SvcQ {
           data[jj] = static_cast<float>(y_[i] * y_[jj] * buf[jj - jb]);
       };
       std::size_t n = static_cast<std::size_t>(len - start);
-      if (pool_ && n * (k_.dim + 8) >= 4096)
+      // With a shared Gram matrix the row is a lookup (its computation uses the pool itself).
+      if (pool_ && !k_.gram && n * (k_.dim + 8) >= 4096)
         pool_->run(n, fill);
       else
         fill(0, n);

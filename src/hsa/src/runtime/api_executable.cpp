@@ -1,9 +1,11 @@
 // HSA API: code-object readers and executables, over wavekit::hsa::Executable (the loader).
 // Loaded images become visible to the emulated GPU (MemoryMap) and its decoder (CodeCache) as
 // soon as they are loaded; relocation happens at freeze, with ROCr's rules.
+#include <hsa/hsa_ven_amd_loader.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime.h"
@@ -435,6 +437,78 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol_handl
       return put<std::uint32_t>(value, 0);
   }
   return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+}
+
+}  // extern "C"
+
+// The AMD loader extension (hsa_ven_amd_loader.h), version 1.01: what CLR asks of it is the host
+// address of a kernel descriptor (device and host addresses are the same here) and which
+// executable holds an address.
+namespace {
+
+hsa_status_t loader_query_host_address(const void* device_address, const void** host_address) {
+  if (!device_address || !host_address) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!runtime().memory.find(reinterpret_cast<std::uint64_t>(device_address)))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;  // as ROCr: not an address the loader knows
+  *host_address = device_address;
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t loader_query_segment_descriptors(hsa_ven_amd_loader_segment_descriptor_t*,
+                                              size_t* count) {
+  if (!count) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return HSA_STATUS_ERROR;  // not supported
+}
+
+ExecutableState* executable_holding(std::uint64_t address) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  for (auto& [key, state] : rt.executables)
+    for (const auto& loaded : state->loader.objects())
+      if (address >= loaded.load_base && address < loaded.load_base + loaded.load_size)
+        return state.get();
+  return nullptr;
+}
+
+hsa_status_t loader_query_executable(const void* device_address, hsa_executable_t* executable) {
+  if (!device_address || !executable) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  ExecutableState* state = executable_holding(reinterpret_cast<std::uint64_t>(device_address));
+  if (!state) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  executable->handle = reinterpret_cast<std::uint64_t>(state);
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t loader_iterate_loaded_code_objects(
+    hsa_executable_t, hsa_status_t (*)(hsa_executable_t, hsa_loaded_code_object_t, void*), void*) {
+  return HSA_STATUS_ERROR;  // not supported
+}
+
+hsa_status_t loader_loaded_code_object_get_info(hsa_loaded_code_object_t,
+                                                hsa_ven_amd_loader_loaded_code_object_info_t,
+                                                void*) {
+  return HSA_STATUS_ERROR;  // not supported
+}
+
+}  // namespace
+
+extern "C" {
+
+hsa_status_t hsa_system_get_major_extension_table(uint16_t extension, uint16_t version_major,
+                                                  size_t table_length, void* table) {
+  if (!initialized()) return HSA_STATUS_ERROR_NOT_INITIALIZED;
+  if (!table || table_length == 0) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (extension != HSA_EXTENSION_AMD_LOADER || version_major != 1) return HSA_STATUS_ERROR;
+  const hsa_ven_amd_loader_1_01_pfn_t functions{
+      loader_query_host_address, loader_query_segment_descriptors, loader_query_executable,
+      loader_iterate_loaded_code_objects, loader_loaded_code_object_get_info};
+  std::memcpy(table, &functions, std::min(table_length, sizeof functions));
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_system_get_extension_table(uint16_t extension, uint16_t version_major, uint16_t,
+                                            void* table) {
+  return hsa_system_get_major_extension_table(extension, version_major,
+                                              sizeof(hsa_ven_amd_loader_1_00_pfn_t), table);
 }
 
 }  // extern "C"

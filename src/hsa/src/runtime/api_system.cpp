@@ -3,7 +3,10 @@
 // processor comes from WAVEKIT_EMU_TARGET (default gfx90a).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 
 #include "runtime.h"
 
@@ -36,7 +39,8 @@ Agent* agent_of(hsa_agent_t agent) {
 
 Region* region_of(std::uint64_t handle) {
   Runtime& rt = runtime();
-  for (Region* region : {&rt.system_fine_grained, &rt.system_coarse_grained, &rt.gpu_local})
+  for (Region* region :
+       {&rt.system_fine_grained, &rt.system_coarse_grained, &rt.gpu_local, &rt.gpu_group})
     if (handle == reinterpret_cast<std::uint64_t>(region)) return region;
   return nullptr;
 }
@@ -47,6 +51,7 @@ std::size_t physical_memory() {
 }
 
 constexpr std::size_t kAllocationGranule = 4096;
+constexpr std::size_t kGroupSegmentSize = 64 * 1024;  // LDS per workgroup, as on gfx9
 
 // Figures of the real parts, so that programs that size work by them behave as on hardware.
 struct GpuFigures {
@@ -63,6 +68,29 @@ GpuFigures figures(wavekit::emu::Processor processor) {
       return {0x74a1, 304, 2100, "AMD Instinct MI300X (wavekit emulator)"};
   }
   return {0, 1, 1000, "wavekit emulator"};
+}
+
+void remember_pool(void* pointer, const Region* pool) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  rt.allocation_pools[reinterpret_cast<std::uint64_t>(pointer)] = pool;
+}
+
+void forget_pool(void* pointer) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  rt.allocation_pools.erase(reinterpret_cast<std::uint64_t>(pointer));
+}
+
+std::uint32_t pool_flags(const Region& pool) {
+  std::uint32_t flags = 0;
+  if (pool.global_flags & HSA_REGION_GLOBAL_FLAG_KERNARG)
+    flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT;
+  if (pool.global_flags & HSA_REGION_GLOBAL_FLAG_FINE_GRAINED)
+    flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
+  if (pool.global_flags & HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED)
+    flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+  return flags;
 }
 
 hsa_status_t isa_info(const Isa& isa, hsa_isa_info_t attribute, void* value) {
@@ -318,32 +346,44 @@ hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void* value) {
       return put(value, HSA_ENDIANNESS_LITTLE);
     case HSA_SYSTEM_INFO_MACHINE_MODEL:
       return put(value, HSA_MACHINE_MODEL_LARGE);
-    case HSA_SYSTEM_INFO_EXTENSIONS:
-      std::memset(value, 0, 128);
+    case HSA_SYSTEM_INFO_EXTENSIONS: {
+      auto* mask = static_cast<std::uint8_t*>(value);  // one bit per extension id
+      std::memset(mask, 0, 128);
+      mask[HSA_EXTENSION_AMD_LOADER / 8] |= 1u << (HSA_EXTENSION_AMD_LOADER % 8);
       return HSA_STATUS_SUCCESS;
+    }
     case HSA_AMD_SYSTEM_INFO_BUILD_VERSION:
       *static_cast<const char**>(value) = "wavekit-emulator";
       return HSA_STATUS_SUCCESS;
     case HSA_AMD_SYSTEM_INFO_SVM_SUPPORTED:
       return put<bool>(value, true);
     case HSA_AMD_SYSTEM_INFO_SVM_ACCESSIBLE_BY_DEFAULT:
-      return put<bool>(value, true);
+      // As ROCr on a GPU without XNACK: the GPU reaches only memory it was given (allocated,
+      // locked), so CLR pins or stages pageable host memory instead of reading it in place,
+      // and the emulator's memory map still reports any other access.
+      return put<bool>(value, false);
   }
   return HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
-hsa_status_t hsa_system_extension_supported(uint16_t, uint16_t, uint16_t, bool* result) {
+// The one extension table offered is the AMD loader's, version 1.01 (api_executable.cpp); no
+// finalizer, images or profiler tables.
+constexpr std::uint16_t kLoaderMinor = 1;
+
+hsa_status_t hsa_system_extension_supported(uint16_t extension, uint16_t major, uint16_t minor,
+                                            bool* result) {
   WAVEKIT_REQUIRE_INIT();
   if (!result) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  *result = false;  // no extension tables (finalizer, images, AMD loader) are offered
+  *result = extension == HSA_EXTENSION_AMD_LOADER && major == 1 && minor <= kLoaderMinor;
   return HSA_STATUS_SUCCESS;
 }
 
-hsa_status_t hsa_system_major_extension_supported(uint16_t, uint16_t, uint16_t* minor,
-                                                  bool* result) {
+hsa_status_t hsa_system_major_extension_supported(uint16_t extension, uint16_t major,
+                                                  uint16_t* minor, bool* result) {
   WAVEKIT_REQUIRE_INIT();
   if (!result || !minor) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  *result = false;
+  *result = extension == HSA_EXTENSION_AMD_LOADER && major == 1;
+  if (*result) *minor = kLoaderMinor;
   return HSA_STATUS_SUCCESS;
 }
 
@@ -485,6 +525,12 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent_handle, hsa_agent_info_t attri
       return put<bool>(value, true);
     case HSA_AMD_AGENT_INFO_COOPERATIVE_COMPUTE_UNIT_COUNT:
       return put<std::uint32_t>(value, gpu ? gpu_figures.compute_units : 0);
+    case HSA_AMD_AGENT_INFO_HDP_FLUSH: {
+      // ROCr gives the GPU's registers (and nulls for a CPU); CLR requires the query to succeed.
+      std::uint32_t* registers = runtime().hdp_flush_registers;
+      return put(value, gpu ? hsa_amd_hdp_flush_t{&registers[0], &registers[1]}
+                            : hsa_amd_hdp_flush_t{nullptr, nullptr});
+    }
   }
   return HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
@@ -605,19 +651,30 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool_handle,
   Region* pool = region_of(pool_handle.handle);
   if (!pool) return static_cast<hsa_status_t>(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (pool->segment == HSA_REGION_SEGMENT_GROUP) {
+    // As ROCr reports the LDS pool: its size per workgroup, no runtime allocation.
+    switch (static_cast<int>(attribute)) {
+      case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
+        return put(value, HSA_AMD_SEGMENT_GROUP);
+      case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
+        return put<std::uint32_t>(value, 0);
+      case HSA_AMD_MEMORY_POOL_INFO_SIZE:
+        return put<std::size_t>(value, kGroupSegmentSize);
+      case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED:
+      case HSA_AMD_MEMORY_POOL_INFO_ACCESSIBLE_BY_ALL:
+        return put<bool>(value, false);
+      case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_GRANULE:
+      case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALIGNMENT:
+      case HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE:
+        return put<std::size_t>(value, 0);
+    }
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  }
   switch (static_cast<int>(attribute)) {
     case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
       return put(value, HSA_AMD_SEGMENT_GLOBAL);
-    case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS: {
-      std::uint32_t flags = 0;
-      if (pool->global_flags & HSA_REGION_GLOBAL_FLAG_KERNARG)
-        flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT;
-      if (pool->global_flags & HSA_REGION_GLOBAL_FLAG_FINE_GRAINED)
-        flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED;
-      if (pool->global_flags & HSA_REGION_GLOBAL_FLAG_COARSE_GRAINED)
-        flags |= HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
-      return put(value, flags);
-    }
+    case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
+      return put(value, pool_flags(*pool));
     case HSA_AMD_MEMORY_POOL_INFO_SIZE:
     case HSA_AMD_MEMORY_POOL_INFO_ALLOC_MAX_SIZE:
       return put<std::size_t>(value, physical_memory());
@@ -644,30 +701,50 @@ hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t agent_handle,
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   switch (static_cast<int>(attribute)) {
     case HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS:
+      if (pool->segment == HSA_REGION_SEGMENT_GROUP)
+        return put(value, pool->owner == agent ? HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
+                                               : HSA_AMD_MEMORY_POOL_ACCESS_NEVER_ALLOWED);
       // As on a discrete GPU: system pools are open to all, device memory to its own GPU and
       // to others only after hsa_amd_agents_allow_access (which the emulator need not enforce).
       return put(value, pool->owner == agent || pool->owner->type == HSA_DEVICE_TYPE_CPU
                             ? HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT
                             : HSA_AMD_MEMORY_POOL_ACCESS_DISALLOWED_BY_DEFAULT);
     case HSA_AMD_AGENT_MEMORY_POOL_INFO_NUM_LINK_HOPS:
-      return put<std::uint32_t>(value, 0);
+      return put<std::uint32_t>(value, pool->owner == agent ? 0 : 1);
+    case HSA_AMD_AGENT_MEMORY_POOL_INFO_LINK_INFO: {
+      // One hop, as ROCr describes a PCIe link between a GPU and system memory (nothing when
+      // the agent owns the pool). Atomics and coherence are supported: the memory is the host's.
+      hsa_amd_memory_pool_link_info_t link{};
+      if (pool->owner != agent) {
+        link.atomic_support_32bit = true;
+        link.atomic_support_64bit = true;
+        link.coherent_support = true;
+        link.link_type = HSA_AMD_LINK_INFO_TYPE_PCIE;
+        link.numa_distance = 20;
+      }
+      return put(value, link);
+    }
   }
   return HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
-hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool, size_t size, uint32_t flags,
-                                          void** pointer) {
+hsa_status_t hsa_amd_memory_pool_allocate(hsa_amd_memory_pool_t pool_handle, size_t size,
+                                          uint32_t /*flags: placement hints*/, void** pointer) {
   WAVEKIT_REQUIRE_INIT();
-  if (!region_of(pool.handle))
-    return static_cast<hsa_status_t>(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
-  if (!pointer || size == 0 || flags != 0) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  Region* pool = region_of(pool_handle.handle);
+  if (!pool) return static_cast<hsa_status_t>(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
+  if (!pointer || size == 0) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (pool->segment == HSA_REGION_SEGMENT_GROUP) return HSA_STATUS_ERROR_INVALID_ALLOCATION;
   *pointer = allocate(size, kAllocationGranule, "hsa_amd_memory_pool_allocate");
-  return *pointer ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (!*pointer) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  remember_pool(*pointer, pool);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_memory_pool_free(void* pointer) {
   WAVEKIT_REQUIRE_INIT();
   if (!pointer) return HSA_STATUS_SUCCESS;
+  forget_pool(pointer);
   return release(pointer) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
@@ -682,15 +759,19 @@ hsa_status_t hsa_amd_agents_allow_access(uint32_t num_agents, const hsa_agent_t*
 
 hsa_status_t hsa_memory_allocate(hsa_region_t region, size_t size, void** pointer) {
   WAVEKIT_REQUIRE_INIT();
-  if (!region_of(region.handle)) return HSA_STATUS_ERROR_INVALID_REGION;
+  Region* pool = region_of(region.handle);
+  if (!pool) return HSA_STATUS_ERROR_INVALID_REGION;
   if (!pointer || size == 0) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   *pointer = allocate(size, kAllocationGranule, "hsa_memory_allocate");
-  return *pointer ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  if (!*pointer) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+  remember_pool(*pointer, pool);
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_memory_free(void* pointer) {
   WAVEKIT_REQUIRE_INIT();
   if (!pointer) return HSA_STATUS_SUCCESS;
+  forget_pool(pointer);
   return release(pointer) ? HSA_STATUS_SUCCESS : HSA_STATUS_ERROR_INVALID_ARGUMENT;
 }
 
@@ -732,21 +813,107 @@ hsa_status_t hsa_amd_memory_lock(void* host_pointer, size_t size, hsa_agent_t* a
   WAVEKIT_REQUIRE_INIT();
   if (!host_pointer || size == 0 || !agent_pointer || (num_agents > 0 && !agents))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  // Locked host memory becomes reachable by the emulated GPU at its own address.
-  try {
-    runtime().memory.add(host_pointer, size, wavekit::emu::MemoryMap::kReadWrite,
-                         "hsa_amd_memory_lock");
-  } catch (const std::exception&) {
-    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  Runtime& rt = runtime();
+  *agent_pointer = host_pointer;  // locked host memory is reached at its own address
+  std::lock_guard lock(rt.locked_mutex);
+  auto address = reinterpret_cast<std::uint64_t>(host_pointer);
+  if (auto it = rt.locked.find(address); it != rt.locked.end()) {
+    // Locked again (CLR pins a host buffer once per transfer): counted, as ROCr counts.
+    if (size > it->second.size) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    ++it->second.count;
+    return HSA_STATUS_SUCCESS;
   }
-  *agent_pointer = host_pointer;
+  // Memory the emulated GPU already reaches (a pool allocation) needs no registration.
+  if (rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite)) {
+    rt.locked[address] = {size, 1, false};
+    return HSA_STATUS_SUCCESS;
+  }
+  try {
+    rt.memory.add(host_pointer, size, wavekit::emu::MemoryMap::kReadWrite, "hsa_amd_memory_lock");
+  } catch (const std::exception&) {
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;  // overlaps a registered range partly
+  }
+  rt.locked[address] = {size, 1, true};
   return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_memory_unlock(void* host_pointer) {
   WAVEKIT_REQUIRE_INIT();
-  return runtime().memory.remove(host_pointer) ? HSA_STATUS_SUCCESS
-                                               : HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.locked_mutex);
+  auto it = rt.locked.find(reinterpret_cast<std::uint64_t>(host_pointer));
+  // ROCr: unlocking memory that is not locked is not an error.
+  if (it == rt.locked.end()) return HSA_STATUS_SUCCESS;
+  if (--it->second.count > 0) return HSA_STATUS_SUCCESS;
+  if (it->second.registered) rt.memory.remove(host_pointer);
+  rt.locked.erase(it);
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_amd_memory_lock_to_pool(void* host_pointer, size_t size, hsa_agent_t* agents,
+                                         int num_agents, hsa_amd_memory_pool_t pool, uint32_t flags,
+                                         void** agent_pointer) {
+  WAVEKIT_REQUIRE_INIT();
+  Region* region = region_of(pool.handle);
+  if (!region || region->owner->type != HSA_DEVICE_TYPE_CPU)
+    return static_cast<hsa_status_t>(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
+  if (flags != 0) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  return hsa_amd_memory_lock(host_pointer, size, agents, num_agents, agent_pointer);
+}
+
+hsa_status_t hsa_amd_pointer_info(const void* pointer, hsa_amd_pointer_info_t* info,
+                                  void* (*alloc)(size_t), uint32_t* num_agents_accessible,
+                                  hsa_agent_t** accessible) {
+  WAVEKIT_REQUIRE_INIT();
+  if (!pointer || !info || info->size < offsetof(hsa_amd_pointer_info_t, userData))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (num_agents_accessible && (!accessible || !alloc)) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  Runtime& rt = runtime();
+  const auto address = reinterpret_cast<std::uint64_t>(pointer);
+  hsa_amd_pointer_info_t result{};
+  result.size = std::min<std::uint32_t>(info->size, sizeof result);
+  result.type = HSA_EXT_POINTER_TYPE_UNKNOWN;
+  {
+    std::lock_guard lock(rt.mutex);
+    auto it = rt.allocations.upper_bound(address);
+    if (it != rt.allocations.begin() && address < std::prev(it)->first + std::prev(it)->second) {
+      --it;
+      result.type = HSA_EXT_POINTER_TYPE_HSA;
+      result.agentBaseAddress = result.hostBaseAddress = reinterpret_cast<void*>(it->first);
+      result.sizeInBytes = it->second;
+      auto pool = rt.allocation_pools.find(it->first);
+      const Region* region =
+          pool == rt.allocation_pools.end() ? &rt.system_fine_grained : pool->second;
+      result.agentOwner = hsa_agent_t{reinterpret_cast<std::uint64_t>(region->owner)};
+      result.global_flags = pool_flags(*region);
+    }
+  }
+  if (result.type == HSA_EXT_POINTER_TYPE_UNKNOWN) {
+    std::lock_guard lock(rt.locked_mutex);
+    auto it = rt.locked.upper_bound(address);
+    if (it != rt.locked.begin() && address < std::prev(it)->first + std::prev(it)->second.size) {
+      --it;
+      result.type = HSA_EXT_POINTER_TYPE_LOCKED;
+      result.agentBaseAddress = result.hostBaseAddress = reinterpret_cast<void*>(it->first);
+      result.sizeInBytes = it->second.size;
+      result.agentOwner = hsa_agent_t{reinterpret_cast<std::uint64_t>(&rt.cpu)};
+      result.global_flags = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
+    }
+  }
+  std::memcpy(info, &result, result.size);
+  if (num_agents_accessible) {
+    // Every allocation here is reachable by both agents.
+    *num_agents_accessible = 0;
+    *accessible = nullptr;
+    if (result.type != HSA_EXT_POINTER_TYPE_UNKNOWN) {
+      *accessible = static_cast<hsa_agent_t*>(alloc(2 * sizeof(hsa_agent_t)));
+      if (!*accessible) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+      (*accessible)[0] = hsa_agent_t{reinterpret_cast<std::uint64_t>(&rt.cpu)};
+      (*accessible)[1] = hsa_agent_t{reinterpret_cast<std::uint64_t>(&rt.gpu)};
+      *num_agents_accessible = 2;
+    }
+  }
+  return HSA_STATUS_SUCCESS;
 }
 
 hsa_status_t hsa_amd_coherency_get_type(hsa_agent_t agent, hsa_amd_coherency_type_t* type) {
@@ -776,8 +943,31 @@ hsa_status_t hsa_amd_memory_async_copy(void* destination, hsa_agent_t destinatio
     if (dep_signals[i].handle)
       hsa_signal_wait_scacquire(dep_signals[i], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
                                 HSA_WAIT_STATE_BLOCKED);
+  const std::uint64_t start = system_timestamp();
   std::memmove(destination, source, size);
-  if (completion_signal.handle) hsa_signal_subtract_screlease(completion_signal, 1);
+  if (completion_signal.handle) {
+    // The copy's times, for hsa_amd_profiling_get_async_copy_time (as the copy engine writes them).
+    amd_signal_t* signal = signal_of(completion_signal);
+    signal->start_ts = start;
+    signal->end_ts = system_timestamp();
+    hsa_signal_subtract_screlease(completion_signal, 1);
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_amd_profiling_async_copy_enable(bool) {
+  WAVEKIT_REQUIRE_INIT();
+  return HSA_STATUS_SUCCESS;  // copies always record their times
+}
+
+hsa_status_t hsa_amd_profiling_get_async_copy_time(hsa_signal_t signal,
+                                                   hsa_amd_profiling_async_copy_time_t* time) {
+  WAVEKIT_REQUIRE_INIT();
+  if (!signal.handle) return HSA_STATUS_ERROR_INVALID_SIGNAL;
+  if (!time) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  const amd_signal_t* amd = signal_of(signal);
+  time->start = amd->start_ts;
+  time->end = amd->end_ts;
   return HSA_STATUS_SUCCESS;
 }
 

@@ -110,7 +110,11 @@ Runtime::Runtime() {
   cpu.regions = {&system_fine_grained, &system_coarse_grained};
   cpu.pools = {&system_fine_grained, &system_coarse_grained};
   gpu.regions = {&gpu_local, &system_fine_grained, &system_coarse_grained};
-  gpu.pools = {&gpu_local};
+  gpu_group.owner = &gpu;
+  gpu_group.segment = HSA_REGION_SEGMENT_GROUP;
+  gpu.pools = {&gpu_local, &gpu_group};
+  memory.add(hdp_flush_registers, sizeof hdp_flush_registers, emu::MemoryMap::kReadWrite,
+             "HDP flush registers");
 
   host_threads = environment_unsigned("WAVEKIT_EMU_THREADS", 0);
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);

@@ -99,11 +99,29 @@ struct Runtime {
   Region system_fine_grained;  // kernarg + fine-grained, like ROCr's system kernarg pool
   Region system_coarse_grained;
   Region gpu_local;  // coarse-grained, owned by the GPU agent
+  // The GPU's group segment (LDS), a pool as in ROCr (HSA_AMD_SEGMENT_GROUP, no allocation):
+  // CLR sizes shared memory by it.
+  Region gpu_group;
+  // HSA_AMD_AGENT_INFO_HDP_FLUSH: on ROCr the GPU's memory-mapped HDP flush registers, which
+  // CLR writes after host writes into device memory. Here two registered host words that
+  // nothing reads (the emulated GPU's memory is coherent with the host).
+  std::uint32_t hdp_flush_registers[2] = {0, 0};
 
   emu::MemoryMap memory;
   emu::CodeCache code;
 
   std::map<std::uint64_t, std::size_t> allocations;  // host base -> size
+  // hsa_amd_memory_lock: host base -> the locked range, how often it is locked, and whether
+  // the lock registered it with the memory map (memory the GPU already reaches is not).
+  struct Locked {
+    std::size_t size = 0;
+    unsigned count = 0;
+    bool registered = false;
+  };
+  std::mutex locked_mutex;
+  std::map<std::uint64_t, Locked> locked;
+  // The pool each pool/region allocation came from (hsa_amd_pointer_info's owner and flags).
+  std::map<std::uint64_t, const Region*> allocation_pools;
   std::set<const amd_signal_t*> signals;
   std::map<const hsa_queue_t*, std::unique_ptr<Queue>> queues;
   std::map<const CodeObjectReader*, std::unique_ptr<CodeObjectReader>> readers;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <span>
 
 #include "wavekit/support/file.h"
 
@@ -234,6 +235,42 @@ TEST(LaunchCli, DynamicLdsAndAStructPassedByValue) {
       << bad_field.output;
   CliResult too_much = wavekit(launch + " --lds 70000");
   EXPECT_EQ(too_much.exit_code, 2) << too_much.output;
+}
+
+// One host thread is a fixed schedule: workgroups run in order, waves round robin with a fixed
+// quantum, so a kernel whose float atomics are compare-and-swap loops gives the same sum (bit
+// for bit) and the same ground truth (every retry counted) in every run -- what --threads 1 and
+// WAVEKIT_EMU_THREADS=1 are for when ground truth must be reproduced exactly.
+TEST(LaunchCli, OneHostThreadReproducesTheGroundTruthOfACasLoop) {
+  const std::string dir = fresh_directory("deterministic");
+  std::vector<float> values(4096);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    values[i] = (i % 7 == 0 ? 1e7f : 1.0f) / float(1 + i % 13);  // order-sensitive rounding
+  wavekit::write_file(dir + "/in.bin",
+                      std::span(reinterpret_cast<const std::uint8_t*>(values.data()),
+                                values.size() * sizeof(float)));
+  std::vector<std::uint8_t> first_sum;
+  std::string first_trace;
+  for (int run = 0; run < 3; ++run) {
+    const std::string out = dir + "/run" + std::to_string(run);
+    CliResult result = wavekit("launch " + device("launch_args.co") +
+                               " --kernel float_sum --grid 4096 --block 256 --arg file:" + dir +
+                               "/in.bin --arg zeros:4 --threads 1 --out " + out +
+                               " --trace-blocks " + out + "/blocks.json");
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const std::vector<std::uint8_t> sum = wavekit::read_file(out + "/arg1.bin");
+    const std::vector<std::uint8_t> trace = wavekit::read_file(out + "/blocks.json");
+    if (run == 0) {
+      first_sum = sum;
+      first_trace.assign(trace.begin(), trace.end());
+      float total = 0;
+      std::memcpy(&total, sum.data(), sizeof total);
+      EXPECT_GT(total, 1e9f) << "the kernel summed its input";
+      continue;
+    }
+    EXPECT_EQ(sum, first_sum) << "run " << run;
+    EXPECT_EQ(std::string(trace.begin(), trace.end()), first_trace) << "run " << run;
+  }
 }
 
 TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {

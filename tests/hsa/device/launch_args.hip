@@ -1,5 +1,6 @@
-// What `wavekit launch` gives a kernel besides pointers and scalars (launch_cli_test.cpp):
-// dynamic LDS (HIP's dynamic shared memory, --lds) and a struct passed by value (--arg struct:).
+// Kernels for what `wavekit launch` gives a kernel besides pointers and scalars, and for its
+// deterministic schedule (launch_cli_test.cpp):
+// dynamic LDS (HIP's dynamic shared memory, --lds), a struct passed by value (--arg struct:).
 #include "wavekit_corpus/hip_dialect.h"
 
 struct Params {
@@ -18,4 +19,11 @@ extern "C" __global__ void dynamic_lds(unsigned* out, Params p) {
   wk_syncthreads();
   out[WK_BLOCK_X * n + t] =
       lds[n - 1 - t] + unsigned(p.offset) + unsigned(p.mask & 0xff) + unsigned(p.tag);
+}
+
+// Every work-item adds its float into one sum: without unsafe FP atomics the compiler emits a
+// compare-and-swap retry loop, whose retries (and the sum's rounding) depend on how the waves
+// interleave -- the ground truth of such a kernel is reproducible only under a fixed schedule.
+extern "C" __global__ void float_sum(const float* in, float* out) {
+  wk_atomic_add(out, in[wk_global_id_x()]);
 }

@@ -102,6 +102,23 @@ TEST(Binary, L2ModelSeesReuseAndCapacity) {
   EXPECT_DOUBLE_EQ(small.count("dram.write.bytes"), 4 * n);
 }
 
+TEST(Binary, L1ModelCatchesReuseWithinAUnit) {
+  // gather: every wave reads the same 1 KiB table. With one unit's L1 in front, the table's
+  // sectors reach the L2 once (32 sectors); the stores all pass (4n / 32 sectors).
+  const double n = 4096;
+  LaunchSpec s = spec("gather", {"f32rand:256", "zeros:{4*n}", "i32:{n}"}, "4096");
+  CountOptions one_unit;
+  one_unit.cache.units = 1;
+  one_unit.cache.l1_bytes = 64 * 1024;
+  KernelModel k = count_launch(s, one_unit);
+  EXPECT_DOUBLE_EQ(k.count("l2.request.bytes"), 1024 + 4 * n);
+  EXPECT_GT(k.count("l1.hit_rate"), 0.9);
+  EXPECT_DOUBLE_EQ(k.count("dram.read.bytes"), 1024);
+  // Without the L1 every wave's table read reaches the L2.
+  KernelModel none = count_launch(s);
+  EXPECT_DOUBLE_EQ(none.count("l2.request.bytes"), (n / 64) * 8 * 32 + 4 * n);
+}
+
 TEST(Binary, LdsBytesOfABlockSum) {
   KernelModel k = count_launch(spec("block_sum", {"f32rand:{n}", "zeros:{4*n/256}"}, "1024"));
   const double blocks = 4;

@@ -170,6 +170,18 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   Prediction q = predict(heavy, h200);
   EXPECT_EQ(q.bound, "compute");
   EXPECT_NEAR(q.terms.front().seconds, 2000 * n / h200.get("achieved.fp32_flops"), 1e-9 * q.seconds);
+  // Writes that stay in the L2 at the end are no DRAM traffic during the kernel: 1 MB read and
+  // 1 MB written fit in the H200's 60 MB L2, so only the reads are charged.
+  KernelModel small = streaming_kernel(1 << 18);
+  small.counts["dram.read.bytes"] = 1e6;
+  small.counts["dram.write.bytes"] = 1e6;
+  small.counts["footprint.read.bytes"] = 1e6;
+  small.counts["footprint.write.bytes"] = 1e6;
+  EXPECT_DOUBLE_EQ(predict(small, h200).dram_bytes, 1e6);
+  // 1 GB each way: the L2 keeps 30 MB of the writes (its size x the written share).
+  small.counts["dram.read.bytes"] = small.counts["dram.write.bytes"] = 1e9;
+  small.counts["footprint.read.bytes"] = small.counts["footprint.write.bytes"] = 1e9;
+  EXPECT_DOUBLE_EQ(predict(small, h200).dram_bytes, 2e9 - h200.get("memory.l2_bytes") / 2);
   // A tiny launch: the kernel floor.
   EXPECT_EQ(predict(streaming_kernel(256), h200).bound, "floor");
   // FP64 on the RTX 3080 (1/64 rate) is slower than on the H200 by the ratio of their rates.

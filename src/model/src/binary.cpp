@@ -42,6 +42,9 @@ CacheModel CacheModel::of(const Machine& machine) {
   // Resident threads of the whole GPU, in the emulator's 64-lane waves.
   double threads = machine.compute_units() * machine.get("occupancy.max_threads_per_unit");
   cache.concurrent_waves = unsigned(std::max(1.0, threads / 64));
+  cache.units = unsigned(machine.compute_units());
+  // Half the unit's L1/shared array: the rest is the shared-memory carve-out.
+  cache.l1_bytes = std::uint64_t(machine.get("memory.l1_bytes_per_unit") / 2);
   return cache;
 }
 
@@ -263,6 +266,47 @@ TrafficResult simulate_traffic(
     hit->valid |= mask;
     if (store || atomic) hit->dirty |= mask;
   };
+  // Per-unit L1s: sector-granular, LRU, fully associative within 4-way sets of lines.
+  struct L1 {
+    std::vector<Line> lines;
+    std::uint64_t clock = 0;
+  };
+  const unsigned l1_ways = 4;
+  const std::uint64_t l1_sets =
+      cache.l1_bytes ? std::max<std::uint64_t>(1, cache.l1_bytes / (std::uint64_t(cache.line_bytes) * l1_ways)) : 0;
+  std::vector<L1> l1s(cache.units && cache.l1_bytes ? cache.units : 0);
+  for (auto& l1 : l1s) l1.lines.resize(l1_sets * l1_ways);
+  // Returns true when the load hits in the unit's L1 (and allocates it otherwise).
+  auto l1_load = [&](L1& l1, std::uint64_t sector) {
+    ++l1.clock;
+    result.l1_sector_accesses += 1;
+    std::uint64_t line_address = sector / sectors_per_line;
+    std::uint32_t mask = 1u << unsigned(sector % sectors_per_line);
+    Line* set = &l1.lines[(line_address % l1_sets) * l1_ways];
+    Line* hit = nullptr;
+    for (unsigned way = 0; way < l1_ways; ++way)
+      if (set[way].tag == line_address) hit = &set[way];
+    if (!hit) {
+      Line* victim = &set[0];
+      for (unsigned way = 1; way < l1_ways; ++way)
+        if (set[way].stamp < victim->stamp) victim = &set[way];
+      *victim = Line{};
+      victim->tag = line_address;
+      hit = victim;
+    }
+    hit->stamp = l1.clock;
+    bool was = hit->valid & mask;
+    hit->valid |= mask;
+    if (was) result.l1_sector_hits += 1;
+    return was;
+  };
+  auto l1_invalidate = [&](L1& l1, std::uint64_t sector) {
+    std::uint64_t line_address = sector / sectors_per_line;
+    Line* set = &l1.lines[(line_address % l1_sets) * l1_ways];
+    for (unsigned way = 0; way < l1_ways; ++way)
+      if (set[way].tag == line_address) set[way].valid &= ~(1u << unsigned(sector % sectors_per_line));
+  };
+  std::size_t current_wave = 0;
   std::vector<std::uint64_t> sectors;
   auto process = [&](const emu::MemoryAccessRecord& record) {
     if (record.kind != emu::MemoryAccessKind::global && record.kind != emu::MemoryAccessKind::flat)
@@ -279,7 +323,14 @@ TrafficResult simulate_traffic(
     }
     std::sort(sectors.begin(), sectors.end());
     sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
-    for (std::uint64_t s : sectors) touch(s, access->store, access->atomic);
+    L1* l1 = nullptr;
+    if (!l1s.empty())
+      l1 = &l1s[(current_wave / std::max(1u, cache.waves_per_workgroup)) % l1s.size()];
+    for (std::uint64_t s : sectors) {
+      if (l1 && !access->store && !access->atomic && l1_load(*l1, s)) continue;
+      if (l1 && (access->store || access->atomic)) l1_invalidate(*l1, s);
+      touch(s, access->store, access->atomic);
+    }
   };
   const std::size_t batch = std::max(1u, cache.concurrent_waves);
   for (std::size_t start = 0; start < waves.size(); start += batch) {
@@ -288,7 +339,10 @@ TrafficResult simulate_traffic(
     for (std::size_t w = start; w < end; ++w) longest = std::max(longest, waves[w].size());
     for (std::size_t k = 0; k < longest; ++k)
       for (std::size_t w = start; w < end; ++w)
-        if (k < waves[w].size()) process(waves[w][k]);
+        if (k < waves[w].size()) {
+          current_wave = w;
+          process(waves[w][k]);
+        }
   }
   for (const Line& line : lines)
     result.dram_write_bytes += double(std::popcount(line.dirty)) * cache.sector_bytes;
@@ -434,7 +488,9 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       a.bytes_per_lane = found->second.cls.bytes_per_lane;
       return a;
     };
-    TrafficResult traffic = simulate_traffic(outcome.memory_records, info, options.cache);
+    CacheModel cache = options.cache;
+    cache.waves_per_workgroup = std::max(1u, outcome.waves_per_workgroup);
+    TrafficResult traffic = simulate_traffic(outcome.memory_records, info, cache);
     model.counts["dram.read.bytes"] = traffic.dram_read_bytes;
     model.counts["dram.write.bytes"] = traffic.dram_write_bytes;
     model.counts["footprint.read.bytes"] = traffic.footprint_read_bytes;
@@ -442,6 +498,9 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     model.counts["footprint.bytes"] = traffic.footprint_bytes;
     model.counts["l2.hit_rate"] =
         traffic.sector_accesses ? traffic.sector_hits / traffic.sector_accesses : 0.0;
+    model.counts["l2.request.bytes"] = traffic.sector_accesses * cache.sector_bytes;
+    if (traffic.l1_sector_accesses)
+      model.counts["l1.hit_rate"] = traffic.l1_sector_hits / traffic.l1_sector_accesses;
     model.notes.push_back("DRAM bytes from a " + format_number(double(options.cache.l2_bytes)) +
                           "-byte L2 model (" + std::to_string(options.cache.sector_bytes) +
                           "-byte sectors, " + std::to_string(options.cache.concurrent_waves) +
@@ -543,12 +602,12 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
   for (const auto& key : keys) {
     std::vector<double> y;
     for (const auto& run : runs) y.push_back(run.count(key));
-    if (key == "l2.hit_rate" || key.rfind("resources.", 0) == 0) {
+    if (key == "l2.hit_rate" || key == "l1.hit_rate" || key.rfind("resources.", 0) == 0) {
       model.counts[key] = y.back();  // a rate and the kernel's resources are not extrapolated
       continue;
     }
     // The L2 model's figures are sector-granular, not exact polynomials: a looser tolerance.
-    bool traffic = key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0;
+    bool traffic = key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0 || key.rfind("l2.", 0) == 0;
     auto expression = fit_polynomial(parameter, x, y, traffic ? std::max(tolerance, 0.02) : tolerance);
     if (!expression) {
       inexact.push_back(key);
@@ -594,7 +653,7 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
       largest_of_kind[kind] = std::max(largest_of_kind[kind], value);
     }
     for (const auto& [key, actual] : check->counts) {
-      if (key == "l2.hit_rate" || key.rfind("resources.", 0) == 0) continue;
+      if (key == "l2.hit_rate" || key == "l1.hit_rate" || key.rfind("resources.", 0) == 0) continue;
       std::string kind = key.substr(0, key.find('.'));
       if (actual < 0.01 * largest_of_kind[kind]) continue;
       double error = std::fabs(predicted.count(key) - actual) / std::max(1.0, actual);

@@ -224,6 +224,8 @@ std::vector<ComparisonRow> compare(const std::vector<nlohmann::json>& prediction
     for (const auto& m : measurements) {
       if (kernel_base_name(m.kernel) != base) continue;
       if (!program.empty() && !m.program.empty() && m.program != program) continue;
+      // The first launch of the kernel: later launches of a program may run other sizes.
+      if (n > 0) break;
       seconds += m.seconds;
       ++n;
       if (m.fp32_flops || m.fp64_flops) {

@@ -66,6 +66,8 @@ const std::vector<CountInfo>& count_vocabulary() {
       {"footprint.write.bytes", "B", "distinct global bytes written, sector-granular"},
       {"footprint.bytes", "B", "distinct global bytes touched, sector-granular"},
       {"l2.hit_rate", "1", "fraction of sector accesses that hit in the L2 model"},
+      {"l2.request.bytes", "B", "sector bytes the L1 model passes to the L2 (misses and stores)"},
+      {"l1.hit_rate", "1", "fraction of load sector accesses that hit in the per-unit L1 model"},
       {"resources.lds_bytes_per_block", "B", "static LDS per workgroup (the kernel's)"},
       {"resources.vgprs", "register", "VGPRs per lane the AMD binary uses"},
   };
@@ -285,8 +287,9 @@ std::vector<std::string> check_kernel(const KernelModel& model) {
       c("dram.write.bytes") > 4 * (c("memory.global.store.bytes") + c("memory.global.atomic.bytes")) + 1e6)
     problems.push_back("dram.write.bytes = " + format_number(c("dram.write.bytes")) +
                        " is far above the global bytes the kernel stores");
-  if (kernel.counts.count("l2.hit_rate") && (c("l2.hit_rate") < 0 || c("l2.hit_rate") > 1))
-    problems.push_back("l2.hit_rate must lie in [0, 1]");
+  for (const char* rate : {"l2.hit_rate", "l1.hit_rate"})
+    if (kernel.counts.count(rate) && (c(rate) < 0 || c(rate) > 1))
+      problems.push_back(std::string(rate) + " must lie in [0, 1]");
   return problems;
 }
 

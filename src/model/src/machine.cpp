@@ -44,6 +44,7 @@ const std::vector<std::string>& required_figures() {
       "memory.lds_bytes_per_unit",
       "memory.lds_bytes_per_block",
       "memory.dram_latency_ns",
+      "memory.l2_latency_ns",
       "occupancy.max_threads_per_unit",
       "occupancy.max_waves_per_unit",
       "occupancy.max_blocks_per_unit",

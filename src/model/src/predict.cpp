@@ -33,7 +33,16 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
   p.fp64_flops = k.count("flops.fp64");
   p.fp16_flops = k.count("flops.fp16");
   p.matrix_flops = k.count("flops.matrix");
-  p.dram_bytes = k.count("dram.read.bytes") + k.count("dram.write.bytes");
+  // dram.write.bytes counts every dirty sector, also those still in the L2 when the kernel
+  // ends; a profiler sees only the write-backs during the kernel. The L2 then holds the most
+  // recent lines, dirty in the proportion of the written footprint: that much is not written yet.
+  const double reads = k.count("dram.read.bytes"), writes = k.count("dram.write.bytes");
+  const double written = k.count("footprint.write.bytes"), read = k.count("footprint.read.bytes");
+  const double resident_dirty =
+      writes > 0 && written + read > 0
+          ? std::min(writes, machine.get("memory.l2_bytes") * written / (written + read))
+          : 0.0;
+  p.dram_bytes = reads + writes - resident_dirty;
   p.load_bytes = k.count("memory.global.load.bytes");
   p.store_bytes = k.count("memory.global.store.bytes");
   p.load_instructions = k.count("memory.global.load.instructions");
@@ -68,7 +77,11 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
 
   p.terms.push_back({"dram", p.dram_bytes / achieved("dram_bandwidth"),
                      ratio(p.dram_bytes, "B", achieved("dram_bandwidth"), "B/s")});
-  double global_bytes = p.load_bytes + p.store_bytes + k.count("memory.global.atomic.bytes");
+  // What reaches the L2: the L1 model's misses and the stores where the binary path ran it,
+  // else every global byte requested.
+  double global_bytes = k.counts.count("l2.request.bytes")
+                            ? k.count("l2.request.bytes")
+                            : p.load_bytes + p.store_bytes + k.count("memory.global.atomic.bytes");
   double l2_bandwidth = machine.get("peak.l2_bandwidth") * (options.peak ? 1.0 : 0.8);
   p.terms.push_back({"l2", global_bytes / l2_bandwidth, ratio(global_bytes, "B", l2_bandwidth, "B/s")});
   double lds_bytes = k.count("memory.lds.load.bytes") + k.count("memory.lds.store.bytes") +
@@ -89,7 +102,12 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
   const double waves = std::max(1.0, blocks * std::ceil(threads_per_block / 64));  // emulated 64-lane waves
   const double wave_instructions = k.count("instructions.wave") / waves;
   const double wave_loads = (k.count("memory.global.load.instructions") + k.count("memory.global.atomic.instructions")) / waves;
-  const double latency_s = machine.get("memory.dram_latency_ns") * 1e-9;
+  // A memory phase waits for the L2 when the L2 model saw a hit, for DRAM otherwise.
+  // (An L1 hit is charged the L2's latency: a bound, not a figure of its own.)
+  const double l1_hit = k.count("l1.hit_rate");
+  const double hit = l1_hit + (1 - l1_hit) * k.count("l2.hit_rate");
+  const double latency_s = (hit * machine.get("memory.l2_latency_ns") +
+                            (1 - hit) * machine.get("memory.dram_latency_ns")) * 1e-9;
   // Dependent memory phases of a wave: its waits on vector memory where the binary path counted
   // them, else its loads four at a time (independent loads overlap).
   const double phases = k.counts.count("sync.vmem_waits") ? k.count("sync.vmem_waits") / waves

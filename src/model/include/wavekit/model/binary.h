@@ -71,6 +71,11 @@ struct CacheModel {
   unsigned associativity = 16;
   // Waves that run at once (their accesses are interleaved one by one, as on the GPU).
   unsigned concurrent_waves = 1024;
+  // Per-unit L1 in front of the L2 (0: none): workgroups go to units round robin; loads
+  // allocate, stores write through without allocating (NVIDIA's L1 policy), sector-granular.
+  unsigned units = 0;
+  std::uint64_t l1_bytes = 0;
+  unsigned waves_per_workgroup = 1;  // set by count_launch from the launch
   static CacheModel of(const Machine& machine);
 };
 
@@ -91,7 +96,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options = {
 struct TrafficResult {
   double dram_read_bytes = 0, dram_write_bytes = 0;
   double footprint_read_bytes = 0, footprint_write_bytes = 0, footprint_bytes = 0;
-  double sector_accesses = 0, sector_hits = 0;
+  double sector_accesses = 0, sector_hits = 0;  // at the L2
+  double l1_sector_accesses = 0, l1_sector_hits = 0;
 };
 struct AccessInfo {
   bool store = false;

@@ -47,7 +47,8 @@ struct ComparisonSummary {
 
 // Matches each prediction ({"program"?, "kernel", "seconds", "fp32_flops", "fp64_flops",
 // "dram_bytes", "bound"}) with the measurements of the same kernel (and program, when both
-// name one); several measured launches of a kernel are averaged.
+// name one): the first measured launch of the kernel (later launches may run other sizes, as
+// gpuFLOPBench's lebesgue rows do).
 std::vector<ComparisonRow> compare(const std::vector<nlohmann::json>& predictions,
                                    const std::vector<Measurement>& measurements);
 ComparisonSummary summarise(const std::vector<ComparisonRow>& rows);

@@ -25,7 +25,7 @@ for np in 1 2 4; do
       args="--svm $tmp/hep.txt --folds 3"
     fi
     t0=$(date +%s.%N)
-    eval mpirun --allow-run-as-root --oversubscribe -np $np "$build/wavekit" tune --mpi \
+    eval mpirun --allow-run-as-root --oversubscribe --bind-to none -np $np "$build/wavekit" tune --mpi \
       --space "$tmp/space.json" $args --tuner random --budget "$budget" --quiet --no-chart \
       > "$tmp/out.txt" 2>&1
     t1=$(date +%s.%N)

@@ -2,8 +2,10 @@
 // results from any rank as they complete; a stop message ends the workers.
 #include <mpi.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <thread>
 
 #include "wavekit/support/error.h"
 #include "wavekit/tune/mpi.h"
@@ -18,8 +20,14 @@ void send_text(const std::string& text, int dest, int tag) {
 }
 
 std::string receive_text(int source, int* tag, int* from) {
+  // MPI_Iprobe with a short sleep, not MPI_Probe: OpenMPI's blocking probe spins a core, which
+  // a waiting manager would take from the workers (one rank per core, or oversubscribed).
   MPI_Status st;
-  MPI_Probe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+  for (int flag = 0, idle = 0;; ++idle) {
+    MPI_Iprobe(source, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    if (flag) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(idle < 100 ? 50 : 1000));
+  }
   int n = 0;
   MPI_Get_count(&st, MPI_CHAR, &n);
   std::string text(static_cast<std::size_t>(n), '\0');

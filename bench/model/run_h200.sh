@@ -3,7 +3,8 @@
 # machine from the repository root, with the HeCBench CUDA sources staged in $STAGE (an ignored
 # directory carried to the machine; never committed):
 #   STAGE=.hecbench-stage bash bench/model/run_h200.sh PROGRAMS_FILE [SECONDS]
-# PROGRAMS_FILE lists "program|arguments" lines (program: the -cuda directory name). Writes under
+# PROGRAMS_FILE lists "program|arguments[|kernel regex]" lines (program: the -cuda directory
+# name; with a regex only the kernels it matches are profiled, ncu -k regex:). Writes under
 # $OUT: microbench.csv (achieved ceilings), ncu.csv (Nsight Compute raw page, one row per
 # profiled launch, with the program name prepended), build.log, ncu.log.
 set -u
@@ -16,7 +17,7 @@ mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv > "$OUT/device.txt" 2>&1
 ncu --version >> "$OUT/device.txt" 2>&1
 # 1. Microbenchmarks.
-if [ ! -f "$OUT/microbench.csv" ]; then
+if [ ! -f "$OUT/microbench.csv" ] && [ -z "${SKIP_MICROBENCH:-}" ]; then
   nvcc -O3 -arch=sm_90 -std=c++17 -o /tmp/h200_microbench bench/model/h200_microbench.cu && /tmp/h200_microbench > "$OUT/microbench.csv" 2>&1
   # The kernel floor: Nsight Compute's duration of the empty kernel.
   ncu --clock-control none --metrics gpu__time_duration.sum -k empty -c 5 --csv --page raw /tmp/h200_microbench > "$OUT/empty_kernel_ncu.csv" 2>/dev/null
@@ -36,18 +37,20 @@ cat "$STAGE/build_failures.txt" > "$OUT/build.log" 2>/dev/null
 METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum
 for op in fadd fmul ffma dadd dmul dfma; do METRICS=$METRICS,smsp__sass_thread_inst_executed_op_${op}_pred_on.sum; done
 touch "$OUT/ncu.csv"
-while IFS='|' read -r p args; do
+while IFS='|' read -r p args kernels; do
   [ -z "$p" ] && continue
   now=$(date +%s)
   if [ $((now - start)) -gt "$BUDGET" ]; then echo "budget reached before $p" >> "$OUT/ncu.log"; break; fi
-  grep -q "^$p," "$OUT/done.txt" 2>/dev/null && continue
+  grep -q "^$p,$kernels," "$OUT/done.txt" 2>/dev/null && continue
+  filter=()
+  [ -n "$kernels" ] && filter=(-k "regex:$kernels")
   d=$STAGE/src/$p
-  if [ ! -x "$d/main" ]; then echo "$p,not built" >> "$OUT/done.txt"; continue; fi
-  ( cd "$d" && timeout 60 ncu --clock-control none --metrics "$METRICS" -c 12 --csv --page raw ./main $args > ncu_out.csv 2> ncu_err.txt )
+  if [ ! -x "$d/main" ]; then echo "$p,$kernels,not built" >> "$OUT/done.txt"; continue; fi
+  ( cd "$d" && timeout 60 ncu --clock-control none --metrics "$METRICS" "${filter[@]}" -c 12 --csv --page raw ./main $args > ncu_out.csv 2> ncu_err.txt )
   status=$?
   # Keep the CSV lines, the program's name in front: the header and units rows once.
   if [ -s "$OUT/ncu.csv" ]; then skip=2; else skip=0; fi
   grep '^"' "$d/ncu_out.csv" | awk -v p="$p" -v skip=$skip 'NR<=skip {next} NR==1 {print "\"Program\"," $0; next} NR==2 {print "\"\"," $0; next} {print "\"" p "\"," $0}' >> "$OUT/ncu.csv"
-  echo "$p,$status" >> "$OUT/done.txt"
+  echo "$p,$kernels,$status" >> "$OUT/done.txt"
 done < "$LIST"
 echo "elapsed $(( $(date +%s) - start )) s" >> "$OUT/ncu.log"

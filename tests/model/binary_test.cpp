@@ -77,6 +77,13 @@ TEST(Binary, DivisionIsCountedAsNvidiasExpansion) {
   EXPECT_GT(k.count("ops.transcendental"), 0);  // v_rcp_f32: MUFU class, no FLOPs
 }
 
+TEST(Binary, IntegerDivisionIsNoFlop) {
+  const double n = 640;
+  KernelModel k = count_launch(spec("int_divide", {"i32rand:{n}:0:100000", "zeros:{4*n}", "i32:7", "i32:{n}"}, "640"));
+  EXPECT_GT(k.count("ops.transcendental"), 0);  // the v_rcp_iflag_f32 is there
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), n);   // only the add
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(spec("dloop", {"f64:1.0001", "f64rand:{n}", "zeros:{8*n}", "i32:{n}", "i32:9"}, "700"));

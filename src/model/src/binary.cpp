@@ -424,6 +424,28 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
   // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
   // division (docs/model.md: fp32 10 FLOP; fp64 15 FLOP plus 2 fp32 FLOP).
+  // Integer divisions: clang expands a 32-bit integer division through the float reciprocal
+  // (v_cvt_f32_u32, v_rcp_iflag_f32, a v_mul_f32 by 0x4f7ffffe, v_cvt_u32_f32...); NVIDIA's
+  // expansion has no FP arithmetic (I2F, MUFU.RCP, integer multiply-adds). The multiply that
+  // follows a v_rcp_iflag_f32 is counted as integer work, not as a FLOP.
+  {
+    bool pending = false;
+    for (auto& [pc, d] : decoded) {
+      std::string m = d.mnemonic;
+      for (const char* suffix : {"_e32", "_e64"})
+        if (m.size() > 4 && m.ends_with(suffix)) m.resize(m.size() - 4);
+      if (m == "v_rcp_iflag_f32") {
+        pending = true;
+        continue;
+      }
+      if (pending && m == "v_mul_f32") {
+        d.cls.per_lane.clear();
+        d.cls.per_lane.emplace_back("ops.valu", 1);
+        d.cls.per_lane.emplace_back("ops.int", 1);
+        pending = false;
+      }
+    }
+  }
   {
     std::string open;  // "fp32"/"fp64" while inside an expansion
     for (auto& [pc, d] : decoded) {

@@ -824,16 +824,9 @@ hsa_status_t hsa_amd_memory_lock(void* host_pointer, size_t size, hsa_agent_t* a
     return HSA_STATUS_SUCCESS;
   }
   // Memory the emulated GPU already reaches (a pool allocation) needs no registration.
-  if (rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite)) {
-    rt.locked[address] = {size, 1, false};
-    return HSA_STATUS_SUCCESS;
-  }
-  try {
-    rt.memory.add(host_pointer, size, wavekit::emu::MemoryMap::kReadWrite, "hsa_amd_memory_lock");
-  } catch (const std::exception&) {
-    return HSA_STATUS_ERROR_INVALID_ARGUMENT;  // overlaps a registered range partly
-  }
-  rt.locked[address] = {size, 1, true};
+  const bool reachable = rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite);
+  if (!reachable) lock_pages(address, size);
+  rt.locked[address] = {size, 1, !reachable};
   return HSA_STATUS_SUCCESS;
 }
 
@@ -841,11 +834,12 @@ hsa_status_t hsa_amd_memory_unlock(void* host_pointer) {
   WAVEKIT_REQUIRE_INIT();
   Runtime& rt = runtime();
   std::lock_guard lock(rt.locked_mutex);
-  auto it = rt.locked.find(reinterpret_cast<std::uint64_t>(host_pointer));
+  auto address = reinterpret_cast<std::uint64_t>(host_pointer);
+  auto it = rt.locked.find(address);
   // ROCr: unlocking memory that is not locked is not an error.
   if (it == rt.locked.end()) return HSA_STATUS_SUCCESS;
   if (--it->second.count > 0) return HSA_STATUS_SUCCESS;
-  if (it->second.registered) rt.memory.remove(host_pointer);
+  if (it->second.registered) unlock_pages(address, it->second.size);
   rt.locked.erase(it);
   return HSA_STATUS_SUCCESS;
 }
@@ -913,6 +907,82 @@ hsa_status_t hsa_amd_pointer_info(const void* pointer, hsa_amd_pointer_info_t* i
       *num_agents_accessible = 2;
     }
   }
+  return HSA_STATUS_SUCCESS;
+}
+
+// Shared virtual memory (HIP's managed memory on an HMM system: CLR maps the memory itself,
+// then gives it to the GPU with hsa_amd_svm_attributes_set). The first setting of a range makes
+// it reachable by the emulated GPU, registered as locked pages are (so a later allocation at
+// the same addresses, after the application freed it, takes its place).
+hsa_status_t hsa_amd_svm_attributes_set(void* pointer, size_t size,
+                                        hsa_amd_svm_attribute_pair_t* attributes,
+                                        size_t attribute_count) {
+  WAVEKIT_REQUIRE_INIT();
+  if (!pointer || size == 0 || (attribute_count > 0 && !attributes))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < attribute_count; ++i) {
+    const auto attribute = attributes[i].attribute;
+    if (attribute == HSA_AMD_SVM_ATTRIB_PREFETCH_LOCATION ||
+        attribute == HSA_AMD_SVM_ATTRIB_ACCESS_QUERY ||
+        attribute > HSA_AMD_SVM_ATTRIB_ACCESS_QUERY ||
+        (attribute > HSA_AMD_SVM_ATTRIB_READ_MOSTLY &&
+         attribute < HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE))
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  }
+  Runtime& rt = runtime();
+  const auto address = reinterpret_cast<std::uint64_t>(pointer);
+  std::lock_guard lock(rt.locked_mutex);
+  if (!rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite))
+    lock_pages(address, size);
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_amd_svm_attributes_get(void* pointer, size_t size,
+                                        hsa_amd_svm_attribute_pair_t* attributes,
+                                        size_t attribute_count) {
+  WAVEKIT_REQUIRE_INIT();
+  if (!pointer || size == 0 || (attribute_count > 0 && !attributes))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  // One memory, coherent, reachable in place by every agent; no preferred or prefetch location.
+  for (size_t i = 0; i < attribute_count; ++i) {
+    switch (attributes[i].attribute) {
+      case HSA_AMD_SVM_ATTRIB_GLOBAL_FLAG:
+        attributes[i].value = HSA_AMD_SVM_GLOBAL_FLAG_FINE_GRAINED;
+        break;
+      case HSA_AMD_SVM_ATTRIB_READ_ONLY:
+      case HSA_AMD_SVM_ATTRIB_HIVE_LOCAL:
+      case HSA_AMD_SVM_ATTRIB_READ_MOSTLY:
+      case HSA_AMD_SVM_ATTRIB_PREFERRED_LOCATION:
+      case HSA_AMD_SVM_ATTRIB_PREFETCH_LOCATION:
+        attributes[i].value = 0;
+        break;
+      case HSA_AMD_SVM_ATTRIB_MIGRATION_GRANULARITY:
+        attributes[i].value = 9;  // 2^9 pages, ROCr's default
+        break;
+      case HSA_AMD_SVM_ATTRIB_ACCESS_QUERY:
+        if (!agent_of(hsa_agent_t{attributes[i].value})) return HSA_STATUS_ERROR_INVALID_AGENT;
+        attributes[i].attribute = HSA_AMD_SVM_ATTRIB_AGENT_ACCESSIBLE_IN_PLACE;
+        break;
+      default:
+        return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  return HSA_STATUS_SUCCESS;
+}
+
+hsa_status_t hsa_amd_svm_prefetch_async(void* pointer, size_t size, hsa_agent_t agent,
+                                        uint32_t num_dep_signals, const hsa_signal_t* dep_signals,
+                                        hsa_signal_t completion_signal) {
+  WAVEKIT_REQUIRE_INIT();
+  if (!pointer || size == 0 || (num_dep_signals > 0 && !dep_signals))
+    return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  if (!agent_of(agent)) return HSA_STATUS_ERROR_INVALID_AGENT;
+  // Nothing moves: the memory is the host's. Dependencies are waited for, then completion.
+  for (uint32_t i = 0; i < num_dep_signals; ++i)
+    if (dep_signals[i].handle)
+      hsa_signal_wait_scacquire(dep_signals[i], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
+                                HSA_WAIT_STATE_BLOCKED);
+  if (completion_signal.handle) hsa_signal_subtract_screlease(completion_signal, 1);
   return HSA_STATUS_SUCCESS;
 }
 

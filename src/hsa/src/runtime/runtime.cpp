@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -171,6 +172,77 @@ bool initialized() {
   return rt.init_count > 0;
 }
 
+namespace {
+
+constexpr std::uint64_t kPage = 4096;
+
+// Re-registers the locked runs that meet [first, last) (page addresses): the old runs there
+// are removed, the maximal runs of locked pages through the range are added.
+void update_locked_runs(std::uint64_t first, std::uint64_t last) {
+  Runtime& rt = runtime();
+  // Widen to the runs that touch the range, so that neighbours merge or split correctly.
+  auto it = rt.locked_runs.upper_bound(first);
+  if (it != rt.locked_runs.begin() && std::prev(it)->first + std::prev(it)->second >= first) --it;
+  while (it != rt.locked_runs.end() && it->first <= last) {
+    first = std::min(first, it->first);
+    last = std::max(last, it->first + it->second);
+    rt.memory.remove(reinterpret_cast<const void*>(it->first));
+    it = rt.locked_runs.erase(it);
+  }
+  // Pages next to the range that are still locked join its runs.
+  while (first >= kPage && rt.locked_pages.count(first - kPage)) first -= kPage;
+  while (rt.locked_pages.count(last)) last += kPage;
+  std::uint64_t run = 0;
+  bool in_run = false;
+  for (std::uint64_t page = first; page <= last; page += kPage) {
+    const bool locked = page < last && rt.locked_pages.count(page);
+    if (locked && !in_run) {
+      run = page;
+      in_run = true;
+    } else if (!locked && in_run) {
+      in_run = false;
+      try {
+        rt.memory.add(reinterpret_cast<const void*>(run), page - run, emu::MemoryMap::kReadWrite,
+                      "hsa_amd_memory_lock");
+        rt.locked_runs[run] = page - run;
+      } catch (const std::exception& error) {
+        // Pages that overlap an allocation of the runtime's own stay as they are.
+        std::fprintf(stderr, "wavekit emulator: locked memory not registered: %s\n", error.what());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void lock_pages(std::uint64_t base, std::uint64_t size) {
+  Runtime& rt = runtime();
+  const std::uint64_t first = base / kPage * kPage;
+  const std::uint64_t last = (base + size + kPage - 1) / kPage * kPage;
+  for (std::uint64_t page = first; page < last; page += kPage) ++rt.locked_pages[page];
+  update_locked_runs(first, last);
+}
+
+void unlock_pages(std::uint64_t base, std::uint64_t size) {
+  Runtime& rt = runtime();
+  const std::uint64_t first = base / kPage * kPage;
+  const std::uint64_t last = (base + size + kPage - 1) / kPage * kPage;
+  for (std::uint64_t page = first; page < last; page += kPage) {
+    auto it = rt.locked_pages.find(page);
+    if (it != rt.locked_pages.end() && --it->second == 0) rt.locked_pages.erase(it);
+  }
+  update_locked_runs(first, last);
+}
+
+void forget_locked_pages(std::uint64_t base, std::uint64_t size) {
+  Runtime& rt = runtime();
+  const std::uint64_t first = base / kPage * kPage;
+  const std::uint64_t last = (base + size + kPage - 1) / kPage * kPage;
+  bool any = false;
+  for (std::uint64_t page = first; page < last; page += kPage) any |= rt.locked_pages.erase(page);
+  if (any) update_locked_runs(first, last);
+}
+
 void* allocate(std::size_t size, std::size_t alignment, const std::string& label) {
   if (size == 0) return nullptr;
   std::size_t rounded = (size + alignment - 1) / alignment * alignment;
@@ -178,6 +250,11 @@ void* allocate(std::size_t size, std::size_t alignment, const std::string& label
   if (!pointer) return nullptr;
   std::memset(pointer, 0, rounded);
   Runtime& rt = runtime();
+  {
+    // Pins of memory the application freed while CLR still held them give way.
+    std::lock_guard lock(rt.locked_mutex);
+    forget_locked_pages(reinterpret_cast<std::uint64_t>(pointer), rounded);
+  }
   rt.memory.add(pointer, rounded, emu::MemoryMap::kReadWrite, label);
   std::lock_guard lock(rt.mutex);
   rt.allocations[reinterpret_cast<std::uint64_t>(pointer)] = rounded;

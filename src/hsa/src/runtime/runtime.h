@@ -118,8 +118,14 @@ struct Runtime {
     unsigned count = 0;
     bool registered = false;
   };
-  std::mutex locked_mutex;
+  std::mutex locked_mutex;  // guards locked, locked_pages, locked_runs
   std::map<std::uint64_t, Locked> locked;
+  // Locked host memory is registered by pages: locks of neighbouring buffers share pages, and
+  // CLR may keep a pin past the application's free(), so a later allocation or lock can reuse
+  // the addresses. Pages count their locks; each maximal run of locked pages is one range of
+  // the memory map (base -> size), so an access that crosses pages stays in one range.
+  std::map<std::uint64_t, unsigned> locked_pages;
+  std::map<std::uint64_t, std::uint64_t> locked_runs;
   // The pool each pool/region allocation came from (hsa_amd_pointer_info's owner and flags).
   std::map<std::uint64_t, const Region*> allocation_pools;
   std::set<const amd_signal_t*> signals;
@@ -161,6 +167,13 @@ Runtime& runtime();
 bool initialized();
 
 // Registers/unregisters a host allocation with the emulated GPU's memory map.
+// Locked-page bookkeeping (runtime.cpp; the caller holds locked_mutex): lock_pages/unlock_pages
+// count the pages of [base, base + size) and re-register the runs they change;
+// forget_locked_pages drops the pages of a range the host allocator has just handed out again
+// (a pin the application outlived).
+void lock_pages(std::uint64_t base, std::uint64_t size);
+void unlock_pages(std::uint64_t base, std::uint64_t size);
+void forget_locked_pages(std::uint64_t base, std::uint64_t size);
 void* allocate(std::size_t size, std::size_t alignment, const std::string& label);
 bool release(void* pointer);
 

@@ -273,6 +273,29 @@ TEST(LaunchCli, OneHostThreadReproducesTheGroundTruthOfACasLoop) {
   }
 }
 
+// Memory as a GPU maps it: a buffer is whole pages, so an off-by-one store inside the last page
+// runs as on hardware (the output file has the bytes asked for); --check-bounds reports it, with
+// the buffer and how far past its end, the way compute-sanitizer would.
+TEST(LaunchCli, PagePaddingIsReachableUnlessBoundsAreChecked) {
+  const std::string dir = fresh_directory("one_past");
+  const std::string launch = "launch " + device("launch_args.co") +
+                             " --kernel one_past --grid 512 --block 256 --arg zeros:1024 "
+                             "--arg u32:256 --out " +
+                             dir;
+  CliResult gpu = wavekit(launch);
+  ASSERT_EQ(gpu.exit_code, 0) << gpu.output;
+  auto out = words(dir + "/arg0.bin");
+  ASSERT_EQ(out.size(), 256u);
+  for (std::uint32_t i = 0; i < 256; ++i) EXPECT_EQ(out[i], i + 1) << i;
+  CliResult checked = wavekit(launch + " --check-bounds");
+  EXPECT_EQ(checked.exit_code, 1) << checked.output;
+  EXPECT_NE(checked.output.find("write of 4 bytes at 0x"), std::string::npos) << checked.output;
+  EXPECT_NE(checked.output.find(": 4 bytes past the end of arg0 (1024 bytes; the allocation's "
+                                "padding is reachable on a GPU, exact bounds are checked)"),
+            std::string::npos)
+      << checked.output;
+}
+
 TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {
   std::string object = device("probe_provider.co");
   CliResult usage = wavekit("launch " + object + " --kernel provider_kernel --grid 64");
@@ -301,10 +324,11 @@ TEST(LaunchCli, MistakesAreReportedWithTheirExitCodes) {
   EXPECT_EQ(undefined.exit_code, 1);
   EXPECT_NE(undefined.output.find("undefined symbol 'probe_add'"), std::string::npos)
       << undefined.output;
-  // A buffer too small for the kernel: a memory fault report naming wave, pc and address.
-  CliResult fault =
-      wavekit("launch " + object +
-              " --kernel provider_kernel --grid 64 --block 64 --arg zeros:16 --arg i32:1");
+  // A buffer too small for the kernel (checked exactly: on a GPU the page would absorb it): a
+  // memory fault report naming wave, pc and address.
+  CliResult fault = wavekit("launch " + object +
+                            " --kernel provider_kernel --grid 64 --block 64 --arg zeros:16 "
+                            "--arg i32:1 --check-bounds");
   EXPECT_EQ(fault.exit_code, 1);
   EXPECT_NE(fault.output.find("memory_fault"), std::string::npos) << fault.output;
   EXPECT_NE(fault.output.find("pc 0x"), std::string::npos) << fault.output;

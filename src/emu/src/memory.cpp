@@ -13,10 +13,13 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
       wave.cached_generation == wave.ctx->memory->generation()) {
     return reinterpret_cast<std::uint8_t*>(address);
   }
+  const bool exact = wave.ctx->options.exact_bounds;
   if (auto range = wave.ctx->memory->find(address)) {
-    if ((range->access & access) == access && end <= range->base + range->size && end > address) {
+    const std::uint64_t limit =
+        range->base + (exact && range->requested ? range->requested : range->size);
+    if ((range->access & access) == access && end <= limit && end > address) {
       wave.cached_base = range->base;
-      wave.cached_end = range->base + range->size;
+      wave.cached_end = limit;
       wave.cached_access = range->access;
       wave.cached_generation = wave.ctx->memory->generation();
       return reinterpret_cast<std::uint8_t*>(address);
@@ -33,9 +36,21 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
   // probe given a stack slot's effective address dereferences it. Only this wave's own segment.
   if (address >= wave.scratch_base && end <= wave.scratch_base + wave.scratch_size && end > address)
     return reinterpret_cast<std::uint8_t*>(address);
+  std::string where = "outside every allocation known to the emulator";
+  if (auto below = wave.ctx->memory->find_below(end - 1)) {
+    const std::uint64_t asked = below->requested ? below->requested : below->size;
+    if (end > below->base + asked && address < below->base + asked + 65536)
+      where = std::to_string(end - (below->base + asked)) + " bytes past the end of " +
+              (below->label.empty() ? hex(below->base) : below->label) + " (" +
+              std::to_string(asked) + " bytes" +
+              (exact && below->requested ? "; the allocation's padding is reachable on a GPU, "
+                                           "exact bounds are checked"
+                                         : "") +
+              ")";
+  }
   fault(wave, ErrorKind::memory_fault, address,
         std::string(access & MemoryMap::kWrite ? "write" : "read") + " of " + std::to_string(size) +
-            " bytes at " + hex(address) + " outside every allocation known to the emulator");
+            " bytes at " + hex(address) + ": " + where);
   return nullptr;
 }
 

@@ -26,8 +26,10 @@ static std::string describe(const MemoryMap::Range& range) {
   return out.str();
 }
 
-void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::string label) {
-  Range range{reinterpret_cast<std::uint64_t>(base), size, access, std::move(label)};
+void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::string label,
+                    std::size_t requested) {
+  Range range{reinterpret_cast<std::uint64_t>(base), size, access, std::move(label),
+              requested < size ? requested : 0};
   if (size == 0) throw Error("emu memory map: empty range " + describe(range));
   std::unique_lock lock(state_->mutex);
   auto next = state_->ranges.lower_bound(range.base);
@@ -66,6 +68,13 @@ std::optional<MemoryMap::Range> MemoryMap::find(std::uint64_t address) const {
   --it;
   if (address - it->first >= it->second.size) return std::nullopt;
   return it->second;
+}
+
+std::optional<MemoryMap::Range> MemoryMap::find_below(std::uint64_t address) const {
+  std::shared_lock lock(state_->mutex);
+  auto it = state_->ranges.upper_bound(address);
+  if (it == state_->ranges.begin()) return std::nullopt;
+  return std::prev(it)->second;
 }
 
 bool MemoryMap::contains(std::uint64_t address, std::size_t size, unsigned access) const {

@@ -98,11 +98,17 @@ bool takes_pointer(const KernelArgument& arg) {
 
 // Memory the emulated kernel may touch, registered with the dispatch's MemoryMap for exactly
 // its size so that an access past the end is a reported fault.
+// A GPU maps memory in pages: what a kernel's buffers and kernarg segment get is whole pages,
+// and an access past the bytes asked for but inside the last page does not fault on hardware.
+constexpr std::size_t kAllocationGranule = 4096;
+
 struct DeviceBuffer {
   std::uint8_t* data = nullptr;
-  std::size_t size = 0;
+  std::size_t size = 0;    // the bytes asked for
+  std::size_t mapped = 0;  // the bytes allocated (zeroed): size rounded to the alignment
   DeviceBuffer(std::size_t bytes, std::size_t alignment) : size(bytes) {
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + alignment - 1) / alignment * alignment;
+    mapped = rounded;
     data = static_cast<std::uint8_t*>(std::aligned_alloc(alignment, rounded));
     if (!data) throw Error("cannot allocate " + std::to_string(bytes) + " bytes");
     std::memset(data, 0, rounded);
@@ -397,17 +403,18 @@ LaunchOutcome launch(const LaunchRequest& request) {
   // Buffers, then the kernarg segment with their pointers and the scalars at the note's offsets.
   std::vector<std::unique_ptr<DeviceBuffer>> buffers(request.arguments.size());
   DeviceBuffer kernarg(std::max<std::size_t>(kernel->kernarg_segment_size, 1),
-                       std::max<std::size_t>(kernel->kernarg_segment_align, 64));
+                       std::max<std::size_t>(kernel->kernarg_segment_align, kAllocationGranule));
   std::size_t explicit_index = 0;
   for (const auto& arg : kernel->args) {
     if (arg.hidden()) continue;
     const ArgumentSpec& spec = request.arguments[explicit_index];
     if (spec.is_buffer()) {
-      auto buffer = std::make_unique<DeviceBuffer>(spec.bytes.size(), 256);
+      auto buffer = std::make_unique<DeviceBuffer>(spec.bytes.size(), kAllocationGranule);
       std::memcpy(buffer->data, spec.bytes.data(), spec.bytes.size());
-      memory.add(buffer->data, std::max<std::size_t>(spec.bytes.size(), 1),
+      memory.add(buffer->data, buffer->mapped,
                  emu::MemoryMap::kReadWrite | (spec.tool_memory ? emu::MemoryMap::kToolMemory : 0u),
-                 "arg" + std::to_string(explicit_index));
+                 "arg" + std::to_string(explicit_index),
+                 std::max<std::size_t>(spec.bytes.size(), 1));
       std::uint64_t pointer = reinterpret_cast<std::uint64_t>(buffer->data);
       std::memcpy(kernarg.data + arg.offset, &pointer, 8);
       buffers[explicit_index] = std::move(buffer);
@@ -430,7 +437,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   HiddenArgumentValues hidden;
   hidden.queue_ptr = reinterpret_cast<std::uint64_t>(amd_queue);
   fill_hidden_arguments(*kernel, request.grid, request.block, hidden, kernarg.data);
-  memory.add(kernarg.data, kernarg.size, emu::MemoryMap::kRead, "kernarg");
+  memory.add(kernarg.data, kernarg.mapped, emu::MemoryMap::kRead, "kernarg", kernarg.size);
 
   auto packet_memory = std::make_unique<DeviceBuffer>(sizeof(hsa_kernel_dispatch_packet_t), 64);
   auto* packet = reinterpret_cast<hsa_kernel_dispatch_packet_t*>(packet_memory->data);
@@ -471,6 +478,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.queue = amd_queue;
   params.options.host_threads = request.host_threads;
   params.options.max_resident_waves = request.max_resident_waves;
+  params.options.exact_bounds = request.exact_bounds;
   params.options.max_instructions = request.max_instructions;
   params.options.max_seconds = request.max_seconds;
   params.options.record_block_counts = request.record_block_counts;

@@ -89,7 +89,7 @@ int run_launch(wavekit::cli::Arguments args) {
   std::string code_object, kernel, grid, block, out_dir, trace_blocks, trace_sequence, trace_memory,
       threads, max_resident, tool_out, max_instructions, timeout, lds;
   std::vector<std::string> arg_specs, libraries;
-  bool stats = false;
+  bool stats = false, check_bounds = false;
   wavekit::cli::OptionParser parser(
       "wavekit launch",
       "Runs one kernel of an AMDGPU code object (gfx908, gfx90a, gfx942) on wavekit's emulator.\n"
@@ -142,6 +142,9 @@ int run_launch(wavekit::cli::Arguments args) {
   parser.option("--timeout", &timeout, "SECONDS",
                 "stop the dispatch after this much wall time, likewise (default: no limit; "
                 "WAVEKIT_EMU_TIMEOUT)");
+  parser.flag("--check-bounds", &check_bounds,
+              "report any access past the bytes a buffer or the kernarg segment was given, "
+              "which a GPU's page mapping lets through (default: a GPU's behaviour)");
   parser.flag("--stats", &stats,
               "print workgroups, waves, wave-instructions and time to stderr (and the hostcall "
               "service's statistics when probes used it)");
@@ -175,6 +178,7 @@ int run_launch(wavekit::cli::Arguments args) {
   if (!max_instructions.empty())
     request.max_instructions = parse_instruction_budget(max_instructions);
   if (!timeout.empty()) request.max_seconds = parse_seconds("--timeout", timeout);
+  request.exact_bounds = check_bounds;
   request.record_block_counts = !trace_blocks.empty();
   request.record_block_sequence = !trace_sequence.empty();
   request.record_memory_accesses = !trace_memory.empty();

@@ -27,3 +27,10 @@ extern "C" __global__ void dynamic_lds(unsigned* out, Params p) {
 extern "C" __global__ void float_sum(const float* in, float* out) {
   wk_atomic_add(out, in[wk_global_id_x()]);
 }
+
+// An off-by-one of the kind real programs have (i <= n): one element past the buffer, inside
+// the page a GPU maps for it.
+extern "C" __global__ void one_past(unsigned* out, unsigned n) {
+  const unsigned i = wk_global_id_x();
+  if (i <= n) out[i] = i + 1;
+}

@@ -51,6 +51,11 @@ class MemoryMap {
     std::uint64_t size = 0;
     unsigned access = kReadWrite;
     std::string label;  // for fault reports, e.g. "kernarg", "arg0", "code object foo.co"
+    // The bytes the program asked for (0: all of size). The rest of the range is the
+    // allocation granularity's padding, which a GPU's page mapping makes reachable (a merged
+    // s_load_dwordx4 past a kernarg segment's end, a kernel writing one element past its
+    // buffer); DispatchOptions::exact_bounds reports any access to it.
+    std::uint64_t requested = 0;
   };
 
   MemoryMap();
@@ -59,8 +64,8 @@ class MemoryMap {
   MemoryMap& operator=(const MemoryMap&) = delete;
 
   // Ranges must not overlap an existing range (throws wavekit::Error naming both); size > 0.
-  void add(const void* base, std::size_t size, unsigned access = kReadWrite,
-           std::string label = {});
+  void add(const void* base, std::size_t size, unsigned access = kReadWrite, std::string label = {},
+           std::size_t requested = 0);
   // Removes the range that starts at `base`; returns false when there is none.
   bool remove(const void* base);
   // Adds kToolMemory to the range that starts at `base`; returns false when there is none.
@@ -68,6 +73,8 @@ class MemoryMap {
   // True when [address, address + size) lies inside one range that allows `access`.
   bool contains(std::uint64_t address, std::size_t size, unsigned access) const;
   std::optional<Range> find(std::uint64_t address) const;
+  // The range that starts closest below `address` (it may end before it); for reports.
+  std::optional<Range> find_below(std::uint64_t address) const;
   std::vector<Range> ranges() const;
   // Increments on every add/remove; lets executing waves keep a cheap snapshot.
   std::uint64_t generation() const;
@@ -131,6 +138,10 @@ struct DispatchOptions {
   // Instructions a wave runs before its workgroup switches to its next wave (waves also switch
   // at s_barrier, at an s_waitcnt that has to wait, and at s_sleep).
   unsigned interleave_quantum = 256;
+  // Checker mode: an access to the padding of an allocation (MemoryMap::Range::requested) is a
+  // memory fault naming the allocation and how far past its end the access was, the way
+  // compute-sanitizer reports out-of-bounds accesses a GPU's page mapping lets through.
+  bool exact_bounds = false;
   // No-progress detection: when the resident waves together execute this many instructions
   // without any of them storing to memory (other than MemoryMap::kToolMemory), changing memory
   // with an atomic, ending, or passing a barrier, AND at least no_progress_seconds of wall time

@@ -87,6 +87,9 @@ struct LaunchRequest {
   // Dynamic LDS per workgroup (HIP's dynamic shared memory, the launch's sharedMemBytes): added
   // to the kernel's .group_segment_fixed_size in the packet's group_segment_size.
   std::uint32_t dynamic_lds_bytes = 0;
+  // Buffers and the kernarg segment are whole pages as on a GPU; with exact_bounds an access
+  // past the bytes asked for is reported (emu::DispatchOptions::exact_bounds).
+  bool exact_bounds = false;
   // The dispatch's budget (emu::DispatchOptions::max_instructions / max_seconds); 0: none.
   std::uint64_t max_instructions = 0;
   double max_seconds = 0;

@@ -1,13 +1,14 @@
 // The binary front-end against counts from the kernels' source formulas (a CPU count per
 // element): FLOPs by precision with NVIDIA's convention, lanes under divergence, memory bytes
 // by space, DRAM bytes of the L2 model, fits checked at a held-out size, the CLI.
+#include "wavekit/model/binary.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "wavekit/model/binary.h"
 #include "wavekit/model/machine.h"
 #include "wavekit/model/predict.h"
 #include "wavekit/support/error.h"
@@ -43,7 +44,8 @@ std::string error_of(const std::function<void()>& f) {
 
 TEST(Binary, SaxpyCountsAtAPartialLastWave) {
   const double n = 1000;  // 4 blocks, 16 waves, the last one 40 lanes
-  KernelModel k = count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "1000"));
+  KernelModel k =
+      count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "1000"));
   EXPECT_EQ(k.threads(), 1024u);
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 2 * n);
   EXPECT_DOUBLE_EQ(k.count("ops.fp32.fma"), n);
@@ -71,7 +73,8 @@ TEST(Binary, DivergentTripCountsCountActiveLanesOnly) {
 
 TEST(Binary, DivisionIsCountedAsNvidiasExpansion) {
   const double n = 512;
-  KernelModel k = count_launch(spec("divide", {"f32rand:{n}:1:2", "f32rand:{n}:1:2", "zeros:{4*n}", "i32:{n}"}, "512"));
+  KernelModel k = count_launch(
+      spec("divide", {"f32rand:{n}:1:2", "f32rand:{n}:1:2", "zeros:{4*n}", "i32:{n}"}, "512"));
   EXPECT_DOUBLE_EQ(k.count("ops.fp32.div"), n);
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * n);
   EXPECT_GT(k.count("ops.transcendental"), 0);  // v_rcp_f32: MUFU class, no FLOPs
@@ -79,14 +82,16 @@ TEST(Binary, DivisionIsCountedAsNvidiasExpansion) {
 
 TEST(Binary, IntegerDivisionIsNoFlop) {
   const double n = 640;
-  KernelModel k = count_launch(spec("int_divide", {"i32rand:{n}:0:100000", "zeros:{4*n}", "i32:7", "i32:{n}"}, "640"));
+  KernelModel k = count_launch(
+      spec("int_divide", {"i32rand:{n}:0:100000", "zeros:{4*n}", "i32:7", "i32:{n}"}, "640"));
   EXPECT_GT(k.count("ops.transcendental"), 0);  // the v_rcp_iflag_f32 is there
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), n);   // only the add
 }
 
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
-  KernelModel k = count_launch(spec("dloop", {"f64:1.0001", "f64rand:{n}", "zeros:{8*n}", "i32:{n}", "i32:9"}, "700"));
+  KernelModel k = count_launch(
+      spec("dloop", {"f64:1.0001", "f64rand:{n}", "zeros:{8*n}", "i32:{n}", "i32:9"}, "700"));
   EXPECT_DOUBLE_EQ(k.count("flops.fp64"), (2 * reps + 1) * n);
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 0);
   EXPECT_DOUBLE_EQ(k.count("memory.global.load.bytes"), 8 * n);
@@ -147,14 +152,20 @@ TEST(Binary, FindsACppKernelByItsName) {
 }
 
 TEST(Binary, BadInputIsNamed) {
-  EXPECT_NE(error_of([] { count_launch(spec("nosuch", {}, "64")); }).find("no kernel named 'nosuch'"), std::string::npos);
-  EXPECT_NE(error_of([] { count_launch(spec("saxpy", {"f32:2"}, "64")); }).find("argument"), std::string::npos);
-  EXPECT_NE(error_of([] { count_launch(spec("saxpy", {"f32:2", "f32rand:x", "zeros:4", "i32:1"}, "64")); })
-                .find("f32rand:x"),
+  EXPECT_NE(
+      error_of([] { count_launch(spec("nosuch", {}, "64")); }).find("no kernel named 'nosuch'"),
+      std::string::npos);
+  EXPECT_NE(error_of([] { count_launch(spec("saxpy", {"f32:2"}, "64")); }).find("argument"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              count_launch(spec("saxpy", {"f32:2", "f32rand:x", "zeros:4", "i32:1"}, "64"));
+            }).find("f32rand:x"),
             std::string::npos);
   fs::path bad = fs::temp_directory_path() / "wavekit-model-bad.hip";
-  std::ofstream(bad) << "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undeclared; }\n";
-  std::string message = error_of([&] { build_hip(bad.string(), (fs::temp_directory_path() / "wkm").string()); });
+  std::ofstream(bad)
+      << "#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = undeclared; }\n";
+  std::string message =
+      error_of([&] { build_hip(bad.string(), (fs::temp_directory_path() / "wkm").string()); });
   EXPECT_NE(message.find("does not build"), std::string::npos);
   EXPECT_NE(message.find("undeclared"), std::string::npos);
 }
@@ -162,8 +173,10 @@ TEST(Binary, BadInputIsNamed) {
 TEST(Binary, FitExtrapolatesAndIsCheckedAtAHeldOutSize) {
   std::vector<KernelModel> runs;
   for (const char* n : {"1024", "2048", "4096"})
-    runs.push_back(count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, n)));
-  KernelModel check = count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "8192"));
+    runs.push_back(
+        count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, n)));
+  KernelModel check =
+      count_launch(spec("saxpy", {"f32:2", "f32rand:{n}", "f32rand:{n}", "i32:{n}"}, "8192"));
   FitOutcome fit = fit_counts("n", runs, check);
   EXPECT_EQ(fit.model.counts_expression.at("flops.fp32"), "2*n");
   EXPECT_EQ(fit.model.counts_expression.at("memory.global.load.bytes"), "8*n");
@@ -189,11 +202,13 @@ TEST(Binary, FitPolynomialPicksTheLowestDegree) {
 
 TEST(Cli, ModelOfAHipSourceAsJson) {
   std::string out = (fs::temp_directory_path() / "wavekit-model-cli.json").string();
-  std::string command = std::string(WAVEKIT_CLI) + " model " + WAVEKIT_MODEL_TEST_SOURCE +
-                        " --kernel saxpy --blocks '{n/256}' --param n=2048 --arg f32:2 --arg 'f32rand:{n}'"
-                        " --arg 'f32rand:{n}' --arg 'i32:{n}' --machine h200 --machine mi250x --threads 2"
-                        " --build-dir " + (fs::temp_directory_path() / "wavekit-model-cli").string() +
-                        " --json > " + out + " 2>/dev/null";
+  std::string command =
+      std::string(WAVEKIT_CLI) + " model " + WAVEKIT_MODEL_TEST_SOURCE +
+      " --kernel saxpy --blocks '{n/256}' --param n=2048 --arg f32:2 --arg 'f32rand:{n}'"
+      " --arg 'f32rand:{n}' --arg 'i32:{n}' --machine h200 --machine mi250x --threads 2"
+      " --build-dir " +
+      (fs::temp_directory_path() / "wavekit-model-cli").string() + " --json > " + out +
+      " 2>/dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
   nlohmann::json doc = nlohmann::json::parse(std::ifstream(out));
   const auto& kernel = doc["kernels"][0];

@@ -44,9 +44,15 @@ TEST(Expression, EvaluatesWithPrecedenceAndParameters) {
 }
 
 TEST(Expression, ErrorsNameTheProblem) {
-  EXPECT_NE(error_of([] { evaluate("4*m", {{"n", 1}}); }).find("parameter 'm' has no value"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              evaluate("4*m", {{"n", 1}});
+            }).find("parameter 'm' has no value"),
+            std::string::npos);
   EXPECT_NE(error_of([] { evaluate("4*(n", {{"n", 1}}); }).find("expected ')'"), std::string::npos);
-  EXPECT_NE(error_of([] { evaluate("4 $ n", {{"n", 1}}); }).find("unexpected '$'"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              evaluate("4 $ n", {{"n", 1}});
+            }).find("unexpected '$'"),
+            std::string::npos);
   EXPECT_EQ(format_number(1024), "1024");
   EXPECT_EQ(format_number(0.0390625), "0.0390625");
 }
@@ -63,11 +69,14 @@ TEST(Machines, EveryBuiltinLoadsWithSourcesAndConsistentPeaks) {
       EXPECT_GE(figure.value, 0) << name << " " << path;
     }
     // Independent check of the datasheet peaks: units x lanes x 2 x clock (within 6 %).
-    double fp32 = m.compute_units() * m.get("compute.fp32_lanes_per_unit_per_clock") * 2 * m.clock_hz();
+    double fp32 =
+        m.compute_units() * m.get("compute.fp32_lanes_per_unit_per_clock") * 2 * m.clock_hz();
     EXPECT_NEAR(fp32 / m.get("peak.fp32_flops"), 1.0, 0.06) << name;
-    double fp64 = m.compute_units() * m.get("compute.fp64_lanes_per_unit_per_clock") * 2 * m.clock_hz();
+    double fp64 =
+        m.compute_units() * m.get("compute.fp64_lanes_per_unit_per_clock") * 2 * m.clock_hz();
     EXPECT_NEAR(fp64 / m.get("peak.fp64_flops"), 1.0, 0.06) << name;
-    double matrix = m.compute_units() * m.get("compute.matrix_fp16_flops_per_unit_per_clock") * m.clock_hz();
+    double matrix =
+        m.compute_units() * m.get("compute.matrix_fp16_flops_per_unit_per_clock") * m.clock_hz();
     EXPECT_NEAR(matrix / m.get("peak.matrix_fp16_flops"), 1.0, 0.10) << name;
     EXPECT_LE(m.get("achieved.dram_bandwidth"), m.get("peak.dram_bandwidth")) << name;
     EXPECT_LE(m.get("achieved.fp32_flops"), m.get("peak.fp32_flops")) << name;
@@ -82,16 +91,22 @@ TEST(Machines, MissingFieldAndUnknownNameAreNamed) {
   nlohmann::json doc = nlohmann::json::parse(in);
   doc["peak"].erase("dram_bandwidth");
   std::ofstream(dir / "broken.json") << doc.dump();
-  EXPECT_NE(error_of([&] { load_machine((dir / "broken.json").string()); }).find("missing field 'peak.dram_bandwidth'"),
+  EXPECT_NE(error_of([&] {
+              load_machine((dir / "broken.json").string());
+            }).find("missing field 'peak.dram_bandwidth'"),
             std::string::npos);
   doc = nlohmann::json::parse(std::ifstream(builtin_machine_directory() + "/h200.json"));
   doc["peak"]["fp32_flops"].erase("source");
   std::ofstream(dir / "nosource.json") << doc.dump();
-  EXPECT_NE(error_of([&] { load_machine((dir / "nosource.json").string()); }).find("'peak.fp32_flops' has no source"),
+  EXPECT_NE(error_of([&] {
+              load_machine((dir / "nosource.json").string());
+            }).find("'peak.fp32_flops' has no source"),
             std::string::npos);
   std::ofstream(dir / "syntax.json") << "{ nope";
-  EXPECT_NE(error_of([&] { load_machine((dir / "syntax.json").string()); }).find("syntax.json"), std::string::npos);
-  EXPECT_NE(error_of([] { load_machine("gtx9999"); }).find("unknown machine 'gtx9999'"), std::string::npos);
+  EXPECT_NE(error_of([&] { load_machine((dir / "syntax.json").string()); }).find("syntax.json"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { load_machine("gtx9999"); }).find("unknown machine 'gtx9999'"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -128,16 +143,20 @@ TEST(Schema, RoundTripsAndRefusesBadFields) {
   EXPECT_DOUBLE_EQ(back.at({{"n", 1000}}).count("flops.fp32"), 2000);
   nlohmann::json bad = doc;
   bad["counts"]["flops.fp33"] = 1;
-  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("unknown count 'flops.fp33'"), std::string::npos);
+  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("unknown count 'flops.fp33'"),
+            std::string::npos);
   bad = doc;
   bad["counts"]["flops.fp32"] = "2*m";
-  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("parameter 'm'"), std::string::npos);
+  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("parameter 'm'"),
+            std::string::npos);
   bad = doc;
   bad["launch"].erase("threads_per_block");
-  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("launch.threads_per_block"), std::string::npos);
+  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("launch.threads_per_block"),
+            std::string::npos);
   bad = doc;
   bad["launch"]["blocks"] = {0};
-  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("positive integer"), std::string::npos);
+  EXPECT_NE(error_of([&] { kernel_from_json(bad, "answer"); }).find("positive integer"),
+            std::string::npos);
 }
 
 TEST(Evaluator, FindsInconsistentCounts) {
@@ -161,7 +180,8 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   double n = 1 << 28;
   Prediction p = predict(streaming_kernel(n), h200);
   EXPECT_EQ(p.bound, "dram");
-  double expected = 12 * n / h200.get("achieved.dram_bandwidth") + h200.get("launch.kernel_floor_us") * 1e-6;
+  double expected =
+      12 * n / h200.get("achieved.dram_bandwidth") + h200.get("launch.kernel_floor_us") * 1e-6;
   EXPECT_NEAR(p.seconds / expected, 1.0, 1e-9);
   // The same bytes with 1000x the FLOPs: compute-bound.
   KernelModel heavy = streaming_kernel(n);
@@ -169,7 +189,8 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   heavy.counts["flops.fp32"] = 2000 * n;
   Prediction q = predict(heavy, h200);
   EXPECT_EQ(q.bound, "compute");
-  EXPECT_NEAR(q.terms.front().seconds, 2000 * n / h200.get("achieved.fp32_flops"), 1e-9 * q.seconds);
+  EXPECT_NEAR(q.terms.front().seconds, 2000 * n / h200.get("achieved.fp32_flops"),
+              1e-9 * q.seconds);
   // Writes that stay in the L2 at the end are no DRAM traffic during the kernel: 1 MB read and
   // 1 MB written fit in the H200's 60 MB L2, so only the reads are charged.
   KernelModel small = streaming_kernel(1 << 18);
@@ -190,7 +211,8 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   dp.counts["flops.fp64"] = 2000 * n;
   Machine rtx = load_machine("rtx3080");
   double ratio = predict(dp, rtx).terms.front().seconds / predict(dp, h200).terms.front().seconds;
-  EXPECT_NEAR(ratio, h200.get("achieved.fp64_flops") / rtx.get("achieved.fp64_flops"), 1e-6 * ratio);
+  EXPECT_NEAR(ratio, h200.get("achieved.fp64_flops") / rtx.get("achieved.fp64_flops"),
+              1e-6 * ratio);
   // Expressions must be evaluated first.
   KernelModel e = streaming_kernel(n);
   e.counts_expression["flops.fp32"] = "2*n";
@@ -207,18 +229,22 @@ TEST(Compare, ReadsTheThreeFormatsAndSummarises) {
   EXPECT_DOUBLE_EQ(*ncu[0].fp64_flops, 10);
   EXPECT_NEAR(ncu[0].seconds, 2e-6, 1e-12);
   EXPECT_NEAR(*ncu[0].dram_bytes, 1.5e6, 1e-3);
-  std::vector<nlohmann::json> predictions = {
-      {{"kernel", "saxpy(float, float const*, float*, int)"}, {"seconds", 2.2e-6}, {"fp32_flops", 9100.0},
-       {"fp64_flops", 10.0}, {"dram_bytes", 2.5e6}, {"bound", "dram"}}};
+  std::vector<nlohmann::json> predictions = {{{"kernel", "saxpy(float, float const*, float*, int)"},
+                                              {"seconds", 2.2e-6},
+                                              {"fp32_flops", 9100.0},
+                                              {"fp64_flops", 10.0},
+                                              {"dram_bytes", 2.5e6},
+                                              {"bound", "dram"}}};
   auto rows = compare(predictions, ncu);
   ASSERT_EQ(rows.size(), 1u);
   auto s = summarise(rows);
-  EXPECT_EQ(s.flops_within_5, 1u);  // 9110 vs 9010
+  EXPECT_EQ(s.flops_within_5, 1u);   // 9110 vs 9010
   EXPECT_EQ(s.bytes_within_30, 0u);  // 2.5 MB vs 1.5 MB
   EXPECT_NEAR(s.time_median_abs_error, 0.1, 1e-9);
   EXPECT_EQ(s.time_within_2x, 1u);
-  EXPECT_NE(error_of([] { read_measurements(std::string(WAVEKIT_MODEL_TEST_DATA) + "/not_measurements.csv"); })
-                .find("not a measurement CSV"),
+  EXPECT_NE(error_of([] {
+              read_measurements(std::string(WAVEKIT_MODEL_TEST_DATA) + "/not_measurements.csv");
+            }).find("not a measurement CSV"),
             std::string::npos);
 }
 
@@ -238,7 +264,8 @@ TEST(Compare, OurH200TableAgreesWithTheSourceFormula) {
   // bench/model/h200/ncu.csv: Nsight Compute on the H200 (bench/model/run_h200.sh). cross_kernel
   // computes 3 components of a cross product per row, 2 multiplies and a subtract each (9 FLOP
   // as NVIDIA counts an FMUL + FFMA pair), over 10^7 rows: 9e7 FP32 FLOP per launch.
-  auto rows = read_measurements(std::string(WAVEKIT_MODEL_TEST_DATA) + "/../../../bench/model/h200/ncu.csv");
+  auto rows = read_measurements(std::string(WAVEKIT_MODEL_TEST_DATA) +
+                                "/../../../bench/model/h200/ncu.csv");
   EXPECT_GT(rows.size(), 500u);
   std::size_t found = 0;
   for (const auto& m : rows) {
@@ -298,8 +325,9 @@ class FakeEndpoint {
         }
       }
       requests.push_back(request);
-      std::string response = "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
-                             std::to_string(answer.size()) + "\r\n\r\n" + answer;
+      std::string response =
+          "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+          std::to_string(answer.size()) + "\r\n\r\n" + answer;
       send(client, response.data(), response.size(), MSG_NOSIGNAL);
       close(client);
     }
@@ -313,7 +341,8 @@ class FakeEndpoint {
 namespace {
 
 std::string chat_answer(const std::string& content) {
-  return nlohmann::json{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}}.dump();
+  return nlohmann::json{{"choices", {{{"message", {{"role", "assistant"}, {"content", content}}}}}}}
+      .dump();
 }
 
 }  // namespace
@@ -322,10 +351,13 @@ TEST(Agent, AsksWithTheSchemaChecksAndRetriesOnce) {
   nlohmann::json good = {{"name", "saxpy"},
                          {"launch", {{"blocks", {"n/256"}}, {"threads_per_block", {256}}}},
                          {"parameters", {{"n", 1024}}},
-                         {"counts", {{"flops.fp32", "2*n"}, {"ops.fp32.fma", "n"},
-                                     {"memory.global.load.instructions", "2*n/64"},
-                                     {"memory.global.load.bytes", "8*n"}}}};
-  FakeEndpoint endpoint({chat_answer("this is no JSON"), chat_answer("```json\n" + good.dump() + "\n```")});
+                         {"counts",
+                          {{"flops.fp32", "2*n"},
+                           {"ops.fp32.fma", "n"},
+                           {"memory.global.load.instructions", "2*n/64"},
+                           {"memory.global.load.bytes", "8*n"}}}};
+  FakeEndpoint endpoint(
+      {chat_answer("this is no JSON"), chat_answer("```json\n" + good.dump() + "\n```")});
   AgentRequest request;
   request.endpoint = endpoint.url();
   request.model = "fake";
@@ -353,7 +385,8 @@ TEST(Agent, AsksWithTheSchemaChecksAndRetriesOnce) {
 }
 
 TEST(Agent, AnAnswerThatBreaksTheSchemaIsRefusedByName) {
-  nlohmann::json bad = {{"name", "k"}, {"launch", {{"blocks", {1}}, {"threads_per_block", {64}}}},
+  nlohmann::json bad = {{"name", "k"},
+                        {"launch", {{"blocks", {1}}, {"threads_per_block", {64}}}},
                         {"counts", {{"gflops", 3}}}};
   FakeEndpoint endpoint({chat_answer(bad.dump()), chat_answer(bad.dump())});
   AgentRequest request;

@@ -78,28 +78,31 @@ std::string seconds_text(double s) {
 
 void print_kernel(const KernelModel& k, const std::vector<Prediction>& predictions) {
   std::cout << "kernel " << k.name << "\n";
-  std::cout << "  launch        " << k.blocks[0] << "x" << k.blocks[1] << "x" << k.blocks[2] << " blocks of "
-            << k.threads_per_block[0] << "x" << k.threads_per_block[1] << "x" << k.threads_per_block[2]
-            << " threads (" << k.threads() << " threads)\n";
+  std::cout << "  launch        " << k.blocks[0] << "x" << k.blocks[1] << "x" << k.blocks[2]
+            << " blocks of " << k.threads_per_block[0] << "x" << k.threads_per_block[1] << "x"
+            << k.threads_per_block[2] << " threads (" << k.threads() << " threads)\n";
   if (!k.parameters.empty()) {
     std::cout << "  parameters   ";
-    for (const auto& [name, value] : k.parameters) std::cout << " " << name << "=" << format_number(value);
+    for (const auto& [name, value] : k.parameters)
+      std::cout << " " << name << "=" << format_number(value);
     std::cout << "\n";
   }
   auto row = [&](const char* label, double value, const char* unit) {
-    std::cout << "  " << label << std::string(14 - std::min<std::size_t>(14, std::string(label).size()), ' ')
+    std::cout << "  " << label
+              << std::string(14 - std::min<std::size_t>(14, std::string(label).size()), ' ')
               << human(value, unit) << "\n";
   };
   row("FLOPs fp32", k.count("flops.fp32"), "FLOP");
   row("FLOPs fp64", k.count("flops.fp64"), "FLOP");
   if (k.count("flops.fp16")) row("FLOPs fp16", k.count("flops.fp16"), "FLOP");
   if (k.count("flops.matrix")) row("FLOPs matrix", k.count("flops.matrix"), "FLOP");
-  std::cout << "  loads         " << human(k.count("memory.global.load.instructions"), "wave-instr") << " global, "
-            << human(k.count("memory.global.load.bytes"), "B") << "; LDS "
+  std::cout << "  loads         " << human(k.count("memory.global.load.instructions"), "wave-instr")
+            << " global, " << human(k.count("memory.global.load.bytes"), "B") << "; LDS "
             << human(k.count("memory.lds.load.bytes"), "B") << "; scalar "
             << human(k.count("memory.scalar.load.bytes"), "B") << "; private "
             << human(k.count("memory.private.load.bytes"), "B") << "\n";
-  std::cout << "  stores        " << human(k.count("memory.global.store.instructions"), "wave-instr") << " global, "
+  std::cout << "  stores        "
+            << human(k.count("memory.global.store.instructions"), "wave-instr") << " global, "
             << human(k.count("memory.global.store.bytes"), "B") << "; LDS "
             << human(k.count("memory.lds.store.bytes"), "B") << "; private "
             << human(k.count("memory.private.store.bytes"), "B") << "\n";
@@ -110,9 +113,11 @@ void print_kernel(const KernelModel& k, const std::vector<Prediction>& predictio
               << format_number(std::round(k.count("l2.hit_rate") * 1000) / 10) << " %)\n";
   for (const auto& note : k.notes) std::cout << "  note: " << note << "\n";
   for (const auto& p : predictions) {
-    std::cout << "  on " << p.machine << ": " << seconds_text(p.seconds) << ", " << p.bound << "-bound\n";
+    std::cout << "  on " << p.machine << ": " << seconds_text(p.seconds) << ", " << p.bound
+              << "-bound\n";
     for (const auto& term : p.terms)
-      std::cout << "    " << term.name << std::string(9 - std::min<std::size_t>(9, term.name.size()), ' ')
+      std::cout << "    " << term.name
+                << std::string(9 - std::min<std::size_t>(9, term.name.size()), ' ')
                 << seconds_text(term.seconds) << "  (" << term.detail << ")\n";
   }
 }
@@ -138,14 +143,18 @@ int run_machines(cli::Arguments args) {
     Machine m = load_machine(name);
     if (json) {
       nlohmann::json figures = nlohmann::json::object();
-      for (const auto& [path, f] : m.figures) figures[path] = {{"value", f.value}, {"unit", f.unit}, {"source", f.source}};
-      out.push_back({{"name", m.name}, {"title", m.title}, {"vendor", m.vendor}, {"figures", figures}});
+      for (const auto& [path, f] : m.figures)
+        figures[path] = {{"value", f.value}, {"unit", f.unit}, {"source", f.source}};
+      out.push_back(
+          {{"name", m.name}, {"title", m.title}, {"vendor", m.vendor}, {"figures", figures}});
       continue;
     }
-    std::printf("%-8s %-44s %4.0f units  FP32 %6.1f TFLOP/s  FP64 %6.2f TFLOP/s  DRAM %5.2f TB/s (achieved %5.2f)  L2 %5.1f MB\n",
-                m.name.c_str(), m.title.c_str(), m.compute_units(), m.get("peak.fp32_flops") / 1e12,
-                m.get("peak.fp64_flops") / 1e12, m.get("peak.dram_bandwidth") / 1e12,
-                m.get("achieved.dram_bandwidth") / 1e12, m.get("memory.l2_bytes") / 1e6);
+    std::printf(
+        "%-8s %-44s %4.0f units  FP32 %6.1f TFLOP/s  FP64 %6.2f TFLOP/s  DRAM %5.2f TB/s (achieved "
+        "%5.2f)  L2 %5.1f MB\n",
+        m.name.c_str(), m.title.c_str(), m.compute_units(), m.get("peak.fp32_flops") / 1e12,
+        m.get("peak.fp64_flops") / 1e12, m.get("peak.dram_bandwidth") / 1e12,
+        m.get("achieved.dram_bandwidth") / 1e12, m.get("memory.l2_bytes") / 1e6);
   }
   if (json) std::cout << out.dump(2) << "\n";
   return 0;
@@ -155,8 +164,9 @@ int run_predict(cli::Arguments args) {
   std::string file;
   std::vector<std::string> machines, params;
   bool json = false, peak = false;
-  cli::OptionParser parser("wavekit model predict",
-                           "Predict the time of every kernel of an application model (JSON, docs/model.md).");
+  cli::OptionParser parser(
+      "wavekit model predict",
+      "Predict the time of every kernel of an application model (JSON, docs/model.md).");
   parser.positional("MODEL", &file, "application model JSON (schema wavekit.model.application/1)");
   parser.repeated("--machine", &machines, "NAME|FILE", "machine model (repeatable; default h200)");
   parser.repeated("--param", &params, "NAME=VALUE", "size parameter value (repeatable)");
@@ -170,7 +180,8 @@ int run_predict(cli::Arguments args) {
   for (const auto& kernel : app.kernels) {
     KernelModel k = kernel.at(p);
     std::vector<Prediction> predictions;
-    for (const auto& name : machines) predictions.push_back(predict(k, load_machine(name), {peak, false}));
+    for (const auto& name : machines)
+      predictions.push_back(predict(k, load_machine(name), {peak, false}));
     if (json)
       out.push_back(kernel_output(k, predictions, app.program));
     else
@@ -183,8 +194,9 @@ int run_predict(cli::Arguments args) {
 int run_check(cli::Arguments args) {
   std::string file;
   std::vector<std::string> params;
-  cli::OptionParser parser("wavekit model check",
-                           "Check an application model: schema, units, consistency (the evaluator).");
+  cli::OptionParser parser(
+      "wavekit model check",
+      "Check an application model: schema, units, consistency (the evaluator).");
   parser.positional("MODEL", &file, "application model JSON");
   parser.repeated("--param", &params, "NAME=VALUE", "size parameter value (repeatable)");
   if (auto code = parser.parse(args)) return *code;
@@ -204,11 +216,13 @@ int run_check(cli::Arguments args) {
 int run_compare(cli::Arguments args) {
   std::string predictions_file, measured, machine;
   bool json = false;
-  cli::OptionParser parser("wavekit model compare",
-                           "Compare predictions (wavekit model --json output) with measurements: an Nsight\n"
-                           "Compute CSV (--csv --page raw), gpuFLOPBench's profiling-data.csv, or\n"
-                           "kernel,seconds,fp32_flops,fp64_flops,dram_bytes.");
-  parser.positional("PREDICTIONS", &predictions_file, "JSON from wavekit model --json (or predict --json)");
+  cli::OptionParser parser(
+      "wavekit model compare",
+      "Compare predictions (wavekit model --json output) with measurements: an Nsight\n"
+      "Compute CSV (--csv --page raw), gpuFLOPBench's profiling-data.csv, or\n"
+      "kernel,seconds,fp32_flops,fp64_flops,dram_bytes.");
+  parser.positional("PREDICTIONS", &predictions_file,
+                    "JSON from wavekit model --json (or predict --json)");
   parser.positional("MEASURED", &measured, "CSV of measurements");
   parser.option("--machine", &machine, "NAME", "only the predictions for this machine");
   parser.flag("--json", &json, "print JSON");
@@ -221,9 +235,12 @@ int run_compare(cli::Arguments args) {
         for (const auto& p : k["predictions"])
           if (machine.empty() || p.value("machine", "") == machine) predictions.push_back(p);
   };
-  if (document.is_object() && document.contains("kernels")) collect(document["kernels"]);
-  else if (document.is_array()) collect(document);
-  if (predictions.empty()) throw Error(predictions_file + ": no predictions in it (expected wavekit model --json output)");
+  if (document.is_object() && document.contains("kernels"))
+    collect(document["kernels"]);
+  else if (document.is_array())
+    collect(document);
+  if (predictions.empty())
+    throw Error(predictions_file + ": no predictions in it (expected wavekit model --json output)");
   auto rows = compare(predictions, read_measurements(measured));
   auto summary = summarise(rows);
   if (json)
@@ -236,16 +253,19 @@ int run_compare(cli::Arguments args) {
 int run_agent(cli::Arguments args) {
   std::string source, endpoint, model_name, kernel, launch, output, key_env = "OPENAI_API_KEY";
   std::vector<std::string> binary_args;
-  cli::OptionParser parser("wavekit model agent",
-                           "Ask a language model (OpenAI-compatible chat completions at --endpoint) for the\n"
-                           "application model of a kernel from its source, check the answer with the\n"
-                           "evaluator, and print it. Optional; no accuracy is claimed for it.");
+  cli::OptionParser parser(
+      "wavekit model agent",
+      "Ask a language model (OpenAI-compatible chat completions at --endpoint) for the\n"
+      "application model of a kernel from its source, check the answer with the\n"
+      "evaluator, and print it. Optional; no accuracy is claimed for it.");
   parser.positional("SOURCE", &source, "kernel source file (HIP/CUDA)");
-  parser.option("--endpoint", &endpoint, "URL", "chat-completions endpoint, e.g. http://127.0.0.1:8000/v1");
+  parser.option("--endpoint", &endpoint, "URL",
+                "chat-completions endpoint, e.g. http://127.0.0.1:8000/v1");
   parser.option("--model", &model_name, "NAME", "model name the endpoint serves");
   parser.option("--kernel", &kernel, "NAME", "the kernel to model");
   parser.option("--launch", &launch, "TEXT", "launch configuration and arguments, in words");
-  parser.option("--api-key-env", &key_env, "VAR", "environment variable holding the API key (default OPENAI_API_KEY)");
+  parser.option("--api-key-env", &key_env, "VAR",
+                "environment variable holding the API key (default OPENAI_API_KEY)");
   parser.option("--output", &output, "FILE", "write the checked model there");
   if (auto code = parser.parse(args)) return *code;
   if (endpoint.empty()) throw cli::UsageError("--endpoint is required");
@@ -262,7 +282,8 @@ int run_agent(cli::Arguments args) {
   request.kernel = kernel;
   request.launch = launch;
   AgentResult result = ask_agent(request);
-  for (const auto& problem : result.problems) std::cerr << "wavekit model agent: " << problem << "\n";
+  for (const auto& problem : result.problems)
+    std::cerr << "wavekit model agent: " << problem << "\n";
   std::string dump = to_json(result.model).dump(2);
   if (!output.empty()) {
     std::ofstream out(output);
@@ -290,25 +311,29 @@ int run_model(cli::Arguments args) {
       "Run a kernel of an AMDGPU code object (or a HIP source, built for gfx90a with clang-22)\n"
       "on the emulator and report its FLOPs (SP/DP, NVIDIA's convention), loads, stores, DRAM\n"
       "bytes (an L2 model of the machine), predicted time and bound on each --machine.\n"
-      "Other forms: wavekit model machines | predict MODEL | check MODEL | compare PRED CSV | agent SRC.\n"
+      "Other forms: wavekit model machines | predict MODEL | check MODEL | compare PRED CSV | "
+      "agent SRC.\n"
       "Values may be expressions of --param names in braces: --arg f32rand:{n} --blocks {n/256}.");
   parser.positional("FILE", &file, "code object (.co/.hsaco) or HIP source (.hip/.cpp/.cu)");
   parser.option("--kernel", &kernel, "NAME", "kernel (metadata name, or its C++ name)");
   parser.option("--blocks", &blocks, "X[,Y[,Z]]", "workgroups (blocks) per dimension");
   parser.option("--grid", &grid, "X[,Y[,Z]]", "work-items per dimension (instead of --blocks)");
   parser.option("--block", &block, "X[,Y[,Z]]", "work-items per workgroup (default 256)");
-  parser.repeated("--arg", &arguments, "SPEC",
-                  "argument (wavekit launch's forms, or f32rand:N[:LO:HI] f64rand:N i32rand:N:LO:HI "
-                  "u32iota:N f32fill:N:V f64fill:N:V)");
+  parser.repeated(
+      "--arg", &arguments, "SPEC",
+      "argument (wavekit launch's forms, or f32rand:N[:LO:HI] f64rand:N i32rand:N:LO:HI "
+      "u32iota:N f32fill:N:V f64fill:N:V)");
   parser.repeated("--param", &params, "NAME=VALUE", "size parameter (repeatable)");
   parser.repeated("--machine", &machines, "NAME|FILE", "machine model (repeatable; default h200)");
-  parser.option("--fit", &fit, "NAME=V1,V2,...", "run at these values of a parameter and fit the counts");
+  parser.option("--fit", &fit, "NAME=V1,V2,...",
+                "run at these values of a parameter and fit the counts");
   parser.option("--check", &check, "NAME=V", "held-out run that checks the fit");
   parser.option("--at", &at, "NAME=V", "evaluate the fitted model (and predict) at this size");
   parser.option("--save-model", &save, "FILE", "write the application model (JSON) there");
   parser.option("--program", &program, "NAME", "program name recorded with the predictions");
   parser.repeated("--hip-flag", &flags, "FLAG", "extra clang flag for a HIP source (repeatable)");
-  parser.option("--build-dir", &build_dir, "DIR", "where a HIP source's code object goes (default: a temporary dir)");
+  parser.option("--build-dir", &build_dir, "DIR",
+                "where a HIP source's code object goes (default: a temporary dir)");
   parser.option("--threads", &threads_text, "N", "emulator host threads (default: every core)");
   parser.flag("--no-cache-model", &no_cache, "skip the address trace and L2 model (no DRAM bytes)");
   parser.flag("--peak", &peak, "predict with peak figures instead of achieved ones");
@@ -332,7 +357,8 @@ int run_model(cli::Arguments args) {
   spec.block = split(block, ',');
   spec.arguments = arguments;
   spec.parameters = parse_parameters(params);
-  if (!threads_text.empty()) spec.host_threads = unsigned(cli::parse_unsigned("--threads", threads_text));
+  if (!threads_text.empty())
+    spec.host_threads = unsigned(cli::parse_unsigned("--threads", threads_text));
   CountOptions options;
   options.cache = CacheModel::of(machine_models.front());
   options.simulate_cache = !no_cache;
@@ -352,7 +378,8 @@ int run_model(cli::Arguments args) {
     std::optional<KernelModel> held_out;
     if (!check.empty()) {
       auto [check_name, check_value] = key_value("--check", check);
-      if (check_name != name) throw cli::UsageError("--check must name the --fit parameter '" + name + "'");
+      if (check_name != name)
+        throw cli::UsageError("--check must name the --fit parameter '" + name + "'");
       LaunchSpec run = spec;
       run.parameters[name] = cli::parse_double("--check", check_value);
       held_out = count_launch(run, options);
@@ -381,7 +408,8 @@ int run_model(cli::Arguments args) {
   if (model.counts_expression.empty())
     for (const auto& m : machine_models) predictions.push_back(predict(model, m, {peak, false}));
   if (json) {
-    std::cout << nlohmann::json{{"kernels", {kernel_output(model, predictions, program)}}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"kernels", {kernel_output(model, predictions, program)}}}.dump(2)
+              << "\n";
   } else {
     print_kernel(model, predictions);
     if (!model.counts_expression.empty()) {

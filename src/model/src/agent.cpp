@@ -16,7 +16,8 @@ HttpResponse http_post(const std::string& url, const std::string& body,
                        const std::vector<std::string>& headers, double timeout_seconds) {
   const std::string scheme = "http://";
   if (url.rfind(scheme, 0) != 0)
-    throw Error("endpoint " + url + ": only http:// endpoints are supported (use a local proxy for https)");
+    throw Error("endpoint " + url +
+                ": only http:// endpoints are supported (use a local proxy for https)");
   std::string rest = url.substr(scheme.size());
   std::string hostport = rest.substr(0, rest.find('/'));
   std::string path = rest.find('/') == std::string::npos ? "/" : rest.substr(rest.find('/'));
@@ -45,10 +46,13 @@ HttpResponse http_post(const std::string& url, const std::string& body,
     fd = -1;
   }
   freeaddrinfo(found);
-  if (fd < 0) throw Error("endpoint " + url + ": cannot connect to " + hostport + ": " + std::strerror(errno));
-  std::string request = "POST " + path + " HTTP/1.0\r\nHost: " + hostport +
-                        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                        "\r\nConnection: close\r\n";
+  if (fd < 0)
+    throw Error("endpoint " + url + ": cannot connect to " + hostport + ": " +
+                std::strerror(errno));
+  std::string request =
+      "POST " + path + " HTTP/1.0\r\nHost: " + hostport +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+      "\r\nConnection: close\r\n";
   for (const auto& h : headers) request += h + "\r\n";
   request += "\r\n" + body;
   for (std::size_t sent = 0; sent < request.size();) {
@@ -65,7 +69,8 @@ HttpResponse http_post(const std::string& url, const std::string& body,
     ssize_t n = recv(fd, buffer, sizeof buffer, 0);
     if (n < 0) {
       close(fd);
-      throw Error("endpoint " + url + ": no answer within " + std::to_string(int(timeout_seconds)) + " s");
+      throw Error("endpoint " + url + ": no answer within " + std::to_string(int(timeout_seconds)) +
+                  " s");
     }
     if (n == 0) break;
     response.append(buffer, std::size_t(n));
@@ -88,19 +93,23 @@ nlohmann::json agent_schema() {
   for (const auto& info : count_vocabulary())
     counts_properties[info.name] = {{"description", std::string(info.unit) + ": " + info.meaning},
                                     {"type", nlohmann::json::array({"number", "string"})}};
-  nlohmann::json dims = {{"type", "array"}, {"minItems", 1}, {"maxItems", 3},
+  nlohmann::json dims = {{"type", "array"},
+                         {"minItems", 1},
+                         {"maxItems", 3},
                          {"items", {{"type", nlohmann::json::array({"integer", "string"})}}}};
-  return {{"type", "object"},
-          {"required", {"name", "launch", "counts"}},
-          {"properties",
-           {{"name", {{"type", "string"}}},
-            {"launch",
-             {{"type", "object"},
-              {"required", {"blocks", "threads_per_block"}},
-              {"properties", {{"blocks", dims}, {"threads_per_block", dims}}}}},
-            {"parameters", {{"type", "object"}, {"additionalProperties", {{"type", "number"}}}}},
-            {"counts", {{"type", "object"}, {"properties", counts_properties}, {"additionalProperties", false}}},
-            {"notes", {{"type", "array"}, {"items", {{"type", "string"}}}}}}}};
+  return {
+      {"type", "object"},
+      {"required", {"name", "launch", "counts"}},
+      {"properties",
+       {{"name", {{"type", "string"}}},
+        {"launch",
+         {{"type", "object"},
+          {"required", {"blocks", "threads_per_block"}},
+          {"properties", {{"blocks", dims}, {"threads_per_block", dims}}}}},
+        {"parameters", {{"type", "object"}, {"additionalProperties", {{"type", "number"}}}}},
+        {"counts",
+         {{"type", "object"}, {"properties", counts_properties}, {"additionalProperties", false}}},
+        {"notes", {{"type", "array"}, {"items", {{"type", "string"}}}}}}}};
 }
 
 nlohmann::json agent_request_body(const AgentRequest& request, const std::string& correction) {
@@ -112,7 +121,8 @@ nlohmann::json agent_request_body(const AgentRequest& request, const std::string
       "single-precision division 10), memory instructions and bytes by space (global, lds, "
       "scalar, private), loads and stores apart, and DRAM bytes. Counts may be expressions of "
       "the size parameters you declare in 'parameters'. Answer with the JSON object only.";
-  std::string user = "Kernel: " + request.kernel + "\nLaunch: " + request.launch + "\nSource:\n" + request.source;
+  std::string user =
+      "Kernel: " + request.kernel + "\nLaunch: " + request.launch + "\nSource:\n" + request.source;
   nlohmann::json messages = nlohmann::json::array(
       {{{"role", "system"}, {"content", system}}, {{"role", "user"}, {"content", user}}});
   if (!correction.empty())
@@ -124,21 +134,24 @@ nlohmann::json agent_request_body(const AgentRequest& request, const std::string
           {"messages", messages},
           {"response_format",
            {{"type", "json_schema"},
-            {"json_schema", {{"name", "wavekit_kernel_model"}, {"strict", false}, {"schema", agent_schema()}}}}}};
+            {"json_schema",
+             {{"name", "wavekit_kernel_model"}, {"strict", false}, {"schema", agent_schema()}}}}}};
 }
 
 AgentResult ask_agent(const AgentRequest& request) {
   AgentResult result;
   std::string url = request.endpoint;
   while (!url.empty() && url.back() == '/') url.pop_back();
-  if (url.size() < 17 || url.substr(url.size() - 17) != "/chat/completions") url += "/chat/completions";
+  if (url.size() < 17 || url.substr(url.size() - 17) != "/chat/completions")
+    url += "/chat/completions";
   std::vector<std::string> headers;
   if (!request.api_key.empty()) headers.push_back("Authorization: Bearer " + request.api_key);
   std::string correction, last_error;
   for (int attempt = 0; attempt < std::max(1, request.attempts); ++attempt) {
     nlohmann::json body = agent_request_body(request, correction);
     HttpResponse response = http_post(url, body.dump(), headers, request.timeout_seconds);
-    result.exchanges.push_back({{"request", body}, {"status", response.status}, {"answer", response.body}});
+    result.exchanges.push_back(
+        {{"request", body}, {"status", response.status}, {"answer", response.body}});
     if (response.status != 200)
       throw Error("endpoint " + url + ": HTTP status " + std::to_string(response.status) + ": " +
                   response.body.substr(0, 300));
@@ -153,13 +166,15 @@ AgentResult ask_agent(const AgentRequest& request) {
     if (auto fence = content.find("```"); fence != std::string::npos) {
       auto start = content.find('\n', fence);
       auto end = content.rfind("```");
-      if (start != std::string::npos && end > start) content = content.substr(start + 1, end - start - 1);
+      if (start != std::string::npos && end > start)
+        content = content.substr(start + 1, end - start - 1);
     }
     try {
       nlohmann::json document = nlohmann::json::parse(content);
       result.model = kernel_from_json(document, "agent answer");
       result.model.source = "agent";
-      for (const auto& problem : check_kernel(result.model)) result.problems.push_back("evaluator: " + problem);
+      for (const auto& problem : check_kernel(result.model))
+        result.problems.push_back("evaluator: " + problem);
       return result;
     } catch (const nlohmann::json::exception& e) {
       last_error = std::string("the answer is not JSON (") + e.what() + ")";
@@ -171,7 +186,8 @@ AgentResult ask_agent(const AgentRequest& request) {
   throw Error("the agent's answer breaks the schema: " + last_error);
 }
 
-std::vector<std::string> compare_models(const KernelModel& agent, const KernelModel& binary, double tolerance) {
+std::vector<std::string> compare_models(const KernelModel& agent, const KernelModel& binary,
+                                        double tolerance) {
   std::vector<std::string> differences;
   KernelModel a = agent.counts_expression.empty() ? agent : agent.at(binary.parameters);
   for (const auto& [key, value] : binary.counts) {
@@ -180,11 +196,13 @@ std::vector<std::string> compare_models(const KernelModel& agent, const KernelMo
     double other = a.counts.at(key);
     double error = std::fabs(other - value) / std::max(1.0, std::fabs(value));
     if (error > tolerance)
-      differences.push_back(key + ": agent " + format_number(other) + ", binary " + format_number(value) +
-                            " (" + format_number(std::round(error * 1000) / 10) + " % apart)");
+      differences.push_back(key + ": agent " + format_number(other) + ", binary " +
+                            format_number(value) + " (" +
+                            format_number(std::round(error * 1000) / 10) + " % apart)");
   }
   for (int axis = 0; axis < 3; ++axis)
-    if (a.blocks[axis] != binary.blocks[axis] || a.threads_per_block[axis] != binary.threads_per_block[axis]) {
+    if (a.blocks[axis] != binary.blocks[axis] ||
+        a.threads_per_block[axis] != binary.threads_per_block[axis]) {
       differences.push_back("launch geometry differs from the binary path's");
       break;
     }

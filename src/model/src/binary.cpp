@@ -132,7 +132,7 @@ std::optional<hsa::ArgumentSpec> generated_argument(const std::string& spec, std
   } else if (kind == "i32rand") {
     want(3);
     std::uniform_int_distribution<std::int64_t> uniform(std::int64_t(number(spec, fields[1])),
-                                                         std::int64_t(number(spec, fields[2])));
+                                                        std::int64_t(number(spec, fields[2])));
     for (std::size_t i = 0; i < count; ++i) {
       std::int32_t v = std::int32_t(uniform(rng));
       put(&v, 4);
@@ -173,7 +173,8 @@ std::string resolve_kernel(const codeobj::CodeObject& object, const std::string&
     std::string base = demangled.substr(0, demangled.find('('));
     if (base.rfind("void ", 0) == 0) base = base.substr(5);
     // "ns::k<int>" matches "k", "k<int>", "ns::k<int>" and the whole spelling.
-    std::string unqualified = base.substr(base.rfind("::") == std::string::npos ? 0 : base.rfind("::") + 2);
+    std::string unqualified =
+        base.substr(base.rfind("::") == std::string::npos ? 0 : base.rfind("::") + 2);
     if (demangled == wanted || base == wanted || unqualified == wanted ||
         kernel_base_name(demangled) == wanted)
       by_name.push_back(kernel.name);
@@ -186,8 +187,8 @@ std::string resolve_kernel(const codeobj::CodeObject& object, const std::string&
     throw Error(path + ": kernel name '" + wanted + "' is ambiguous (" + list +
                 "): give the mangled name or the whole signature");
   }
-  throw Error(path + ": no kernel named '" + wanted + "' (kernels: " +
-              (names.empty() ? "none" : names) + ")");
+  throw Error(path + ": no kernel named '" + wanted +
+              "' (kernels: " + (names.empty() ? "none" : names) + ")");
 }
 
 hsa::Dimensions dimensions(const std::vector<std::string>& components, const Parameters& p,
@@ -223,8 +224,8 @@ TrafficResult simulate_traffic(
     const CacheModel& cache) {
   TrafficResult result;
   const unsigned sectors_per_line = std::max(1u, cache.line_bytes / cache.sector_bytes);
-  const std::uint64_t sets =
-      std::max<std::uint64_t>(1, cache.l2_bytes / (std::uint64_t(cache.line_bytes) * cache.associativity));
+  const std::uint64_t sets = std::max<std::uint64_t>(
+      1, cache.l2_bytes / (std::uint64_t(cache.line_bytes) * cache.associativity));
   struct Line {
     std::uint64_t tag = ~0ull;
     std::uint32_t valid = 0, dirty = 0;
@@ -273,7 +274,9 @@ TrafficResult simulate_traffic(
   };
   const unsigned l1_ways = 4;
   const std::uint64_t l1_sets =
-      cache.l1_bytes ? std::max<std::uint64_t>(1, cache.l1_bytes / (std::uint64_t(cache.line_bytes) * l1_ways)) : 0;
+      cache.l1_bytes
+          ? std::max<std::uint64_t>(1, cache.l1_bytes / (std::uint64_t(cache.line_bytes) * l1_ways))
+          : 0;
   std::vector<L1> l1s(cache.units && cache.l1_bytes ? cache.units : 0);
   for (auto& l1 : l1s) l1.lines.resize(l1_sets * l1_ways);
   // Returns true when the load hits in the unit's L1 (and allocates it otherwise).
@@ -304,7 +307,8 @@ TrafficResult simulate_traffic(
     std::uint64_t line_address = sector / sectors_per_line;
     Line* set = &l1.lines[(line_address % l1_sets) * l1_ways];
     for (unsigned way = 0; way < l1_ways; ++way)
-      if (set[way].tag == line_address) set[way].valid &= ~(1u << unsigned(sector % sectors_per_line));
+      if (set[way].tag == line_address)
+        set[way].valid &= ~(1u << unsigned(sector % sectors_per_line));
   };
   std::size_t current_wave = 0;
   std::vector<std::uint64_t> sectors;
@@ -318,7 +322,8 @@ TrafficResult simulate_traffic(
       if (record.kind == emu::MemoryAccessKind::flat && address >= emu::kSharedApertureBase)
         continue;  // LDS or private through a generic pointer
       std::uint64_t first = address / cache.sector_bytes;
-      std::uint64_t last = (address + std::max(1u, access->bytes_per_lane) - 1) / cache.sector_bytes;
+      std::uint64_t last =
+          (address + std::max(1u, access->bytes_per_lane) - 1) / cache.sector_bytes;
       for (std::uint64_t s = first; s <= last; ++s) sectors.push_back(s);
     }
     std::sort(sectors.begin(), sectors.end());
@@ -392,8 +397,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   request.keep_memory_records = options.simulate_cache;
   hsa::LaunchOutcome outcome = hsa::launch(request);
   if (!outcome.ok)
-    throw Error("kernel " + llvm::demangle(symbol) + " did not run to completion on the emulator: " +
-                outcome.error);
+    throw Error("kernel " + llvm::demangle(symbol) +
+                " did not run to completion on the emulator: " + outcome.error);
 
   // The kernel's object: the one loaded first (no libraries are loaded here).
   std::uint64_t base = outcome.object_bases.empty() ? 0 : outcome.object_bases.front().second;
@@ -413,7 +418,9 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       inst = decoder.decode(code, count.pc);
       if (inst) break;
     }
-    if (!inst) throw Error(spec.code_object + ": cannot decode the executed instruction at " + std::to_string(count.pc));
+    if (!inst)
+      throw Error(spec.code_object + ": cannot decode the executed instruction at " +
+                  std::to_string(count.pc));
     unsigned dst = unsigned(inst->writes.vgpr.count() + inst->writes.agpr.count());
     Decoded d{classify(inst->mnemonic, std::string(isa::to_string(inst->memory)),
                        std::string(isa::to_string(inst->access)), dst),
@@ -483,21 +490,26 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   model.parameters = spec.parameters;
   for (int axis = 0; axis < 3; ++axis) {
     model.threads_per_block[axis] = request.block.size[axis];
-    model.blocks[axis] =
-        (std::uint64_t(request.grid.size[axis]) + request.block.size[axis] - 1) / request.block.size[axis];
+    model.blocks[axis] = (std::uint64_t(request.grid.size[axis]) + request.block.size[axis] - 1) /
+                         request.block.size[axis];
   }
-  for (const char* key : {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave"})
+  for (const char* key :
+       {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave"})
     model.counts[key] = 0;
   for (const emu::InstructionCount& count : outcome.instruction_counts) {
     auto found = decoded.find(count.pc);
     if (count.object != base || found == decoded.end()) continue;
     const InstructionClass& cls = found->second.cls;
-    for (const auto& [key, weight] : cls.per_issue) model.counts[key] += weight * double(count.executions);
-    for (const auto& [key, weight] : cls.per_lane) model.counts[key] += weight * double(count.lanes);
-    if (found->second.waits_for_vector_memory) model.counts["sync.vmem_waits"] += double(count.executions);
+    for (const auto& [key, weight] : cls.per_issue)
+      model.counts[key] += weight * double(count.executions);
+    for (const auto& [key, weight] : cls.per_lane)
+      model.counts[key] += weight * double(count.lanes);
+    if (found->second.waits_for_vector_memory)
+      model.counts["sync.vmem_waits"] += double(count.executions);
   }
   if (kernel_info) {
-    model.counts["resources.lds_bytes_per_block"] = kernel_info->descriptor.group_segment_fixed_size;
+    model.counts["resources.lds_bytes_per_block"] =
+        kernel_info->descriptor.group_segment_fixed_size;
     model.counts["resources.vgprs"] = kernel_info->descriptor.vgpr_grant(object.target());
   }
   if (options.simulate_cache) {
@@ -528,13 +540,14 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
                           "-byte sectors, " + std::to_string(options.cache.concurrent_waves) +
                           " waves interleaved); dirty sectors are written back by the end");
   }
-  model.notes.push_back("counted on the emulator (" + std::string(object.target().processor) + ", " +
-                        std::to_string(outcome.waves) + " waves, " +
+  model.notes.push_back("counted on the emulator (" + std::string(object.target().processor) +
+                        ", " + std::to_string(outcome.waves) + " waves, " +
                         std::to_string(outcome.instructions) + " wave-instructions)");
   return model;
 }
 
-std::optional<std::string> fit_polynomial(const std::string& parameter, const std::vector<double>& x,
+std::optional<std::string> fit_polynomial(const std::string& parameter,
+                                          const std::vector<double>& x,
                                           const std::vector<double>& y, double tolerance) {
   const std::size_t n = x.size();
   if (n == 0 || n != y.size()) return std::nullopt;
@@ -629,8 +642,10 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
       continue;
     }
     // The L2 model's figures are sector-granular, not exact polynomials: a looser tolerance.
-    bool traffic = key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0 || key.rfind("l2.", 0) == 0;
-    auto expression = fit_polynomial(parameter, x, y, traffic ? std::max(tolerance, 0.02) : tolerance);
+    bool traffic =
+        key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0 || key.rfind("l2.", 0) == 0;
+    auto expression =
+        fit_polynomial(parameter, x, y, traffic ? std::max(tolerance, 0.02) : tolerance);
     if (!expression) {
       inexact.push_back(key);
       // Best effort: linear through the last two runs.
@@ -651,23 +666,26 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
     bool varies = std::any_of(y.begin(), y.end(), [&](double v) { return v != y.front(); });
     if (!varies) continue;
     auto expression = fit_polynomial(parameter, x, y, 1e-9);
-    if (!expression) throw Error("launch geometry of " + model.name + " along axis " +
-                                 std::to_string(axis) + " is no polynomial of " + parameter +
-                                 " over the fitted sizes: choose sizes that fill whole blocks");
+    if (!expression)
+      throw Error("launch geometry of " + model.name + " along axis " + std::to_string(axis) +
+                  " is no polynomial of " + parameter +
+                  " over the fitted sizes: choose sizes that fill whole blocks");
     model.blocks_expression[axis] = *expression;
   }
   std::string sizes;
   for (double v : x) sizes += (sizes.empty() ? "" : ", ") + format_number(v);
-  model.notes.push_back("counts fitted as polynomials of " + parameter + " over runs at " + parameter +
-                        " = " + sizes);
+  model.notes.push_back("counts fitted as polynomials of " + parameter + " over runs at " +
+                        parameter + " = " + sizes);
   if (!inexact.empty()) {
     std::string list;
     for (const auto& k : inexact) list += (list.empty() ? "" : ", ") + k;
-    model.notes.push_back("no polynomial of degree <= 3 fits exactly (linear through the last two runs): " + list);
+    model.notes.push_back(
+        "no polynomial of degree <= 3 fits exactly (linear through the last two runs): " + list);
   }
   if (check) {
     auto found = check->parameters.find(parameter);
-    if (found == check->parameters.end()) throw Error("the check run has no value of '" + parameter + "'");
+    if (found == check->parameters.end())
+      throw Error("the check run has no value of '" + parameter + "'");
     KernelModel predicted = model.at({{parameter, found->second}});
     std::map<std::string, double> largest_of_kind;
     for (const auto& [key, value] : check->counts) {
@@ -697,7 +715,8 @@ std::string build_hip(const std::string& source, const std::string& output_direc
                       const std::vector<std::string>& extra_flags, const std::string& target) {
   if (!fs::exists(source)) throw Error("HIP source " + source + " does not exist");
   fs::create_directories(output_directory);
-  fs::path output = fs::path(output_directory) / (fs::path(source).stem().string() + "." + target + ".co");
+  fs::path output =
+      fs::path(output_directory) / (fs::path(source).stem().string() + "." + target + ".co");
   auto quote = [](const std::string& s) {
     std::string q = "'";
     for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -705,8 +724,8 @@ std::string build_hip(const std::string& source, const std::string& output_direc
   };
   std::string command = quote(WAVEKIT_MODEL_CLANG) +
                         " -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc"
-                        " -O2 -mcode-object-version=5 --offload-arch=" + target +
-                        " -I" + quote(WAVEKIT_MODEL_HIP_INCLUDE) + " -I" +
+                        " -O2 -mcode-object-version=5 --offload-arch=" +
+                        target + " -I" + quote(WAVEKIT_MODEL_HIP_INCLUDE) + " -I" +
                         quote(fs::path(source).parent_path().string());
   for (const auto& flag : extra_flags) command += " " + quote(flag);
   command += " -o " + quote(output.string()) + " " + quote(source) + " 2>&1";

@@ -70,9 +70,12 @@ std::string kernel_base_name(const std::string& name) {
   int depth = 0;
   std::string untemplated;
   for (char c : base) {
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
-    else if (depth == 0) untemplated += c;
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
+    else if (depth == 0)
+      untemplated += c;
   }
   auto space = untemplated.rfind(' ');
   if (space != std::string::npos) untemplated = untemplated.substr(space + 1);
@@ -95,11 +98,11 @@ double to_number(const std::string& text, const std::string& where) {
 
 double unit_scale(const std::string& unit) {
   static const std::map<std::string, double> scales = {
-      {"", 1},          {"nsecond", 1e-9},   {"usecond", 1e-6}, {"msecond", 1e-3}, {"second", 1},
-      {"ns", 1e-9},     {"us", 1e-6},        {"ms", 1e-3},      {"s", 1},          {"KB", 1e3},
-      {"MB", 1e6},      {"GB", 1e9},
-      {"byte", 1},      {"Kbyte", 1e3},      {"Mbyte", 1e6},    {"Gbyte", 1e9},    {"Tbyte", 1e12},
-      {"inst", 1},      {"Kinst", 1e3},      {"Minst", 1e6},    {"Ginst", 1e9},    {"cycle", 1}};
+      {"", 1},        {"nsecond", 1e-9}, {"usecond", 1e-6}, {"msecond", 1e-3}, {"second", 1},
+      {"ns", 1e-9},   {"us", 1e-6},      {"ms", 1e-3},      {"s", 1},          {"KB", 1e3},
+      {"MB", 1e6},    {"GB", 1e9},       {"byte", 1},       {"Kbyte", 1e3},    {"Mbyte", 1e6},
+      {"Gbyte", 1e9}, {"Tbyte", 1e12},   {"inst", 1},       {"Kinst", 1e3},    {"Minst", 1e6},
+      {"Ginst", 1e9}, {"cycle", 1}};
   auto found = scales.find(unit);
   return found == scales.end() ? 1 : found->second;
 }
@@ -142,14 +145,16 @@ std::vector<Measurement> read_measurements(const std::string& path) {
   if (has("gpu__time_duration.sum") && has("Kernel Name")) {  // ncu --csv --page raw
     std::size_t first = 1;
     std::vector<std::string> units(header.size());
-    if (rows.size() > 1 && field(rows[1], "gpu__time_duration.sum").find_first_of("0123456789") == std::string::npos) {
+    if (rows.size() > 1 &&
+        field(rows[1], "gpu__time_duration.sum").find_first_of("0123456789") == std::string::npos) {
       units = rows[1];  // the units row
       first = 2;
     }
     auto value = [&](const std::vector<std::string>& row, const std::string& name,
                      const std::string& where) -> std::optional<double> {
       auto found = column.find(name);
-      if (found == column.end() || found->second >= row.size() || row[found->second].empty()) return std::nullopt;
+      if (found == column.end() || found->second >= row.size() || row[found->second].empty())
+        return std::nullopt;
       double scale = found->second < units.size() ? unit_scale(units[found->second]) : 1;
       return to_number(row[found->second], where) * scale;
     };
@@ -163,9 +168,11 @@ std::vector<Measurement> read_measurements(const std::string& path) {
       if (!t) continue;
       m.seconds = *t;
       // Nsight Compute's default unit for durations is the nanosecond.
-      if (column["gpu__time_duration.sum"] >= units.size() || units[column["gpu__time_duration.sum"]].empty())
+      if (column["gpu__time_duration.sum"] >= units.size() ||
+          units[column["gpu__time_duration.sum"]].empty())
         m.seconds *= 1e-9;
-      auto sum = [&](std::initializer_list<std::pair<const char*, double>> metrics) -> std::optional<double> {
+      auto sum = [&](std::initializer_list<std::pair<const char*, double>> metrics)
+          -> std::optional<double> {
         double total = 0;
         bool any = false;
         for (const auto& [name, weight] : metrics)
@@ -207,7 +214,8 @@ std::vector<Measurement> read_measurements(const std::string& path) {
     }
     return out;
   }
-  throw Error(path + ": not a measurement CSV wavekit knows: expected gpuFLOPBench's columns "
+  throw Error(path +
+              ": not a measurement CSV wavekit knows: expected gpuFLOPBench's columns "
               "(spPerf, dpPerf, traffic, xtime), Nsight Compute's raw page (Kernel Name, "
               "gpu__time_duration.sum, ...) or kernel,seconds[,fp32_flops,fp64_flops,dram_bytes]");
 }
@@ -290,8 +298,8 @@ std::string comparison_table(const std::vector<ComparisonRow>& rows, const Compa
   std::ostringstream out;
   char line[512];
   std::snprintf(line, sizeof line, "%-24s %-28s %12s %12s %7s %12s %12s %7s %10s %10s %6s %-8s\n",
-                "program", "kernel", "FLOP meas", "FLOP pred", "ratio", "DRAM B meas", "DRAM B pred",
-                "ratio", "t meas us", "t pred us", "ratio", "bound");
+                "program", "kernel", "FLOP meas", "FLOP pred", "ratio", "DRAM B meas",
+                "DRAM B pred", "ratio", "t meas us", "t pred us", "ratio", "bound");
   out << line;
   auto ratio = [](const std::optional<double>& p, const std::optional<double>& m) -> std::string {
     if (!p || !m || *m <= 0) return "-";
@@ -306,20 +314,22 @@ std::string comparison_table(const std::vector<ComparisonRow>& rows, const Compa
     return b;
   };
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-24s %-28s %12s %12s %7s %12s %12s %7s %10.2f %10.2f %6.2f %-8s\n",
-                  r.program.substr(0, 24).c_str(), r.kernel.substr(0, 28).c_str(),
-                  num(r.measured_flops).c_str(), num(r.predicted_flops).c_str(),
-                  ratio(r.predicted_flops, r.measured_flops).c_str(), num(r.measured_bytes).c_str(),
-                  num(r.predicted_bytes).c_str(), ratio(r.predicted_bytes, r.measured_bytes).c_str(),
-                  r.measured_seconds * 1e6, r.predicted_seconds * 1e6,
-                  r.measured_seconds > 0 ? r.predicted_seconds / r.measured_seconds : 0.0, r.bound.c_str());
+    std::snprintf(
+        line, sizeof line, "%-24s %-28s %12s %12s %7s %12s %12s %7s %10.2f %10.2f %6.2f %-8s\n",
+        r.program.substr(0, 24).c_str(), r.kernel.substr(0, 28).c_str(),
+        num(r.measured_flops).c_str(), num(r.predicted_flops).c_str(),
+        ratio(r.predicted_flops, r.measured_flops).c_str(), num(r.measured_bytes).c_str(),
+        num(r.predicted_bytes).c_str(), ratio(r.predicted_bytes, r.measured_bytes).c_str(),
+        r.measured_seconds * 1e6, r.predicted_seconds * 1e6,
+        r.measured_seconds > 0 ? r.predicted_seconds / r.measured_seconds : 0.0, r.bound.c_str());
     out << line;
   }
-  std::snprintf(line, sizeof line,
-                "\n%zu kernels: FLOPs within 5 %% for %zu of %zu; DRAM bytes within 30 %% for %zu of %zu; "
-                "time median |error| %.1f %%, within 2x for %zu of %zu\n",
-                s.kernels, s.flops_within_5, s.flop_kernels, s.bytes_within_30, s.byte_kernels,
-                s.time_median_abs_error * 100, s.time_within_2x, s.kernels);
+  std::snprintf(
+      line, sizeof line,
+      "\n%zu kernels: FLOPs within 5 %% for %zu of %zu; DRAM bytes within 30 %% for %zu of %zu; "
+      "time median |error| %.1f %%, within 2x for %zu of %zu\n",
+      s.kernels, s.flops_within_5, s.flop_kernels, s.bytes_within_30, s.byte_kernels,
+      s.time_median_abs_error * 100, s.time_within_2x, s.kernels);
   out << line;
   return out.str();
 }
@@ -327,18 +337,28 @@ std::string comparison_table(const std::vector<ComparisonRow>& rows, const Compa
 nlohmann::json to_json(const std::vector<ComparisonRow>& rows, const ComparisonSummary& s) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : rows) {
-    nlohmann::json row = {{"program", r.program}, {"kernel", r.kernel}, {"machine", r.machine},
-                          {"measured_seconds", r.measured_seconds}, {"predicted_seconds", r.predicted_seconds},
+    nlohmann::json row = {{"program", r.program},
+                          {"kernel", r.kernel},
+                          {"machine", r.machine},
+                          {"measured_seconds", r.measured_seconds},
+                          {"predicted_seconds", r.predicted_seconds},
                           {"bound", r.bound}};
-    if (r.measured_flops) row["measured_flops"] = *r.measured_flops, row["predicted_flops"] = *r.predicted_flops;
-    if (r.measured_bytes) row["measured_dram_bytes"] = *r.measured_bytes, row["predicted_dram_bytes"] = *r.predicted_bytes;
+    if (r.measured_flops)
+      row["measured_flops"] = *r.measured_flops, row["predicted_flops"] = *r.predicted_flops;
+    if (r.measured_bytes)
+      row["measured_dram_bytes"] = *r.measured_bytes,
+      row["predicted_dram_bytes"] = *r.predicted_bytes;
     list.push_back(row);
   }
   return {{"rows", list},
           {"summary",
-           {{"kernels", s.kernels}, {"flop_kernels", s.flop_kernels}, {"flops_within_5_percent", s.flops_within_5},
-            {"byte_kernels", s.byte_kernels}, {"bytes_within_30_percent", s.bytes_within_30},
-            {"time_median_abs_error", s.time_median_abs_error}, {"time_within_2x", s.time_within_2x}}}};
+           {{"kernels", s.kernels},
+            {"flop_kernels", s.flop_kernels},
+            {"flops_within_5_percent", s.flops_within_5},
+            {"byte_kernels", s.byte_kernels},
+            {"bytes_within_30_percent", s.bytes_within_30},
+            {"time_median_abs_error", s.time_median_abs_error},
+            {"time_within_2x", s.time_within_2x}}}};
 }
 
 }  // namespace wavekit::model

@@ -33,7 +33,8 @@ const std::vector<CountInfo>& count_vocabulary() {
       {"ops.salu", "wave-instruction", "scalar ALU instructions"},
       {"ops.branch", "wave-instruction", "branches and other program-flow instructions"},
       {"ops.sync", "wave-instruction", "barriers and waits"},
-      {"sync.vmem_waits", "wave-instruction", "waits for vector memory (s_waitcnt vmcnt): dependent memory phases"},
+      {"sync.vmem_waits", "wave-instruction",
+       "waits for vector memory (s_waitcnt vmcnt): dependent memory phases"},
       {"instructions.wave", "wave-instruction", "every wave-instruction issued"},
       {"instructions.valu", "wave-instruction", "vector ALU wave-instructions issued"},
       {"memory.global.load.instructions", "wave-instruction", "global/flat loads"},
@@ -250,7 +251,9 @@ std::vector<std::string> check_kernel(const KernelModel& model) {
     if (!std::isfinite(value) || value < 0)
       problems.push_back("count '" + key + "' is " + std::to_string(value) +
                          ": counts are finite and non-negative");
-  auto close = [](double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::max(a, b)); };
+  auto close = [](double a, double b) {
+    return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::max(a, b));
+  };
   for (const char* p : {"fp16", "fp32", "fp64"}) {
     std::string base = std::string("ops.") + p;
     if (!kernel.counts.count(base + ".add") && !kernel.counts.count(base + ".fma")) continue;
@@ -269,12 +272,13 @@ std::vector<std::string> check_kernel(const KernelModel& model) {
       std::string prefix = std::string("memory.") + space + "." + access;
       double instructions = c(prefix + ".instructions"), bytes = c(prefix + ".bytes");
       if (bytes > 0 && instructions == 0)
-        problems.push_back(prefix + ".bytes = " + format_number(bytes) +
-                           " without any " + prefix + ".instructions");
+        problems.push_back(prefix + ".bytes = " + format_number(bytes) + " without any " + prefix +
+                           ".instructions");
       double wave = 64;  // the widest wave: at most 64 lanes x 16 bytes per instruction
       if (bytes > instructions * wave * 16 * 1.000001)
-        problems.push_back(prefix + ".bytes = " + format_number(bytes) + " exceeds 16 bytes x 64 lanes x " +
-                           format_number(instructions) + " instructions");
+        problems.push_back(prefix + ".bytes = " + format_number(bytes) +
+                           " exceeds 16 bytes x 64 lanes x " + format_number(instructions) +
+                           " instructions");
     }
   }
   double requested = c("memory.global.load.bytes") + c("memory.global.atomic.bytes");
@@ -284,7 +288,8 @@ std::vector<std::string> check_kernel(const KernelModel& model) {
                        " is far above the global bytes the kernel loads (" +
                        format_number(requested) + ")");
   if (kernel.counts.count("dram.write.bytes") && kernel.counts.count("memory.global.store.bytes") &&
-      c("dram.write.bytes") > 4 * (c("memory.global.store.bytes") + c("memory.global.atomic.bytes")) + 1e6)
+      c("dram.write.bytes") >
+          4 * (c("memory.global.store.bytes") + c("memory.global.atomic.bytes")) + 1e6)
     problems.push_back("dram.write.bytes = " + format_number(c("dram.write.bytes")) +
                        " is far above the global bytes the kernel stores");
   for (const char* rate : {"l2.hit_rate", "l1.hit_rate"})

@@ -17,7 +17,8 @@ std::string ratio(double amount, const char* unit, double rate, const char* rate
 
 }  // namespace
 
-Prediction predict(const KernelModel& model, const Machine& machine, const PredictOptions& options) {
+Prediction predict(const KernelModel& model, const Machine& machine,
+                   const PredictOptions& options) {
   if (!model.counts_expression.empty())
     throw Error("kernel " + model.name + ": counts are expressions; evaluate them at sizes first");
   const KernelModel& k = model;
@@ -27,8 +28,10 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
   auto achieved = [&](const std::string& what) {
     return options.peak ? machine.get("peak." + what) : machine.get("achieved." + what);
   };
-  // The efficiency achieved FP32 has against its peak, applied to the rates with no achieved figure.
-  const double efficiency = options.peak ? 1.0 : machine.get("achieved.fp32_flops") / machine.get("peak.fp32_flops");
+  // The efficiency achieved FP32 has against its peak, applied to the rates with no achieved
+  // figure.
+  const double efficiency =
+      options.peak ? 1.0 : machine.get("achieved.fp32_flops") / machine.get("peak.fp32_flops");
   p.fp32_flops = k.count("flops.fp32");
   p.fp64_flops = k.count("flops.fp64");
   p.fp16_flops = k.count("flops.fp16");
@@ -64,15 +67,17 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
   const double int_lanes = machine.get("compute.int32_lanes_per_unit_per_clock");
   const double fp64_lanes = machine.get("compute.fp64_lanes_per_unit_per_clock");
   const double sfu_lanes = machine.get("compute.transcendental_lanes_per_unit_per_clock");
-  const double fp64_ops = k.count("ops.fp64.add") + k.count("ops.fp64.mul") + k.count("ops.fp64.fma") +
-                          k.count("ops.fp64.other");
+  const double fp64_ops = k.count("ops.fp64.add") + k.count("ops.fp64.mul") +
+                          k.count("ops.fp64.fma") + k.count("ops.fp64.other");
   const double sfu_ops = k.count("ops.transcendental");
   const double int_ops = k.count("ops.int");
   const double other_ops = std::max(0.0, k.count("ops.valu") - fp64_ops - sfu_ops - int_ops);
-  double lane_cycles = other_ops / fp32_lanes + int_ops / int_lanes + fp64_ops / fp64_lanes + sfu_ops / sfu_lanes;
+  double lane_cycles =
+      other_ops / fp32_lanes + int_ops / int_lanes + fp64_ops / fp64_lanes + sfu_ops / sfu_lanes;
   double issue = lane_cycles / (units * clock * efficiency);
-  std::snprintf(detail, sizeof detail, "%.4g fp32-class + %.4g int + %.4g fp64 + %.4g transcendental lane-ops",
-                other_ops, int_ops, fp64_ops, sfu_ops);
+  std::snprintf(detail, sizeof detail,
+                "%.4g fp32-class + %.4g int + %.4g fp64 + %.4g transcendental lane-ops", other_ops,
+                int_ops, fp64_ops, sfu_ops);
   p.terms.push_back({"issue", issue, detail});
 
   p.terms.push_back({"dram", p.dram_bytes / achieved("dram_bandwidth"),
@@ -83,40 +88,50 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
                             ? k.count("l2.request.bytes")
                             : p.load_bytes + p.store_bytes + k.count("memory.global.atomic.bytes");
   double l2_bandwidth = machine.get("peak.l2_bandwidth") * (options.peak ? 1.0 : 0.8);
-  p.terms.push_back({"l2", global_bytes / l2_bandwidth, ratio(global_bytes, "B", l2_bandwidth, "B/s")});
+  p.terms.push_back(
+      {"l2", global_bytes / l2_bandwidth, ratio(global_bytes, "B", l2_bandwidth, "B/s")});
   double lds_bytes = k.count("memory.lds.load.bytes") + k.count("memory.lds.store.bytes") +
                      k.count("memory.lds.atomic.bytes");
   double lds_bandwidth = units * 128 * clock;
-  p.terms.push_back({"lds", lds_bytes / lds_bandwidth, ratio(lds_bytes, "B", lds_bandwidth, "B/s")});
+  p.terms.push_back(
+      {"lds", lds_bytes / lds_bandwidth, ratio(lds_bytes, "B", lds_bandwidth, "B/s")});
 
   // Latency: rounds of resident blocks, each as long as one wave's serial path.
-  const double threads_per_block = double(k.threads_per_block[0] * k.threads_per_block[1] * k.threads_per_block[2]);
+  const double threads_per_block =
+      double(k.threads_per_block[0] * k.threads_per_block[1] * k.threads_per_block[2]);
   double per_unit = machine.get("occupancy.max_blocks_per_unit");
-  per_unit = std::min(per_unit, std::floor(machine.get("occupancy.max_threads_per_unit") / threads_per_block));
+  per_unit = std::min(
+      per_unit, std::floor(machine.get("occupancy.max_threads_per_unit") / threads_per_block));
   double lds = k.count("resources.lds_bytes_per_block");
-  if (lds > 0) per_unit = std::min(per_unit, std::floor(machine.get("memory.lds_bytes_per_unit") / lds));
+  if (lds > 0)
+    per_unit = std::min(per_unit, std::floor(machine.get("memory.lds_bytes_per_unit") / lds));
   per_unit = std::max(1.0, per_unit);
   p.resident_blocks_per_unit = per_unit;
   const double blocks = double(k.total_blocks());
   const double rounds = std::ceil(blocks / (per_unit * units));
-  const double waves = std::max(1.0, blocks * std::ceil(threads_per_block / 64));  // emulated 64-lane waves
+  const double waves =
+      std::max(1.0, blocks * std::ceil(threads_per_block / 64));  // emulated 64-lane waves
   const double wave_instructions = k.count("instructions.wave") / waves;
-  const double wave_loads = (k.count("memory.global.load.instructions") + k.count("memory.global.atomic.instructions")) / waves;
+  const double wave_loads =
+      (k.count("memory.global.load.instructions") + k.count("memory.global.atomic.instructions")) /
+      waves;
   // A memory phase waits for the L2 when the L2 model saw a hit, for DRAM otherwise.
   // (An L1 hit is charged the L2's latency: a bound, not a figure of its own.)
   const double l1_hit = k.count("l1.hit_rate");
   const double hit = l1_hit + (1 - l1_hit) * k.count("l2.hit_rate");
   const double latency_s = (hit * machine.get("memory.l2_latency_ns") +
-                            (1 - hit) * machine.get("memory.dram_latency_ns")) * 1e-9;
+                            (1 - hit) * machine.get("memory.dram_latency_ns")) *
+                           1e-9;
   // Dependent memory phases of a wave: its waits on vector memory where the binary path counted
   // them, else its loads four at a time (independent loads overlap).
   const double phases = k.counts.count("sync.vmem_waits") ? k.count("sync.vmem_waits") / waves
                                                           : std::ceil(wave_loads / 4);
   double wave_time = wave_instructions * 4 / clock + std::min(phases, wave_loads) * latency_s;
   double latency = rounds * wave_time;
-  std::snprintf(detail, sizeof detail,
-                "%.0f rounds of %.0f blocks x (%.4g instructions x 4 cycles + %.3g memory phases x %.0f ns)",
-                rounds, per_unit * units, wave_instructions, std::min(phases, wave_loads), latency_s * 1e9);
+  std::snprintf(
+      detail, sizeof detail,
+      "%.0f rounds of %.0f blocks x (%.4g instructions x 4 cycles + %.3g memory phases x %.0f ns)",
+      rounds, per_unit * units, wave_instructions, std::min(phases, wave_loads), latency_s * 1e9);
   p.terms.push_back({"latency", latency, detail});
 
   const Term* top = &p.terms.front();
@@ -137,7 +152,8 @@ Prediction predict(const KernelModel& model, const Machine& machine, const Predi
 
 nlohmann::json to_json(const Prediction& p) {
   nlohmann::json terms = nlohmann::json::object();
-  for (const Term& term : p.terms) terms[term.name] = {{"seconds", term.seconds}, {"detail", term.detail}};
+  for (const Term& term : p.terms)
+    terms[term.name] = {{"seconds", term.seconds}, {"detail", term.detail}};
   return {{"kernel", p.kernel},
           {"machine", p.machine},
           {"seconds", p.seconds},

@@ -7,11 +7,10 @@
 // Plain http:// endpoints only (a local server or a proxy); no accuracy is claimed for it.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/model/counts.h"
 
@@ -30,7 +29,7 @@ struct AgentRequest {
 
 struct AgentResult {
   KernelModel model;
-  std::vector<std::string> problems;     // the evaluator's, and the comparison's
+  std::vector<std::string> problems;      // the evaluator's, and the comparison's
   std::vector<nlohmann::json> exchanges;  // requests and answers, for the record
 };
 

@@ -3,11 +3,10 @@
 // CSV of ours (kernel, program, seconds, fp32_flops, fp64_flops, dram_bytes).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace wavekit::model {
 
@@ -52,7 +51,8 @@ struct ComparisonSummary {
 std::vector<ComparisonRow> compare(const std::vector<nlohmann::json>& predictions,
                                    const std::vector<Measurement>& measurements);
 ComparisonSummary summarise(const std::vector<ComparisonRow>& rows);
-std::string comparison_table(const std::vector<ComparisonRow>& rows, const ComparisonSummary& summary);
+std::string comparison_table(const std::vector<ComparisonRow>& rows,
+                             const ComparisonSummary& summary);
 nlohmann::json to_json(const std::vector<ComparisonRow>& rows, const ComparisonSummary& summary);
 
 }  // namespace wavekit::model

@@ -10,18 +10,17 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/model/expression.h"
 
 namespace wavekit::model {
 
 struct KernelModel {
-  std::string name;             // the kernel as the user named it (demangled when C++)
-  std::string symbol;           // the code object's kernel name (mangled), when known
+  std::string name;    // the kernel as the user named it (demangled when C++)
+  std::string symbol;  // the code object's kernel name (mangled), when known
   std::array<std::uint64_t, 3> blocks{1, 1, 1};
   std::array<std::uint64_t, 3> threads_per_block{1, 1, 1};
   // Launch geometry as expressions of the parameters (empty: the numbers above).
@@ -30,7 +29,7 @@ struct KernelModel {
   // Counts: a number, or an expression of the parameters (counts_expression wins when set).
   std::map<std::string, double> counts;
   std::map<std::string, std::string> counts_expression;
-  std::string source = "binary";  // "binary" (emulator), "fit", "agent", "manual"
+  std::string source = "binary";   // "binary" (emulator), "fit", "agent", "manual"
   std::vector<std::string> notes;  // how the counts were obtained, fit checks, warnings
 
   std::uint64_t threads() const;

@@ -14,10 +14,9 @@
 // The bound is the term that sets the maximum. Every term is reported (attribution).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "wavekit/model/counts.h"
 #include "wavekit/model/machine.h"
@@ -47,7 +46,8 @@ struct Prediction {
   double resident_blocks_per_unit = 0;
 };
 
-Prediction predict(const KernelModel& kernel, const Machine& machine, const PredictOptions& options = {});
+Prediction predict(const KernelModel& kernel, const Machine& machine,
+                   const PredictOptions& options = {});
 
 nlohmann::json to_json(const Prediction& prediction);
 

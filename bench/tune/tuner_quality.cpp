@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
         o.liar = liar;
         if (const char* acq = std::getenv("WAVEKIT_ACQ")) o.acquisition = acq;
         if (const char* c = std::getenv("WAVEKIT_CANDIDATES")) o.candidates = std::atoi(c);
+        if (std::getenv("WAVEKIT_NO_LOCAL")) o.local_candidates = false;
         auto tuner = make_tuner(s, o);
         auto obj = function_objective(fn);
         LoopOptions lo;

@@ -52,9 +52,10 @@ const char* kDescription =
     "  (a parameter whose condition fails is left out of the configuration)\n"
     "\n"
     "tuners (--tuner):\n"
-    "  rf      random-forest BO with --acq ei|pi|lcb|gp_hedge (default gp_hedge: the ANL\n"
-    "          study's ytopt/scikit-optimize configuration) (default)\n"
-    "  gp      GP-BO, Matern-5/2 with ARD, hyperparameters by marginal likelihood\n"
+    "  gp      GP-BO, Matern-5/2 with ARD, hyperparameters by marginal likelihood (default:\n"
+    "          the best at 64 and 128 evaluations in docs/benchmarks/tune.md)\n"
+    "  rf      random-forest BO, the ANL study's ytopt/scikit-optimize configuration\n"
+    "  Both take --acq ei|pi|lcb|gp_hedge (default gp_hedge, skopt's portfolio).\n"
     "  tpe     tree-structured Parzen estimators (Optuna's default sampler)\n"
     "  random  uniform random search;  lhs  a Latin hypercube of --budget points\n"
     "  The first --initial points (default 10) of rf, gp and tpe are a Latin hypercube.\n"
@@ -68,7 +69,7 @@ const char* kDescription =
 int run_tune(wavekit::cli::Arguments args) {
   std::string space_file, command,
       metric_regex = "([-+0-9.eE]+)", timeout = "300", svm_file, groups_file, test_file,
-      kernel = "mixed", folds = "5", metric = "balanced_accuracy", function, tuner_kind = "rf",
+      kernel = "mixed", folds = "5", metric = "balanced_accuracy", function, tuner_kind = "gp",
       acq = "gp_hedge", budget = "64", workers = "1", initial = "10", seed = "1", history,
       svm_threads = "1", liar;
   bool maximize = false, resume = false, quiet = false, balanced = false, no_chart = false,
@@ -90,7 +91,7 @@ int run_tune(wavekit::cli::Arguments args) {
   parser.option("--test", &test_file, "TEST.txt", "SVM: report the best configuration on this");
   parser.option("--svm-threads", &svm_threads, "N", "SVM: threads per fit (default 1)");
   parser.option("--function", &function, "NAME", "objective: branin or hartmann6");
-  parser.option("--tuner", &tuner_kind, "NAME", "rf (default), gp, tpe, random, lhs");
+  parser.option("--tuner", &tuner_kind, "NAME", "gp (default), rf, tpe, random, lhs");
   parser.option("--acq", &acq, "NAME", "rf/gp acquisition: gp_hedge (default), ei, pi, lcb");
   parser.option("--liar", &liar, "NAME",
                 "pending points in rf/gp fits: believer (the model's prediction, default), max "

@@ -85,7 +85,8 @@ class Base : public Tuner {
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](auto a, auto b) { return ys_[a] < ys_[b]; });
     std::normal_distribution<double> n01(0, 1);
-    for (std::size_t r = 0; r < std::min<std::size_t>(5, order.size()); ++r)
+    std::size_t around = o_.local_candidates ? 5 : 0;
+    for (std::size_t r = 0; r < std::min<std::size_t>(around, order.size()); ++r)
       for (double sigma : {0.1, 0.03, 0.01})
         for (int i = 0; i < 40; ++i) {
           Point p = xs_[order[r]];

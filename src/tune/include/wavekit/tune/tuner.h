@@ -80,7 +80,8 @@ struct TunerOptions {
   int budget = 128;                      // for the LHS design
   std::string acquisition = "gp_hedge";  // rf and gp: ei, pi, lcb, gp_hedge
   double kappa = 1.96, xi = 0.01;
-  int candidates = 2000;  // acquisition optimisation: random candidates (+ local ones)
+  int candidates = 2000;         // acquisition optimisation: random candidates
+  bool local_candidates = true;  // plus Gaussian steps around the five best points
   // pending points in model fits: a constant liar (max: skopt's cl_max, min, mean) or the
   // model's own prediction (believer, the default)
   std::string liar;

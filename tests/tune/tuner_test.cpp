@@ -303,6 +303,32 @@ TEST(TuneCli, HelpErrorsAndARun) {
   EXPECT_NE(ok.output.find("30 evaluations, 0 failed"), std::string::npos) << ok.output;
 }
 
+TEST(TuneCli, SvmObjectiveReportsHeldOutBesideTheBaseline) {
+  auto data = testing::sklearn_set("breast_cancer");
+  if (!data) GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";
+  Fold split = stratified_holdout(data->y, 0.3, 5);
+  std::string train = temp_path("bc_train.txt"), test = temp_path("bc_test.txt");
+  write_text(train, format_libsvm(data->subset(split.train)));
+  write_text(test, format_libsvm(data->subset(split.test)));
+  std::string space = temp_path("bc.json");
+  write_text(space, R"([{"name": "gamma", "low": 1e-3, "high": 1, "log": true},
+                        {"name": "C", "low": 0.1, "high": 100, "log": true}])");
+  auto r = run_command(wavekit("tune --svm " + train + " --kernel rbf --space " + space +
+                               " --folds 3 --budget 8 --quiet --no-chart --test " + test));
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cross-validation balanced_accuracy 0.9"), std::string::npos) << r.output;
+  auto at = r.output.find("held-out test (171 rows): accuracy 0.9");
+  EXPECT_NE(at, std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("majority-class baseline 0.62", at), std::string::npos) << r.output;
+  // group ids must match the rows
+  std::string groups = temp_path("g.txt");
+  write_text(groups, "1\n2\n3\n");
+  auto g = run_command(wavekit("tune --svm " + train + " --kernel rbf --space " + space +
+                               " --groups " + groups + " --budget 2 --quiet"));
+  EXPECT_EQ(g.status, 1);
+  EXPECT_NE(g.output.find("3 group ids for 398 rows"), std::string::npos) << g.output;
+}
+
 TEST(TuneMpi, RanksEvaluateAndTheHistoryIsKept) {
   if (!mpi_built()) {
     auto r = run_command(wavekit("tune --mpi --function branin --budget 2"));

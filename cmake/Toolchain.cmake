@@ -25,3 +25,25 @@ function(wavekit_warnings target)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
 endfunction()
+
+# WAVEKIT_SANITIZE=address,undefined (any -fsanitize= list): everything host-side built and
+# linked with those sanitizers; UB is fatal (-fno-sanitize-recover=undefined), so a test that
+# hits it fails. Device code (clang-22 custom commands) is untouched. The runtime is clang's
+# default, static, linked into each executable (which exports its interface); an instrumented
+# shared library (the emulator's libhsa-runtime64.so.1) leaves its __asan_*/__ubsan_* references
+# to the executable that loads it, so -Wl,--no-undefined is dropped for it in this configuration
+# only (src/hsa/CMakeLists.txt). The shared runtime (-shared-libsan) would keep that check, but
+# clang-22 puts libFuzzer's -lstdc++ before it on the link line, and the fuzz targets then stop
+# with "ASan runtime does not come first in initial library list". A process that is not
+# instrumented itself (a shell, python3) can load an instrumented library only with
+# WAVEKIT_SANITIZER_RUNTIME (the shared runtime) first in LD_PRELOAD (docs/development.md).
+set(WAVEKIT_SANITIZE "" CACHE STRING "Build with these sanitizers, e.g. address,undefined (empty: none)")
+if(WAVEKIT_SANITIZE)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} --print-runtime-dir
+                  OUTPUT_VARIABLE WAVEKIT_SANITIZER_RUNTIME_DIR OUTPUT_STRIP_TRAILING_WHITESPACE)
+  set(WAVEKIT_SANITIZER_RUNTIME ${WAVEKIT_SANITIZER_RUNTIME_DIR}/libclang_rt.asan-x86_64.so)
+  message(STATUS "wavekit: sanitizers ${WAVEKIT_SANITIZE}")
+  add_compile_options(-fsanitize=${WAVEKIT_SANITIZE} -fno-sanitize-recover=undefined
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=${WAVEKIT_SANITIZE})
+endif()

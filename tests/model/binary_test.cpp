@@ -227,3 +227,70 @@ TEST(Cli, ModelOfAHipSourceAsJson) {
   EXPECT_NE(status, 0);
   EXPECT_NE(text.find("/nonexistent/m.json does not exist"), std::string::npos) << text;
 }
+
+namespace {
+
+// Runs a command; returns its exit status and output (stdout and stderr).
+std::pair<int, std::string> shell(const std::string& command) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  std::string text;
+  char buffer[4096];
+  while (std::size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) text.append(buffer, n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+}  // namespace
+
+TEST(Cli, FitSaveCheckPredictAndCompare) {
+  fs::path dir = fs::temp_directory_path() / "wavekit-model-cli-fit";
+  fs::create_directories(dir);
+  std::string cli = WAVEKIT_CLI;
+  // Fit over three sizes, check at a fourth, keep the expressions (no --at).
+  auto [status, text] =
+      shell(cli + " model " + WAVEKIT_MODEL_KERNELS +
+            " --kernel saxpy --blocks '{n/256}' --arg f32:2 --arg 'f32rand:{n}' --arg 'f32rand:{n}'"
+            " --arg 'i32:{n}' --fit n=512,1024,2048 --check n=4096 --threads 2 --save-model " +
+            (dir / "saxpy.json").string());
+  ASSERT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("flops.fp32 = 2*n"), std::string::npos) << text;
+  EXPECT_NE(text.find("held-out check at n = 4096: worst relative error 0 %"), std::string::npos)
+      << text;
+  // The saved model passes the evaluator and predicts at any size.
+  std::tie(status, text) =
+      shell(cli + " model check " + (dir / "saxpy.json").string() + " --param n=1000000");
+  EXPECT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("0 problem(s)"), std::string::npos) << text;
+  std::tie(status, text) =
+      shell(cli + " model predict " + (dir / "saxpy.json").string() +
+            " --param n=268435456 --machine rtx3080 --json > " + (dir / "pred.json").string());
+  ASSERT_EQ(status, 0) << text;
+  nlohmann::json prediction = nlohmann::json::parse(std::ifstream(dir / "pred.json"));
+  const auto& p = prediction["kernels"][0]["predictions"][0];
+  EXPECT_EQ(p["bound"], "dram");
+  EXPECT_DOUBLE_EQ(p["fp32_flops"].get<double>(), 2.0 * 268435456);
+  // 12 bytes per element at the RTX 3080's achieved bandwidth (plus its kernel floor).
+  Machine rtx = load_machine("rtx3080");
+  EXPECT_NEAR(p["seconds"].get<double>(),
+              12.0 * 268435456 / rtx.get("achieved.dram_bandwidth") +
+                  rtx.get("launch.kernel_floor_us") * 1e-6,
+              1e-3 * p["seconds"].get<double>());
+  // Compare with a measurement file of ours naming the kernel.
+  std::ofstream(dir / "measured.csv")
+      << "kernel,seconds,fp32_flops,dram_bytes\nsaxpy,0.0050,536870912,3221225472\n";
+  std::tie(status, text) = shell(cli + " model compare " + (dir / "pred.json").string() + " " +
+                                 (dir / "measured.csv").string());
+  ASSERT_EQ(status, 0) << text;
+  EXPECT_NE(text.find("FLOPs within 5 % for 1 of 1"), std::string::npos) << text;
+  // An application model that breaks the schema is refused by name.
+  std::ofstream(dir / "bad.json")
+      << R"({"schema": "wavekit.model.application/1", "kernels": [{"name": "k",
+      "launch": {"blocks": [1], "threads_per_block": [64]}, "counts": {"flops.fp32": "3*m"}}]})";
+  std::tie(status, text) = shell(cli + " model check " + (dir / "bad.json").string());
+  EXPECT_EQ(status, 1);
+  EXPECT_NE(text.find("uses parameter 'm'"), std::string::npos) << text;
+  std::tie(status, text) = shell(cli + " model machines");
+  EXPECT_EQ(status, 0);
+  EXPECT_NE(text.find("mi300x"), std::string::npos);
+  fs::remove_all(dir);
+}

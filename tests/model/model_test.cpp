@@ -248,6 +248,26 @@ TEST(Compare, ReadsTheThreeFormatsAndSummarises) {
             std::string::npos);
 }
 
+TEST(Compare, ReadsAWavekitProfileOutput) {
+  fs::path dir = fs::temp_directory_path() / "wavekit-model-profile-out";
+  fs::create_directories(dir);
+  // The shape `wavekit profile` writes (docs/profile.md, Outputs): kernels as leaf frames.
+  std::ofstream(dir / "profile.hatchet") << R"json([{"frame": {"name": "ROOT", "type": "function"},
+    "metrics": {"count": 0, "time (ns)": 0}, "children": [
+      {"frame": {"name": "step", "type": "function"}, "metrics": {"count": 0, "time (ns)": 0},
+       "children": [{"frame": {"name": "saxpy", "type": "function"},
+         "metrics": {"count": 4, "time (ns)": 40000, "flops32": 8e6, "bytes": 4.8e7}, "children": []}]}]},
+    {"CUDA": {"0": {"arch": "90"}}}])json";
+  auto rows = read_measurements(dir.string());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].kernel, "saxpy");
+  EXPECT_DOUBLE_EQ(rows[0].seconds, 10e-6);
+  EXPECT_DOUBLE_EQ(*rows[0].fp32_flops, 2e6);
+  EXPECT_DOUBLE_EQ(*rows[0].dram_bytes, 1.2e7);
+  EXPECT_FALSE(rows[0].fp64_flops.has_value());
+  fs::remove_all(dir);
+}
+
 TEST(Compare, ReadsGpuFlopBench) {
   std::string path = std::string(WAVEKIT_SHARED_DATA) + "/gpuflopbench/profiling-data.csv";
   if (!fs::exists(path)) GTEST_SKIP() << path << " is absent (shared data not checked out)";

@@ -1,8 +1,10 @@
 #include "wavekit/model/compare.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -109,7 +111,56 @@ double unit_scale(const std::string& unit) {
 
 }  // namespace
 
-std::vector<Measurement> read_measurements(const std::string& path) {
+namespace {
+
+// A hatchet profile (`wavekit profile`'s profile.hatchet, Proton's .hatchet): every leaf frame
+// with launches is a kernel; its per-launch time, FLOPs and bytes are the sums over count.
+void hatchet_leaves(const nlohmann::json& frame, std::vector<Measurement>& out) {
+  if (!frame.is_object()) return;
+  const nlohmann::json* children = frame.contains("children") ? &frame["children"] : nullptr;
+  if (children && children->is_array() && !children->empty()) {
+    for (const auto& child : *children) hatchet_leaves(child, out);
+    return;
+  }
+  if (!frame.contains("metrics") || !frame.contains("frame")) return;
+  const auto& metrics = frame["metrics"];
+  double count = metrics.value("count", 0.0);
+  if (count <= 0) return;
+  Measurement m;
+  m.kernel = frame["frame"].value("name", "");
+  m.seconds = metrics.value("time (ns)", 0.0) * 1e-9 / count;
+  if (metrics.contains("flops32")) m.fp32_flops = metrics["flops32"].get<double>() / count;
+  if (metrics.contains("flops64")) m.fp64_flops = metrics["flops64"].get<double>() / count;
+  if (metrics.contains("bytes")) m.dram_bytes = metrics["bytes"].get<double>() / count;
+  out.push_back(m);
+}
+
+}  // namespace
+
+std::vector<Measurement> read_measurements(const std::string& given) {
+  std::string path = given;
+  if (std::filesystem::is_directory(path))
+    path = (std::filesystem::path(path) / "profile.hatchet").string();
+  {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot open " + path);
+    char first = 0;
+    while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
+    }
+    if (first == '[') {
+      in.seekg(0);
+      nlohmann::json document;
+      try {
+        document = nlohmann::json::parse(in);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw Error(path + ": " + e.what());
+      }
+      std::vector<Measurement> out;
+      if (!document.empty()) hatchet_leaves(document[0], out);
+      if (out.empty()) throw Error(path + ": a hatchet profile without kernel launches");
+      return out;
+    }
+  }
   auto rows = read_csv(path);
   // ncu prints "==PROF==" lines before the CSV when not run with --log-file: skip them.
   while (!rows.empty() && !rows.front().empty() && rows.front()[0].rfind("==", 0) == 0)

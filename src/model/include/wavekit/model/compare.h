@@ -1,6 +1,8 @@
 // Predictions against measurements: Nsight Compute CSVs (`ncu --csv --page raw` with the
-// metrics bench/model/run_h200.sh asks for), gpuFLOPBench's profiling-data.csv, and a plain
-// CSV of ours (kernel, program, seconds, fp32_flops, fp64_flops, dram_bytes).
+// metrics bench/model/run_h200.sh asks for), gpuFLOPBench's profiling-data.csv, a plain CSV of
+// ours (kernel, program, seconds, fp32_flops, fp64_flops, dram_bytes), and a `wavekit profile`
+// output (its directory or profile.hatchet; Proton's .hatchet too): per kernel leaf, time,
+// flops32, flops64 and bytes divided by the launch count.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -21,8 +23,8 @@ struct Measurement {
 // A CSV file as rows of fields (RFC 4180 quoting); throws wavekit::Error when unreadable.
 std::vector<std::vector<std::string>> read_csv(const std::string& path);
 
-// Detects the format from the header; throws wavekit::Error naming the file and the missing
-// columns when it is none of the three.
+// Detects the format (a hatchet profile by its JSON, a CSV by its header); throws
+// wavekit::Error naming the file and the missing columns when it is none of them.
 std::vector<Measurement> read_measurements(const std::string& path);
 
 // "ns::kern<float>(float*, int)" -> "kern": what predictions and measurements are matched on.

@@ -1,4 +1,5 @@
 // LIBSVM's data and model file formats.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -285,6 +286,9 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
   int sum = 0;
   for (int n : m.nr_sv) sum += n;
   if (sum != total) bad("nr_sv does not add up to total_sv");
+  if (static_cast<std::size_t>(total) >
+      static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1)
+    bad("total_sv " + std::to_string(total) + " is more than the file's lines");
   m.sv_coef.assign(std::max(m.nr_class - 1, 0), std::vector<double>(total));
   m.sv.row_start.push_back(0);
   for (int i = 0; i < total; ++i) {

@@ -23,8 +23,8 @@ int main() {
   CHECK_HIP(hipMalloc(&pitched, pitch * height));
   CHECK_HIP(hipMalloc(&other, other_pitch * height));
   CHECK_HIP(hipMemset2D(pitched, pitch, 0, width * sizeof(float), height));
-  CHECK_HIP(hipMemcpy2D(pitched, pitch, host.data(), width * sizeof(float),
-                        width * sizeof(float), height, hipMemcpyHostToDevice));
+  CHECK_HIP(hipMemcpy2D(pitched, pitch, host.data(), width * sizeof(float), width * sizeof(float),
+                        height, hipMemcpyHostToDevice));
   hipStream_t stream;
   CHECK_HIP(hipStreamCreate(&stream));
   int offset = 1000;

@@ -24,8 +24,8 @@ static void round_trip(size_t n, size_t offset) {
   CHECK_HIP(hipMemcpy(back.data(), d2, n, hipMemcpyDeviceToHost));
   for (size_t i = 0; i < n; ++i)
     if (back[i] != host[offset + i]) {
-      std::fprintf(stderr, "size %zu offset %zu: byte %zu is %d, not %d\n", n, offset, i,
-                   back[i], host[offset + i]);
+      std::fprintf(stderr, "size %zu offset %zu: byte %zu is %d, not %d\n", n, offset, i, back[i],
+                   host[offset + i]);
       std::exit(1);
     }
   CHECK_HIP(hipFree(d1));

@@ -25,8 +25,8 @@ int main(int argc, char** argv) {
   float factor = 3.0f;
   int count = n;
   void* params[] = {&data, &factor, &count};
-  CHECK_HIP(hipModuleLaunchKernel(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params,
-                                  nullptr));
+  CHECK_HIP(
+      hipModuleLaunchKernel(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr));
   // The same kernel with its arguments packed into `extra`.
   struct {
     float* data;
@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
   size_t packed_size = sizeof packed;
   void* extra[] = {HIP_LAUNCH_PARAM_BUFFER_POINTER, &packed, HIP_LAUNCH_PARAM_BUFFER_SIZE,
                    &packed_size, HIP_LAUNCH_PARAM_END};
-  CHECK_HIP(hipModuleLaunchKernel(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, nullptr,
-                                  extra));
+  CHECK_HIP(
+      hipModuleLaunchKernel(scale, (n + 255) / 256, 1, 1, 256, 1, 1, 0, nullptr, nullptr, extra));
   CHECK_HIP(hipDeviceSynchronize());
   std::vector<float> back(n);
   CHECK_HIP(hipMemcpy(back.data(), data, n * sizeof(float), hipMemcpyDeviceToHost));
@@ -52,8 +52,7 @@ int main(int argc, char** argv) {
   int* out;
   CHECK_HIP(hipMalloc(&out, sizeof(int)));
   void* read_params[] = {&out};
-  CHECK_HIP(hipModuleLaunchKernel(read_global, 1, 1, 1, 1, 1, 1, 0, nullptr, read_params,
-                                  nullptr));
+  CHECK_HIP(hipModuleLaunchKernel(read_global, 1, 1, 1, 1, 1, 1, 0, nullptr, read_params, nullptr));
   int result = 0;
   CHECK_HIP(hipMemcpy(&result, out, sizeof result, hipMemcpyDeviceToHost));
   CHECK(result == 7);
@@ -64,8 +63,7 @@ int main(int argc, char** argv) {
   std::vector<char> image((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   CHECK_HIP(hipModuleLoadData(&module, image.data()));
   CHECK_HIP(hipModuleGetFunction(&read_global, module, "read_global"));
-  CHECK_HIP(hipModuleLaunchKernel(read_global, 1, 1, 1, 1, 1, 1, 0, nullptr, read_params,
-                                  nullptr));
+  CHECK_HIP(hipModuleLaunchKernel(read_global, 1, 1, 1, 1, 1, 1, 0, nullptr, read_params, nullptr));
   CHECK_HIP(hipMemcpy(&result, out, sizeof result, hipMemcpyDeviceToHost));
   CHECK(result == 42);  // a fresh load has the initial value
   CHECK_HIP(hipModuleUnload(module));

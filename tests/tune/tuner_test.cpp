@@ -320,6 +320,19 @@ TEST(TuneCli, SvmObjectiveReportsHeldOutBesideTheBaseline) {
   auto at = r.output.find("held-out test (171 rows): accuracy 0.9");
   EXPECT_NE(at, std::string::npos) << r.output;
   EXPECT_NE(r.output.find("majority-class baseline 0.62", at), std::string::npos) << r.output;
+  // nested cross-validation: tuned afresh inside each outer fold
+  auto nested = run_command(wavekit("tune --svm " + train + " --kernel rbf --space " + space +
+                                    " --folds 3 --outer-folds 2 --budget 4 --quiet --no-chart"));
+  ASSERT_EQ(nested.status, 0) << nested.output;
+  EXPECT_NE(nested.output.find("outer fold 2/2: inner CV balanced_accuracy 0.9"), std::string::npos)
+      << nested.output;
+  EXPECT_NE(nested.output.find("nested estimate over 2 outer folds: accuracy 0.9"),
+            std::string::npos)
+      << nested.output;
+  EXPECT_EQ(run_command(wavekit("tune --svm " + train + " --space " + space +
+                                " --outer-folds 2 --test " + test))
+                .status,
+            2);
   // group ids must match the rows
   std::string groups = temp_path("g.txt");
   write_text(groups, "1\n2\n3\n");

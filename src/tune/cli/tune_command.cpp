@@ -1,5 +1,6 @@
 // `wavekit tune`: search a space with a tuner, evaluating an objective (an SVM on a data set,
 // any command, or a test function) on worker threads, with a resumable history.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -39,7 +40,8 @@ const char* kDescription =
     "rbf|sigmoid|polynomial|linear.\n"
     "                           --test TEST.txt trains the best configuration on all of TRAIN and\n"
     "                           reports it on TEST (data the tuner never saw) beside the majority\n"
-    "                           baseline\n"
+    "                           baseline; --outer-folds K instead gives a nested\n"
+    "                           cross-validation estimate (tuned afresh in each outer fold)\n"
     "  --function branin|hartmann6  a test function with a known optimum (no --space needed)\n"
     "\n"
     "the space (--space FILE.json):\n"
@@ -71,7 +73,7 @@ int run_tune(wavekit::cli::Arguments args) {
       metric_regex = "([-+0-9.eE]+)", timeout = "300", svm_file, groups_file, test_file,
       kernel = "mixed", folds = "5", metric = "balanced_accuracy", function, tuner_kind = "gp",
       acq = "gp_hedge", budget = "64", workers = "1", initial = "10", seed = "1", history,
-      svm_threads = "1", liar;
+      svm_threads = "1", liar, outer;
   bool maximize = false, resume = false, quiet = false, balanced = false, no_chart = false,
        mpi = false, simulate = false;
   wavekit::cli::OptionParser parser("wavekit tune", kDescription);
@@ -89,6 +91,9 @@ int run_tune(wavekit::cli::Arguments args) {
                 "SVM: balanced_accuracy (default), accuracy or roc_auc");
   parser.flag("--balanced", &balanced, "SVM: balanced class weights (sklearn's)");
   parser.option("--test", &test_file, "TEST.txt", "SVM: report the best configuration on this");
+  parser.option("--outer-folds", &outer, "K",
+                "SVM: nested cross-validation: tune on each of K outer training parts (inner "
+                "folds: --folds), score the choice on its outer fold");
   parser.option("--svm-threads", &svm_threads, "N", "SVM: threads per fit (default 1)");
   parser.option("--function", &function, "NAME", "objective: branin or hartmann6");
   parser.option("--tuner", &tuner_kind, "NAME", "gp (default), rf, tpe, random, lhs");
@@ -126,6 +131,7 @@ int run_tune(wavekit::cli::Arguments args) {
                     : throw UsageError("--space FILE.json is needed (wavekit tune --help)");
   std::unique_ptr<Objective> objective;
   SvmObjectiveSpec svm;
+  std::vector<int> groups;
   if (!function.empty()) {
     objective = function_objective(function);
   } else if (!command.empty()) {
@@ -145,7 +151,6 @@ int run_tune(wavekit::cli::Arguments args) {
     if (!groups_file.empty()) {
       std::ifstream in(groups_file);
       if (!in) throw wavekit::Error(groups_file + ": cannot read");
-      std::vector<int> groups;
       for (int g; in >> g;) groups.push_back(g);
       if (groups.size() != svm.data.rows())
         throw wavekit::Error(groups_file + ": " + std::to_string(groups.size()) +
@@ -170,6 +175,61 @@ int run_tune(wavekit::cli::Arguments args) {
   lo.history = history;
   lo.resume = resume;
   lo.simulate = simulate;
+  if (!outer.empty()) {
+    if (svm_file.empty()) throw UsageError("--outer-folds needs --svm");
+    if (mpi || resume || !test_file.empty())
+      throw UsageError("--outer-folds excludes --mpi, --resume and --test");
+    int ko = static_cast<int>(wavekit::cli::parse_unsigned("--outer-folds", outer));
+    int k = static_cast<int>(wavekit::cli::parse_unsigned("--folds", folds));
+    auto outer_folds =
+        groups.empty() ? stratified_kfold(svm.data.y, ko, 2) : group_kfold(groups, ko, 2);
+    std::vector<Metrics> results;
+    for (std::size_t f = 0; f < outer_folds.size(); ++f) {
+      SvmObjectiveSpec inner = svm;
+      inner.data = svm.data.subset(outer_folds[f].train);
+      if (groups.empty()) {
+        inner.folds = stratified_kfold(inner.data.y, k, 1);
+      } else {
+        std::vector<int> g;
+        for (auto r : outer_folds[f].train) g.push_back(groups[r]);
+        inner.folds = group_kfold(g, k, 1);
+      }
+      auto obj = svm_objective(inner);
+      auto t = make_tuner(space, to);
+      LoopOptions lf = lo;
+      if (!history.empty()) lf.history = history + ".outer" + std::to_string(f + 1);
+      auto recs = run_loop(space, *t, *obj, lf, quiet ? nullptr : &std::cerr);
+      const Record* b = nullptr;
+      for (auto& r : recs)
+        if (r.status == "ok" && (!b || r.value < b->value)) b = &r;
+      if (!b)
+        throw wavekit::Error("outer fold " + std::to_string(f + 1) + ": no evaluation succeeded");
+      Metrics m =
+          fit_and_score(svm.data, outer_folds[f], svm_params_for(svm.base, b->config), true);
+      results.push_back(m);
+      std::printf(
+          "outer fold %zu/%zu: inner CV %s %.4f; outer fold (%zu rows): accuracy %.4f, "
+          "balanced accuracy %.4f, majority-class baseline %.4f\n",
+          f + 1, outer_folds.size(), metric.c_str(), b->score, m.n, m.accuracy, m.balanced_accuracy,
+          m.majority_baseline);
+    }
+    auto mean_sd = [&](auto get) {
+      double mean = 0, sd = 0;
+      for (auto& m : results) mean += get(m);
+      mean /= results.size();
+      for (auto& m : results) sd += (get(m) - mean) * (get(m) - mean);
+      return std::pair{mean, std::sqrt(sd / std::max<std::size_t>(results.size() - 1, 1))};
+    };
+    auto [acc, acc_sd] = mean_sd([](const Metrics& m) { return m.accuracy; });
+    auto [bal, bal_sd] = mean_sd([](const Metrics& m) { return m.balanced_accuracy; });
+    auto [maj, maj_sd] = mean_sd([](const Metrics& m) { return m.majority_baseline; });
+    std::printf(
+        "nested estimate over %zu outer folds: accuracy %.4f +- %.4f, balanced accuracy "
+        "%.4f +- %.4f, majority-class baseline %.4f\n",
+        results.size(), acc, acc_sd, bal, bal_sd, maj);
+    (void)maj_sd;
+    return 0;
+  }
   auto tuner = make_tuner(space, to);
   struct MpiSession {
     bool on;

@@ -17,7 +17,17 @@ find_program(WAVEKIT_CLANG NAMES clang-22 HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRE
 find_program(WAVEKIT_LLD NAMES ld.lld-22 ld.lld HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(WAVEKIT_LLVM_OBJDUMP NAMES llvm-objdump-22 llvm-objdump HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
 find_program(WAVEKIT_LLVM_READELF NAMES llvm-readelf-22 llvm-readelf HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED)
-find_program(WAVEKIT_CLANG_OFFLOAD_BUNDLER NAMES clang-offload-bundler-22 clang-offload-bundler HINTS ${LLVM_TOOLS_BINARY_DIR})
+# The bundler of LLVM 22's own directory, as clang-22 runs it: clang-offload-bundler looks for
+# llvm-objcopy beside the path it was started by, and /usr/bin (where clang-offload-bundler-22
+# is) has only llvm-objcopy-22 on a clean Debian 12 (an unversioned /usr/bin/llvm-objcopy comes
+# from another LLVM's package, if any). A plain variable: it overrides an older cache entry.
+find_program(WAVEKIT_CLANG_OFFLOAD_BUNDLER_IN_LLVM NAMES clang-offload-bundler
+             HINTS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH)
+if(WAVEKIT_CLANG_OFFLOAD_BUNDLER_IN_LLVM)
+  set(WAVEKIT_CLANG_OFFLOAD_BUNDLER ${WAVEKIT_CLANG_OFFLOAD_BUNDLER_IN_LLVM})
+else()
+  find_program(WAVEKIT_CLANG_OFFLOAD_BUNDLER NAMES clang-offload-bundler-22 clang-offload-bundler)
+endif()
 
 function(wavekit_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra)

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
         o.liar = liar;
         if (const char* acq = std::getenv("WAVEKIT_ACQ")) o.acquisition = acq;
         if (const char* c = std::getenv("WAVEKIT_CANDIDATES")) o.candidates = std::atoi(c);
-        if (std::getenv("WAVEKIT_NO_LOCAL")) o.local_candidates = false;
+        if (std::getenv("WAVEKIT_NO_LOCAL")) o.local_candidates = 0;
+        if (std::getenv("WAVEKIT_LOCAL")) o.local_candidates = 1;
         auto tuner = make_tuner(s, o);
         auto obj = function_objective(fn);
         LoopOptions lo;

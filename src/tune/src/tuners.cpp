@@ -28,6 +28,8 @@ class Base : public Tuner {
   Base(const Space& space, const TunerOptions& o) : space_(space), o_(o), rng_(o.seed) {
     d_ = space.dims();
     if (o_.liar.empty()) o_.liar = "believer";
+    if (o_.candidates <= 0) o_.candidates = o.kind == "rf" ? 10000 : 2000;
+    if (o_.local_candidates < 0) o_.local_candidates = o.kind == "rf" ? 0 : 1;
     if (o_.liar != "max" && o_.liar != "min" && o_.liar != "mean" && o_.liar != "believer")
       fail("tuner", "unknown liar '" + o_.liar + "' (max, min, mean, believer)");
     make_lhs(std::max(o.initial_points, 1));

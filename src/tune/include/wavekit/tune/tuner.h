@@ -80,8 +80,10 @@ struct TunerOptions {
   int budget = 128;                      // for the LHS design
   std::string acquisition = "gp_hedge";  // rf and gp: ei, pi, lcb, gp_hedge
   double kappa = 1.96, xi = 0.01;
-  int candidates = 2000;         // acquisition optimisation: random candidates
-  bool local_candidates = true;  // plus Gaussian steps around the five best points
+  // acquisition optimisation: random candidates (0: 10,000 for rf, skopt's "sampling";
+  // 2,000 for gp) and Gaussian steps around the five best points (-1: for gp, not for rf)
+  int candidates = 0;
+  int local_candidates = -1;
   // pending points in model fits: a constant liar (max: skopt's cl_max, min, mean) or the
   // model's own prediction (believer, the default)
   std::string liar;

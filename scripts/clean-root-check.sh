@@ -41,7 +41,7 @@ start=$(date +%s)
 say() { echo "clean-root-check: $*" | tee -a "$log" >&2; }
 verdict() {  # the one line; exit status follows it
   local elapsed=$(( $(date +%s) - start ))
-  echo "clean-root-check: $1 ($(( elapsed / 60 )) min; head $(git -C "$repo" rev-parse --short HEAD); log $log)" |
+  echo "clean-root-check: $1 ($(( elapsed / 60 )) min; commit ${cloned:-none}; log $log)" |
     tee -a "$log"
 }
 
@@ -88,6 +88,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The committed HEAD (a clone: what CI and a new user get), with ../shared beside it.
 mkdir -p "$root/work"
 git clone -q --no-hardlinks "$repo" "$root/work/main" >>"$log" 2>&1
+cloned=$(git -C "$root/work/main" rev-parse --short HEAD)
 say "cloned $(git -C "$root/work/main" log -1 --format='%h %s' | cut -c1-100)"
 mkdir -p "$root/work/shared"
 if [[ -d $shared ]]; then
@@ -97,7 +98,8 @@ else
   say "no $shared: the data tests skip"
 fi
 mount -t proc proc "$root/proc"; mounts+=("$root/proc")
-mount -t sysfs sysfs "$root/sys"; mounts+=("$root/sys")
+# /sys with what is mounted below it (slurmd needs the cgroup2 hierarchy in /sys/fs/cgroup).
+mount --rbind /sys "$root/sys"; mount --make-rslave "$root/sys"; mounts+=("$root/sys")
 mount --rbind /dev "$root/dev"; mount --make-rslave "$root/dev"; mounts+=("$root/dev")
 
 in_root() {  # a login-like environment: nothing of the host's but the terminal-free basics

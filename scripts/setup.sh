@@ -45,6 +45,9 @@ need munge munged
 need slurmctld slurmctld
 need slurmd slurmd
 need slurm-client srun sinfo
+need libsvm-tools svm-train svm-predict
+need openmpi-bin mpirun
+need hipcc hipcc
 if command -v clang-22 >/dev/null 2>&1; then
   # clang-22 spawns the bundler for HIP fat binaries from its own directory, not from PATH.
   bundler=$(clang-22 -print-prog-name=clang-offload-bundler)

@@ -85,7 +85,8 @@ class LoadedObject {
     Buffer kernarg(memory_,
                    std::max<std::size_t>(info->kernarg_segment_size, 8 * pointers.size()) + 256,
                    "kernarg");
-    std::memcpy(kernarg.as<std::uint8_t>(), pointers.data(), 8 * pointers.size());
+    if (!pointers.empty())  // data() of an empty vector may be null, which memcpy may not take
+      std::memcpy(kernarg.as<std::uint8_t>(), pointers.data(), 8 * pointers.size());
     DispatchParams params;
     params.processor = processor_;
     params.kernel_descriptor = reinterpret_cast<const void*>(info->descriptor_address);

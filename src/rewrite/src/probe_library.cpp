@@ -332,7 +332,10 @@ std::vector<ProbeFootprint> decode_probe_note(std::span<const std::uint8_t> desc
   };
   if (!field(root, "wavekit.probes").isArray()) bad("'wavekit.probes' is not an array");
   std::vector<ProbeFootprint> probes;
-  for (llvm::msgpack::DocNode node : field(root, "wavekit.probes").getArray()) {
+  // The node is kept in a variable: a range-for over getArray() of field()'s temporary would
+  // iterate an array whose node is already destroyed (stack-use-after-scope under ASan).
+  llvm::msgpack::DocNode probe_list = field(root, "wavekit.probes");
+  for (llvm::msgpack::DocNode node : probe_list.getArray()) {
     if (!node.isMap()) bad("a probe entry is not a map");
     llvm::msgpack::MapDocNode map = node.getMap();
     ProbeFootprint probe;
@@ -350,7 +353,8 @@ std::vector<ProbeFootprint> decode_probe_note(std::span<const std::uint8_t> desc
     probe.scratch_unbounded = flag(map, ".scratch_unbounded");
     probe.calls = flag(map, ".calls");
     if (!field(map, ".callees").isArray()) bad("'.callees' is not an array");
-    for (llvm::msgpack::DocNode callee : field(map, ".callees").getArray()) {
+    llvm::msgpack::DocNode callee_list = field(map, ".callees");
+    for (llvm::msgpack::DocNode callee : callee_list.getArray()) {
       if (callee.getKind() != llvm::msgpack::Type::String)
         bad("a '.callees' entry is not a string");
       probe.callees.push_back(callee.getString().str());

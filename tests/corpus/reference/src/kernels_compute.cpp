@@ -183,7 +183,10 @@ void add_compute_kernels(std::vector<CorpusKernel>& out) {
                    auto* signed_out = reinterpret_cast<std::int16_t*>(halves(args[3]));
                    for (std::uint32_t i = 0; i < 2 * n_words; ++i) {
                      std::uint16_t x = a[i], y = b[i];
-                     auto r = static_cast<std::uint16_t>(static_cast<std::uint16_t>(x * y) +
+                     // In 32 unsigned bits: uint16_t operands promote to int, whose product
+                     // of two large halves overflows.
+                     auto r = static_cast<std::uint16_t>(
+                         static_cast<std::uint16_t>(std::uint32_t{x} * y) +
                                                          static_cast<std::uint16_t>(x >> (y & 7)));
                      if (x == y) r = static_cast<std::uint16_t>(r - x);
                      r = x < y ? r : static_cast<std::uint16_t>(r << 3);

@@ -449,6 +449,36 @@ INSTANTIATE_TEST_SUITE_P(
         Program{"calls", "calls", {"calls.co"}, {"calls.0"}, true}),
     [](const testing::TestParamInfo<Program>& info) { return info.param.name; });
 
+// Unmodified HIP programs (Debian's hipcc and libamdhip64, tests/hsa/hip) under every tool:
+// the program's own check passes, and every dispatch -- its kernels and the blit kernels CLR
+// runs for its copies and fills -- equals the emulator's ground truth of the plain run. The
+// arena is a hidden argument, so HIP does not look for one more kernelParams entry.
+TEST(Run, HipProgramsUnderEveryToolEqualTheGroundTruth) {
+  for (const char* name : {"vector_add", "memcpy", "symbols"}) {
+    SCOPED_TRACE(name);
+    const fs::path program = fs::path(WAVEKIT_HIP_PROGRAMS) / name;
+    if (!fs::exists(program)) GTEST_SKIP() << program << " was not built (no hipcc)";
+    const fs::path dir = scratch(std::string("hip-") + name);
+    const GroundTruth truth = ground_truth(program.string(), dir);
+    ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+    ASSERT_FALSE(entry_names(truth.blocks, ".json").empty());
+    const Outcome counted =
+        instrumented("--tool bbcount --tool-out " + (dir / "bbcount").string(), program.string());
+    ASSERT_EQ(counted.status, 0) << counted.err;
+    EXPECT_EQ(counted.out, truth.run.out);
+    expect_counts_equal(truth.blocks, dir / "bbcount");
+    const Outcome traced = instrumented(
+        "--tool blocktrace --tool-out " + (dir / "blocktrace").string(), program.string());
+    ASSERT_EQ(traced.status, 0) << traced.err;
+    expect_sequences_equal(truth.sequences, dir / "blocktrace");
+    const Outcome returns =
+        instrumented("--tool callret --tool-out " + (dir / "callret").string(), program.string());
+    ASSERT_EQ(returns.status, 0) << returns.err;
+    EXPECT_EQ(entry_names(dir / "callret", ".json"), entry_names(truth.blocks, ".json"));
+    fs::remove_all(dir);
+  }
+}
+
 // The oracle itself: for the divergent program, what the runtime writes under
 // WAVEKIT_EMU_TRACE_BLOCKS / _SEQUENCE is what `wavekit launch` writes for the same kernel and
 // input (the input generation copied from divergent.c).

@@ -424,6 +424,23 @@ LaunchOutcome launch(const LaunchRequest& request) {
     ++explicit_index;
   }
 
+  std::unique_ptr<DeviceBuffer> hidden_buffer;
+  if (request.hidden_buffer) {
+    const LaunchRequest::HiddenBuffer& hidden = *request.hidden_buffer;
+    if (hidden.kernarg_offset + 8 > kernel->kernarg_segment_size)
+      throw Error("kernel " + kernel->name + ": a hidden buffer at kernarg offset " +
+                  std::to_string(hidden.kernarg_offset) + " lies past its " +
+                  std::to_string(kernel->kernarg_segment_size) + "-byte kernarg segment");
+    hidden_buffer = std::make_unique<DeviceBuffer>(hidden.spec.bytes.size(), kAllocationGranule);
+    std::memcpy(hidden_buffer->data, hidden.spec.bytes.data(), hidden.spec.bytes.size());
+    memory.add(hidden_buffer->data, hidden_buffer->mapped,
+               emu::MemoryMap::kReadWrite |
+                   (hidden.spec.tool_memory ? emu::MemoryMap::kToolMemory : 0u),
+               "hidden buffer", std::max<std::size_t>(hidden.spec.bytes.size(), 1));
+    const std::uint64_t pointer = reinterpret_cast<std::uint64_t>(hidden_buffer->data);
+    std::memcpy(kernarg.data + hidden.kernarg_offset, &pointer, 8);
+  }
+
   // What the packet processor would hand the waves: the packet and an amd_queue_t.
   auto queue = std::make_unique<DeviceBuffer>(sizeof(amd_queue_t), 64);
   auto* amd_queue = reinterpret_cast<amd_queue_t*>(queue->data);
@@ -516,6 +533,8 @@ LaunchOutcome launch(const LaunchRequest& request) {
       outcome.buffers.emplace_back(
           static_cast<unsigned>(i),
           std::vector<std::uint8_t>(buffers[i]->data, buffers[i]->data + buffers[i]->size));
+  if (hidden_buffer)
+    outcome.hidden_buffer.assign(hidden_buffer->data, hidden_buffer->data + hidden_buffer->size);
   if (request.record_block_counts)
     outcome.block_trace = block_counts_document(kernel->name, result.waves);
   if (request.record_block_sequence) outcome.block_sequences = take_block_sequences(result.waves);

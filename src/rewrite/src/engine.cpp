@@ -1380,8 +1380,10 @@ RewriteResult Engine::run() {
     arena_arg.name = "__wavekit_arena";
     arena_arg.offset = instrumented.arena_arg_offset;
     arena_arg.size = 8;
-    arena_arg.value_kind = "global_buffer";
-    arena_arg.address_space = "global";
+    // Hidden (AMDGPUUsage's hidden_none: the runtime leaves it alone): a launcher writes the
+    // arena's address there, and runtimes that map explicit arguments to the program's own
+    // (HIP's kernelParams) do not look for one more.
+    arena_arg.value_kind = "hidden_none";
     meta->add_arg(arena_arg);
     placed.push_back(std::move(p));
     result.note.kernels.push_back(std::move(instrumented));

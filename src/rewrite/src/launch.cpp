@@ -45,8 +45,9 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   arena.tool_memory = true;  // probes write it on every pass: not the kernel's progress
   arena.bytes.assign(arena_size(*kernel, grid, block), 0);
   fill_arena_header(arena.bytes, *kernel, grid, block);
-  const unsigned arena_index = static_cast<unsigned>(request.arguments.size());
-  request.arguments.push_back(std::move(arena));
+  // The arena is a hidden argument of the instrumented kernel: runtimes do not count it among
+  // the arguments the program passes (HIP reads one kernelParams entry per explicit argument).
+  request.hidden_buffer = hsa::LaunchRequest::HiddenBuffer{kernel->arena_arg_offset, std::move(arena)};
   // hsa::launch runs the hostcall service whenever a loaded object uses the ring; the note
   // makes a missing probe library an error instead of a probe faulting on a null ring.
   request.require_hostcall = request.require_hostcall || note->needs_hostcall;
@@ -54,12 +55,7 @@ ToolLaunchOutcome launch_instrumented(hsa::LaunchRequest request) {
   ToolLaunchOutcome outcome;
   outcome.tool = note->tool;
   outcome.launch = hsa::launch(request);
-  for (auto it = outcome.launch.buffers.begin(); it != outcome.launch.buffers.end(); ++it) {
-    if (it->first != arena_index) continue;
-    outcome.arena = std::move(it->second);
-    outcome.launch.buffers.erase(it);
-    break;
-  }
+  outcome.arena = std::move(outcome.launch.hidden_buffer);
   if (outcome.launch.ok) outcome.report = tool_report(note->tool, *kernel, outcome.arena);
   return outcome;
 }

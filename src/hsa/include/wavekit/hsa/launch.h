@@ -76,6 +76,14 @@ struct LaunchRequest {
   Dimensions grid;   // work-items per dimension (the AQL convention)
   Dimensions block;  // work-items per workgroup
   std::vector<ArgumentSpec> arguments;
+  // A buffer that is none of the kernel's explicit arguments: its pointer goes into the kernarg
+  // segment at kernarg_offset (the rewriter's per-wave arena, a hidden argument of the
+  // instrumented kernel), its bytes after the dispatch into LaunchOutcome::hidden_buffer.
+  struct HiddenBuffer {
+    std::uint64_t kernarg_offset = 0;
+    ArgumentSpec spec;
+  };
+  std::optional<HiddenBuffer> hidden_buffer;
   // Where the hostcall file services may write (the probes' "trace/wave-{wave}.txt"...);
   // empty: no file services.
   std::string hostcall_file_root;
@@ -110,6 +118,7 @@ struct LaunchOutcome {
   std::string error;  // the emulator's report when !ok (kind, waves, PCs, addresses)
   // Buffer argument i (position in the argument list) -> its bytes after the dispatch.
   std::vector<std::pair<unsigned, std::vector<std::uint8_t>>> buffers;
+  std::vector<std::uint8_t> hidden_buffer;  // LaunchRequest::hidden_buffer's bytes after it
   std::uint64_t workgroups = 0;
   std::uint64_t waves = 0;
   std::uint32_t waves_per_workgroup = 0;

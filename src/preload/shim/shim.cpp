@@ -607,6 +607,16 @@ class Shim {
   }
 
   void instrument(hsa_kernel_dispatch_packet_t& packet) {
+    // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
+    // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)
+    // would start this dispatch's files there before the previous dispatch's report moved its
+    // directory away, and the two would mix: wait for that report first. (Not under mutex_,
+    // which the reporter takes.)
+    if (rewrite::tool_writes_files(config_.tool)) {
+      const std::uint64_t kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
+      std::unique_lock reports_lock(reports_mutex_);
+      reports_changed_.wait(reports_lock, [&] { return !kernargs_in_flight_.count(kernarg); });
+    }
     std::unique_lock lock(mutex_);
     auto it = kernels_.find(packet.kernel_object);
     if (it == kernels_.end()) return;
@@ -668,6 +678,7 @@ class Shim {
     {
       std::lock_guard reports_lock(reports_mutex_);
       pending_.push_back(report);
+      kernargs_in_flight_.insert(report.kernarg);
       if (!reporter_.joinable()) reporter_ = std::thread([this] { report_loop(); });
     }
     reports_changed_.notify_all();
@@ -702,6 +713,11 @@ class Shim {
       deliver(report);
       real().hsa_signal_destroy(report.done);
       real().hsa_amd_memory_pool_free(report.arena);
+      {
+        std::lock_guard lock(reports_mutex_);
+        kernargs_in_flight_.erase(kernargs_in_flight_.find(report.kernarg));
+      }
+      reports_changed_.notify_all();
       if (report.program_signal.handle)
         real().hsa_signal_subtract_screlease(report.program_signal, 1);
     }
@@ -761,6 +777,9 @@ class Shim {
   std::mutex reports_mutex_;
   std::condition_variable reports_changed_;
   std::deque<PendingReport> pending_;
+  // The kernarg addresses of the dispatches whose reports are not delivered yet (see
+  // instrument()).
+  std::multiset<std::uint64_t> kernargs_in_flight_;
   std::thread reporter_;
   bool stopping_ = false;
 };

@@ -210,6 +210,7 @@ void packet_processor(Queue* queue) {
       continue;
     }
     hsa_signal_t completion{};
+    std::unique_lock in_packet(queue->packet_mutex, std::defer_lock);
     if (type == HSA_PACKET_TYPE_BARRIER_AND || type == HSA_PACKET_TYPE_BARRIER_OR) {
       const auto* barrier = reinterpret_cast<const hsa_barrier_and_packet_t*>(slot);
       completion = barrier->completion_signal;
@@ -219,7 +220,9 @@ void packet_processor(Queue* queue) {
         std::unique_lock lock(rt.signal_mutex);
         rt.signal_changed.wait_for(lock, std::chrono::microseconds(200));
       }
+      in_packet.lock();  // not while waiting: a fork may be what releases the barrier
     } else if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH) {
+      in_packet.lock();
       completion = slot->completion_signal;
       if (queue->inactive) {
         std::fprintf(
@@ -237,6 +240,7 @@ void packet_processor(Queue* queue) {
         }
       }
     } else {
+      in_packet.lock();
       completion = slot->completion_signal;
       if (!queue->inactive)
         fail_packet(*queue, HSA_STATUS_ERROR_INVALID_PACKET_FORMAT,
@@ -256,11 +260,29 @@ void packet_processor(Queue* queue) {
 
 namespace wavekit::hsa::runtime {
 
+namespace {
+std::vector<Queue*> queues_locked_for_fork;
+}  // namespace
+
+void lock_queue_packets() {
+  Runtime& rt = runtime();
+  {
+    std::lock_guard lock(rt.mutex);
+    for (auto& [hsa_queue, queue] : rt.queues) queues_locked_for_fork.push_back(queue.get());
+  }
+  for (Queue* queue : queues_locked_for_fork) queue->packet_mutex.lock();
+}
+
+void unlock_queue_packets() {
+  for (Queue* queue : queues_locked_for_fork) queue->packet_mutex.unlock();
+  queues_locked_for_fork.clear();
+}
+
 void restart_queue_processors_in_child() {
   Runtime& rt = runtime();
   std::lock_guard lock(rt.mutex);
-  // A packet the parent was running starts again from its header (the read index had not
-  // moved past it); the handles name the parent's threads and are forgotten, not joined.
+  // No packet was in flight at the fork (lock_queue_packets): each processor starts at its
+  // queue's read index. The handles name the parent's threads: forgotten, not joined.
   for (auto& [hsa_queue, queue] : rt.queues)
     if (queue->processor.joinable())
       new (&queue->processor) std::thread(packet_processor, queue.get());

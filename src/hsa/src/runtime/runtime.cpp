@@ -131,6 +131,7 @@ namespace {
 
 void prepare_fork() {
   Runtime& rt = runtime();
+  lock_queue_packets();
   lock_async_handlers();
   rt.mutex.lock();
   rt.signal_mutex.lock();
@@ -141,6 +142,7 @@ void parent_after_fork() {
   rt.signal_mutex.unlock();
   rt.mutex.unlock();
   unlock_async_handlers();
+  unlock_queue_packets();
 }
 
 void child_after_fork() {
@@ -148,6 +150,7 @@ void child_after_fork() {
   rt.signal_mutex.unlock();
   rt.mutex.unlock();
   unlock_async_handlers();
+  unlock_queue_packets();
   // The parent's waiters are registered in the condition variable's state and will never
   // wake (a broadcast could wait for them): the child starts with a fresh one.
   new (&rt.signal_changed) std::condition_variable();

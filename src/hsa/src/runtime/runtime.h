@@ -63,6 +63,10 @@ struct Queue {
   // and end time (system_timestamp()) into its completion signal's start_ts/end_ts, as the
   // command processor does on real hardware.
   std::atomic<bool> profiling{false};
+  // Held by the packet processor while it runs a packet and until the read index is past it,
+  // so that fork() (which takes it) never copies a queue in the middle of a packet: a child
+  // would run that packet again, with buffers its parent had already freed.
+  std::mutex packet_mutex;
 };
 
 struct CodeObjectReader {
@@ -252,6 +256,10 @@ void lock_async_handlers();
 void unlock_async_handlers();
 void restart_async_handlers_in_child();
 void restart_queue_processors_in_child();
+// fork(): every queue's packet_mutex, taken before the runtime's own locks (a processor that
+// holds its packet_mutex takes rt.mutex) and released after.
+void lock_queue_packets();
+void unlock_queue_packets();
 
 // The status the C API returns for a loader failure.
 hsa_status_t status_of(const LoaderError& error);

@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "wavekit/support/text.h"
+
 namespace wavekit::preload {
 
 namespace {
@@ -109,12 +111,6 @@ std::string viridis(double t) {
   return text;
 }
 
-std::string hex_address(std::uint64_t address) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
-  return text;
-}
-
 std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -176,7 +172,7 @@ std::string heatmap_svg(const nlohmann::json& report) {
   for (std::size_t c = 0; c < blocks; ++c) {
     const int x = left + static_cast<int>(c) * cell_w + cell_w / 2 + 4;
     svg << "<text x=\"" << x << "\" y=\"" << header - 6 << "\" transform=\"rotate(-60 " << x << " "
-        << header - 6 << ")\" font-size=\"11\">" << hex_address(matrix.blocks[c]) << "</text>\n";
+        << header - 6 << ")\" font-size=\"11\">" << hex(matrix.blocks[c]) << "</text>\n";
   }
   svg << "<text x=\"" << left << "\" y=\"" << 70
       << "\" fill=\"#555\" font-size=\"11\">basic block (start address in the original "
@@ -205,7 +201,7 @@ std::string heatmap_svg(const nlohmann::json& report) {
       svg << "<rect x=\"" << left + static_cast<int>(c) * cell_w << "\" y=\""
           << header + static_cast<int>(r) * cell_h << "\" width=\"" << cell_w << "\" height=\""
           << cell_h << "\" fill=\"" << fill << "\"><title>wave " << matrix.wave_ids[r] << ", block "
-          << hex_address(matrix.blocks[c]) << ": entered " << count << " times</title></rect>\n";
+          << hex(matrix.blocks[c]) << ": entered " << count << " times</title></rect>\n";
     }
   }
   svg << "<rect x=\"" << left << "\" y=\"" << header << "\" width=\"" << grid_w << "\" height=\""

@@ -412,6 +412,33 @@ TEST_F(Runtime, CrossObjectCallRunsTheProvidersFunction) {
   hsa_executable_destroy(executable);
 }
 
+// hsa_amd_memory_lock makes whole pages reachable, so the runtime's own GPU-visible memory
+// (queues, AQL rings, signals) must own its pages: small host buffers allocated next to a queue
+// shared a page with its amd_queue_t and were never registered (a heap-layout-dependent fault
+// that only a clean clone's different heap showed).
+TEST_F(Runtime, LockedHostBuffersNextToAQueueAreReachable) {
+  hsa_executable_t executable = load({"probe_provider.co"});
+  hsa_queue_t* queue = nullptr;
+  ASSERT_EQ(hsa_queue_create(gpu, 64, HSA_QUEUE_TYPE_MULTI, nullptr, nullptr, UINT32_MAX,
+                             UINT32_MAX, &queue),
+            HSA_STATUS_SUCCESS);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(queue) % 4096, 0u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(queue->base_address) % 4096, 0u);
+  // Buffers of several sizes, so that some come from the heap run around the queue's memory.
+  std::vector<std::vector<int>> buffers;
+  for (int i = 0; i < 96; ++i) buffers.emplace_back(64 + 16 * (i % 8), -1);
+  for (auto& buffer : buffers) {
+    void* device_out = nullptr;
+    ASSERT_EQ(hsa_amd_memory_lock(buffer.data(), buffer.size() * sizeof(int), &gpu, 1, &device_out),
+              HSA_STATUS_SUCCESS);
+    run_kernel(gpu, queue, executable, "provider_kernel", pack(device_out, 2), 64);
+    for (int lane = 0; lane < 64; ++lane) ASSERT_EQ(buffer[lane], (lane + 1000) * 2 + 20) << lane;
+    hsa_amd_memory_unlock(buffer.data());
+  }
+  hsa_queue_destroy(queue);
+  hsa_executable_destroy(executable);
+}
+
 TEST_F(Runtime, DispatchFaultReachesTheQueueCallbackAndTheQueueStopsRunningPackets) {
   hsa_executable_t executable = load({"probe_provider.co"});
   std::atomic<int> status{0};

@@ -248,6 +248,7 @@ void forget_locked_pages(std::uint64_t base, std::uint64_t size) {
 
 void* allocate(std::size_t size, std::size_t alignment, const std::string& label) {
   if (size == 0) return nullptr;
+  alignment = std::max<std::size_t>(alignment, kPage);
   std::size_t rounded = (size + alignment - 1) / alignment * alignment;
   void* pointer = std::aligned_alloc(alignment, rounded);
   if (!pointer) return nullptr;
@@ -258,7 +259,7 @@ void* allocate(std::size_t size, std::size_t alignment, const std::string& label
     std::lock_guard lock(rt.locked_mutex);
     forget_locked_pages(reinterpret_cast<std::uint64_t>(pointer), rounded);
   }
-  rt.memory.add(pointer, rounded, emu::MemoryMap::kReadWrite, label);
+  rt.memory.add(pointer, rounded, emu::MemoryMap::kReadWrite, label, size);
   std::lock_guard lock(rt.mutex);
   rt.allocations[reinterpret_cast<std::uint64_t>(pointer)] = rounded;
   return pointer;

@@ -108,8 +108,9 @@ struct Runtime {
   Region gpu_group;
   // HSA_AMD_AGENT_INFO_HDP_FLUSH: on ROCr the GPU's memory-mapped HDP flush registers, which
   // CLR writes after host writes into device memory. Here two registered host words that
-  // nothing reads (the emulated GPU's memory is coherent with the host).
-  std::uint32_t hdp_flush_registers[2] = {0, 0};
+  // nothing reads (the emulated GPU's memory is coherent with the host). A page of its own, so
+  // that no page the application locks (hsa_amd_memory_lock registers whole pages) meets it.
+  alignas(4096) std::uint32_t hdp_flush_registers[1024] = {};
 
   emu::MemoryMap memory;
   emu::CodeCache code;
@@ -178,6 +179,9 @@ bool initialized();
 void lock_pages(std::uint64_t base, std::uint64_t size);
 void unlock_pages(std::uint64_t base, std::uint64_t size);
 void forget_locked_pages(std::uint64_t base, std::uint64_t size);
+// Memory the emulated GPU reaches, allocated in whole pages as KFD allocates: a page the
+// application locks never shares one with the runtime's queues, rings, signals or pools.
+// `alignment` beyond a page is honoured; the requested size is what --check-bounds checks.
 void* allocate(std::size_t size, std::size_t alignment, const std::string& label);
 bool release(void* pointer);
 

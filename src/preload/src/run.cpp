@@ -1,6 +1,5 @@
 #include "wavekit/preload/run.h"
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,8 +13,7 @@
 
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
-
-extern char** environ;
+#include "wavekit/support/process.h"
 
 namespace wavekit::preload {
 
@@ -105,11 +103,6 @@ nlohmann::json merge_reports(const std::filesystem::path& directory, pid_t root)
   return merged;
 }
 
-std::string prepend_path(const char* variable, const std::string& first) {
-  const char* old = std::getenv(variable);
-  return old && *old ? first + ":" + old : first;
-}
-
 }  // namespace
 
 RunResult run_application(const RunOptions& options, const Installation& installation) {
@@ -136,26 +129,16 @@ RunResult run_application(const RunOptions& options, const Installation& install
       environment["WAVEKIT_EMU_TARGET"] = options.emulated_target;
   }
 
-  pid_t child = fork();
-  if (child < 0) throw Error(std::string("cannot start the application: ") + std::strerror(errno));
-  if (child == 0) {
-    for (const auto& [name, value] : environment) setenv(name.c_str(), value.c_str(), 1);
-    setenv("WAVEKIT_ROOT_PID", std::to_string(getpid()).c_str(), 1);
-    std::vector<char*> argv;
-    for (const std::string& argument : options.command)
-      argv.push_back(const_cast<char*>(argument.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "wavekit run: cannot execute %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  ChildProgram program;
+  program.command = options.command;
+  program.environment = std::move(environment);
+  program.own_pid_variable = "WAVEKIT_ROOT_PID";
+  program.tool = "wavekit run";
+  const ProgramExit ended = run_program(program);
   RunResult result;
-  result.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  result.summary = merge_reports(reports, child);
+  result.signal = ended.signal;
+  result.exit_status = ended.status;
+  result.summary = merge_reports(reports, ended.pid);
   std::error_code ignored;
   std::filesystem::remove_all(reports, ignored);
   return result;

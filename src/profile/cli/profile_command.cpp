@@ -1,11 +1,7 @@
 // `wavekit profile`: run a program under the profiler; `wavekit profile-view`: read profiles.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +11,7 @@
 #include "wavekit/profile/view.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/install.h"
+#include "wavekit/support/process.h"
 
 namespace {
 
@@ -40,11 +37,6 @@ const std::string kDefaultHsaLibrary =
 #else
 const std::string kDefaultHsaLibrary;
 #endif
-
-void set_env(const char* name, const std::string& value) {
-  if (::setenv(name, value.c_str(), 1) != 0)
-    wavekit::fail(name, std::string("cannot set: ") + std::strerror(errno));
-}
 
 int run_profile(wavekit::cli::Arguments args) {
   std::string output, mode = "full", duty, backend = "cupti", graphs, phase_ms, include, exclude,
@@ -125,50 +117,36 @@ int run_profile(wavekit::cli::Arguments args) {
                         "pass --library PATH to a built libwavekit_profile_cupti.so");
   if (!std::filesystem::exists(library)) wavekit::fail(library, "injection library not found");
 
-  set_env("WAVEKIT_PROFILE_OUTPUT", std::filesystem::absolute(output).string());
+  wavekit::ChildProgram program;
+  program.command = command;
+  program.tool = "wavekit profile";
+  std::map<std::string, std::string>& environment = program.environment;
+  environment["WAVEKIT_PROFILE_OUTPUT"] = std::filesystem::absolute(output).string();
   if (mode == "sampled")
-    set_env("WAVEKIT_PROFILE_DUTY", !duty.empty() ? duty : events ? "1/100" : "50/1000");
-  set_env("WAVEKIT_PROFILE_BACKEND", backend);
-  if (!graphs.empty()) set_env("WAVEKIT_PROFILE_GRAPHS", graphs);
-  if (!phase_ms.empty()) set_env("WAVEKIT_PROFILE_PHASE_MS", phase_ms);
-  if (!include.empty()) set_env("WAVEKIT_PROFILE_INCLUDE", include);
-  if (!exclude.empty()) set_env("WAVEKIT_PROFILE_EXCLUDE", exclude);
-  if (!trace.empty()) set_env("WAVEKIT_PROFILE_TRACE", trace);
-  if (!time_every.empty()) set_env("WAVEKIT_PROFILE_TIME_EVERY", time_every);
-  if (start_disabled) set_env("WAVEKIT_PROFILE_START_DISABLED", "1");
-  if (nvtx && *kLibcupti) set_env("NVTX_INJECTION64_PATH", kLibcupti);
+    environment["WAVEKIT_PROFILE_DUTY"] = !duty.empty() ? duty : events ? "1/100" : "50/1000";
+  environment["WAVEKIT_PROFILE_BACKEND"] = backend;
+  if (!graphs.empty()) environment["WAVEKIT_PROFILE_GRAPHS"] = graphs;
+  if (!phase_ms.empty()) environment["WAVEKIT_PROFILE_PHASE_MS"] = phase_ms;
+  if (!include.empty()) environment["WAVEKIT_PROFILE_INCLUDE"] = include;
+  if (!exclude.empty()) environment["WAVEKIT_PROFILE_EXCLUDE"] = exclude;
+  if (!trace.empty()) environment["WAVEKIT_PROFILE_TRACE"] = trace;
+  if (!time_every.empty()) environment["WAVEKIT_PROFILE_TIME_EVERY"] = time_every;
+  if (start_disabled) environment["WAVEKIT_PROFILE_START_DISABLED"] = "1";
+  if (nvtx && *kLibcupti) environment["NVTX_INJECTION64_PATH"] = kLibcupti;
   if (hsa) {
-    set_env("HSA_TOOLS_LIB", library);
+    environment["HSA_TOOLS_LIB"] = library;
   } else if (preload) {
-    const char* old = std::getenv("LD_PRELOAD");
-    set_env("LD_PRELOAD", library + (old && *old ? std::string(":") + old : ""));
+    environment["LD_PRELOAD"] = wavekit::prepend_path("LD_PRELOAD", library);
   } else {
-    set_env("CUDA_INJECTION64_PATH", library);
-    set_env("WAVEKIT_PROFILE_NO_AUTOSTART", "1");  // the driver starts it, once
+    environment["CUDA_INJECTION64_PATH"] = library;
+    environment["WAVEKIT_PROFILE_NO_AUTOSTART"] = "1";  // the driver starts it, once
   }
 
-  std::vector<char*> argv;
-  for (auto& a : command) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t child = ::fork();
-  if (child < 0) wavekit::fail("wavekit profile", std::string("fork: ") + std::strerror(errno));
-  if (child == 0) {
-    ::execvp(argv[0], argv.data());
-    std::cerr << "wavekit profile: cannot run '" << command[0] << "': " << std::strerror(errno)
-              << "\n";
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0)
-    if (errno != EINTR)
-      wavekit::fail("wavekit profile", std::string("waitpid: ") + std::strerror(errno));
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) {
-    std::cerr << "wavekit profile: '" << command[0] << "' died of signal " << WTERMSIG(status)
-              << "\n";
-    return 128 + WTERMSIG(status);
-  }
-  return 1;
+  const wavekit::ProgramExit ended = wavekit::run_program(program);
+  if (ended.signal)
+    std::cerr << "wavekit profile: '" << command[0] << "' died of "
+              << wavekit::describe_signal(ended.signal) << "\n";
+  return ended.status;
 }
 
 int run_profile_view(wavekit::cli::Arguments args) {

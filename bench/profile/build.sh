@@ -18,7 +18,8 @@ library=$(find -L "$cuda"/ -name 'libcupti.so*' 2>/dev/null | head -1 || true)
 [ -n "$library" ] || { echo "build.sh: libcupti.so not found under $cuda" >&2; exit 1; }
 cupti_lib=$(dirname "$library")
 flags=(-std=c++20 -O2 -g -fPIC -Wall -Wextra -Werror -pthread -fvisibility=hidden
-       -I"$root/src/profile/include" -I"$root/src/support/include" ${json_include:+-isystem "$json_include"}
+       -I"$root/src/profile/include" -I"$root/src/profile/src" -I"$root/src/support/include"
+       ${json_include:+-isystem "$json_include"}
        -isystem "$cupti_include" -isystem "$cuda/include")
 link=(-L"$cupti_lib" -l:"$(basename "$library")" -Wl,-rpath,"$cupti_lib" -Wl,--exclude-libs,ALL)
 "$cxx" "${flags[@]}" -shared -o "$out/libwavekit_profile_cupti.so" \
@@ -28,7 +29,7 @@ profiler=$!
 # The CUPTI-free backend: no libcupti.
 "$cxx" "${flags[@]}" -shared -o "$out/libwavekit_profile_events.so" \
   "$root"/src/support/src/*.cpp "$root"/src/profile/src/*.cpp \
-  "$root/src/profile/cupti/events_library.cpp" "$root/src/profile/cupti/launch_hooks.cpp" \
+  "$root/src/profile/events/events_library.cpp" "$root/src/profile/events/launch_hooks.cpp" \
   -Wl,--exclude-libs,ALL -ldl &
 events=$!
 "$cxx" "${flags[@]}" -shared -o "$out/libcupti_floor.so" "$root/bench/profile/cupti_floor.cpp" \

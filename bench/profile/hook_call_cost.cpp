@@ -1,5 +1,5 @@
 // What the events backend's launch hook pays per launch for each driver call it makes
-// (src/profile/cupti/launch_hooks.cpp), on a real GPU: every call is repeated in a tight loop
+// (src/profile/events/launch_hooks.cpp), on a real GPU: every call is repeated in a tight loop
 // on a stream that has work queued, alternating the calls in rounds, and the median per-call
 // time is printed as JSON. An eager launch itself is timed the same way for scale.
 // Build: g++ -O2 -std=c++20 hook_call_cost.cpp -I$CUDA/include -L$CUDA/lib64 -lcuda

@@ -1,4 +1,4 @@
-#include "wavekit/profile/aggregator.h"
+#include "aggregator.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "profiler.h"
 #include "synthetic_backend.h"
-#include "wavekit/profile/session.h"
 
 namespace wavekit::profile {
 namespace {

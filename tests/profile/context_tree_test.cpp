@@ -1,4 +1,4 @@
-#include "wavekit/profile/context_tree.h"
+#include "context_tree.h"
 
 #include <gtest/gtest.h>
 

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "aggregator.h"
 #include "wavekit/profile/profile_data.h"
 #include "wavekit/support/error.h"
 

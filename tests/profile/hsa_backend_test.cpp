@@ -88,6 +88,24 @@ hsa_status_t system_info(hsa_system_info_t attr, void* value) {
   *static_cast<uint64_t*>(value) = 500000000;  // 500 MHz: 2 ns per tick
   return HSA_STATUS_SUCCESS;
 }
+hsa_status_t agent_info(hsa_agent_t, hsa_agent_info_t attribute, void* value) {
+  switch (static_cast<int>(attribute)) {
+    case HSA_AGENT_INFO_NAME:
+      std::strcpy(static_cast<char*>(value), "gfx90a");
+      return HSA_STATUS_SUCCESS;
+    case HSA_AMD_AGENT_INFO_PRODUCT_NAME:
+      std::strcpy(static_cast<char*>(value), "AMD Instinct MI250X");
+      return HSA_STATUS_SUCCESS;
+    case HSA_AMD_AGENT_INFO_COMPUTE_UNIT_COUNT:
+      *static_cast<uint32_t*>(value) = 110;
+      return HSA_STATUS_SUCCESS;
+    case HSA_AMD_AGENT_INFO_MAX_CLOCK_FREQUENCY:
+      *static_cast<uint32_t*>(value) = 1700;  // MHz
+      return HSA_STATUS_SUCCESS;
+    default:
+      return HSA_STATUS_ERROR_INVALID_ARGUMENT;
+  }
+}
 void writer(const void* packets, uint64_t count) {
   for (uint64_t i = 0; i < count; ++i) {
     std::array<std::uint8_t, 64> p;
@@ -203,6 +221,41 @@ TEST(HsaBackend, DispatchesAreTimedAttributedAndStillComplete) {
   EXPECT_EQ(gemm->metrics.time_ns, 1000u);      // 500 ticks at 500 MHz
   ASSERT_TRUE(profile.root.find("gemm_bf16"));  // the second dispatch had no scope
   EXPECT_EQ(session.totals().unattributed, 0u);
+}
+
+// The device a queue is created on is described once, and reaches the profile through the
+// session's sink before the phase holding its dispatches is exported.
+TEST(HsaBackend, DescribesTheDevicesOfItsQueuesInTheProfile) {
+  HsaApiTableContainer table;
+  fill(table);
+  table.core.hsa_queue_create_fn = original_queue_create;
+  table.core.hsa_agent_get_info_fn = fake::agent_info;
+  SessionConfig config;
+  config.launch_slots = 1024;
+  Session session(config, &hsa_backend());
+  hsa_backend().install(&table.root, &session);
+  session.start();
+  hsa_queue_t* queue = nullptr;
+  ASSERT_EQ(
+      table.core.hsa_queue_create_fn({9}, 64, HSA_QUEUE_TYPE_MULTI, nullptr, nullptr, 0, 0, &queue),
+      HSA_STATUS_SUCCESS);
+  auto packet = dispatch_packet(88);
+  fake::written.clear();
+  fake::handler(packet.data(), 1, 0, fake::handler_data, fake::writer);
+  hsa_kernel_dispatch_packet_t sent;
+  std::memcpy(&sent, fake::written.at(0).data(), 64);
+  auto [on_complete, arg] = fake::async.at(sent.completion_signal.handle);
+  on_complete(0, arg);
+  session.stop();
+
+  const Profile profile = session.merged_profile();
+  ASSERT_EQ(profile.devices.size(), 1u);
+  const DeviceInfo& device = profile.devices.begin()->second;
+  EXPECT_EQ(device.arch, "gfx90a");
+  EXPECT_EQ(device.model, "AMD Instinct MI250X");
+  EXPECT_EQ(device.num_sms, 110u);
+  EXPECT_EQ(device.clock_khz, 1700000u);
+  EXPECT_EQ(session.totals().records, 1u);
 }
 
 TEST(HsaBackend, RefusesARuntimeWithoutDispatchTiming) {

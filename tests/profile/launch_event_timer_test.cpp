@@ -1,4 +1,4 @@
-#include "wavekit/profile/launch_event_timer.h"
+#include "launch_event_timer.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "session.h"
 #include "wavekit/profile/profile_data.h"
-#include "wavekit/profile/session.h"
 
 namespace wavekit::profile {
 namespace {
@@ -101,6 +101,7 @@ class CollectingSink final : public RecordSink {
   }
   void graph(const GraphActivity& record) override { graphs.push_back(record); }
   void dropped(std::uint64_t count) override { dropped_total += count; }
+  void device(std::uint32_t, const DeviceInfo&) override {}  // the timer describes none
   std::vector<GraphActivity> graphs;
   int kernels = 0;
   std::vector<std::string> kernel_names;
@@ -452,6 +453,7 @@ TEST(LaunchEventTimer, GraphNumbersAreStableUntilTheGraphIsDestroyed) {
 class TimerBackend final : public Backend {
  public:
   explicit TimerBackend(LaunchEventTimer& timer) : timer_(timer) {}
+  void start(Session&) override {}  // the test times the launches itself
   void decode(const RawBuffer&, RecordSink&) override {}
   void release(const RawBuffer&) override {}
   void poll(RecordSink& sink, bool final) override { timer_.poll(sink, final); }

@@ -1,4 +1,4 @@
-#include "wavekit/profile/launch_table.h"
+#include "launch_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "wavekit/profile/peaks.h"
+#include "peaks.h"
 #include "wavekit/profile/view.h"
 #include "wavekit/support/error.h"
 

@@ -1,12 +1,12 @@
-#include "wavekit/profile/session.h"
+#include "session.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <thread>
 
+#include "aggregator.h"
 #include "synthetic_backend.h"
-#include "wavekit/profile/aggregator.h"
 #include "wavekit/profile/profile_data.h"
 #include "wavekit/support/error.h"
 

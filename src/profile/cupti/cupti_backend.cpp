@@ -2,10 +2,10 @@
 // write), CONCURRENT_KERNEL activity records (plus GRAPH_TRACE records in graph-level mode)
 // decoded on the session's consumer thread, and graph lifecycle callbacks for capture-site
 // attribution. (WAVEKIT_PROFILE_BACKEND=events, which calls no CUPTI, is another library:
-// events_library.cpp.) Loads three ways: as a CUDA injection library (CUDA_INJECTION64_PATH
-// calls InitializeInjection), by LD_PRELOAD (a constructor starts it when WAVEKIT_PROFILE_OUTPUT is
-// set), or through wavekit_profile_cupti_start(). Nothing here synchronises with the GPU, and
-// no exception crosses into CUDA.
+// events/.) Loads three ways, each starting the one lifecycle (profiler.h): as a CUDA injection
+// library (CUDA_INJECTION64_PATH calls InitializeInjection), by LD_PRELOAD (a constructor starts
+// it when WAVEKIT_PROFILE_OUTPUT is set), or through wavekit_profile_cupti_start(). Nothing here
+// synchronises with the GPU, and no exception crosses into CUDA.
 #include <cuda.h>
 #include <cupti.h>
 #include <dlfcn.h>
@@ -18,18 +18,24 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
-#include "wavekit/profile/c_api.h"
-#include "wavekit/profile/session.h"
+#include "profiler.h"
+#include "session.h"
+#include "wavekit/support/error.h"
 
 namespace wavekit::profile {
 namespace {
 
-void warn(const char* what, CUptiResult result) {
+std::string failure(const char* what, CUptiResult result) {
   const char* text = nullptr;
   cuptiGetResultString(result, &text);
-  std::fprintf(stderr, "wavekit profile: %s failed: %s\n", what, text ? text : "unknown error");
+  return std::string(what) + " failed: " + (text ? text : "unknown error");
+}
+
+void warn(const char* what, CUptiResult result) {
+  std::fprintf(stderr, "wavekit profile: %s\n", failure(what, result).c_str());
 }
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -38,6 +44,8 @@ void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::si
 void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uint8_t* buffer,
                                std::size_t size, std::size_t valid);
 
+Session* session = nullptr;  // set before CUPTI calls back (CuptiBackend::start)
+
 class CuptiBackend final : public Backend {
  public:
   // 4 MiB buffers, at most 64 (256 MiB): the configuration whose RSS stayed flat over a
@@ -45,8 +53,6 @@ class CuptiBackend final : public Backend {
   // by 7.7 MiB. Beyond the cap CUPTI drops (and counts) records instead of growing memory.
   static constexpr std::size_t kBufferBytes = std::size_t{4} << 20;
   static constexpr std::size_t kMaxBuffers = 64;
-
-  explicit CuptiBackend(bool graph_level) : graph_level_(graph_level) {}
 
   std::uint8_t* acquire() {
     std::lock_guard lock(pool_mutex_);
@@ -95,7 +101,7 @@ class CuptiBackend final : public Backend {
                     std::to_string(d->computeCapabilityMinor);
         info.num_sms = d->numMultiprocessors;
         info.clock_khz = d->coreClockRate;
-        if (Session* s = global_session()) s->set_device(d->id, info);
+        sink.device(d->id, info);
       }
     }
     sink.dropped(dropped_.exchange(0, std::memory_order_relaxed));
@@ -106,20 +112,31 @@ class CuptiBackend final : public Backend {
     free_.push_back(buffer.data);
   }
 
-  // Subscribes, registers the buffers and the lifecycle callbacks. false when CUPTI refuses
-  // the subscription.
-  bool attach() {
+  void configure(SessionConfig& config) override {
+    // That backend never calls CUPTI, and lives in its own library (events/launch_hooks.h).
+    if (config.events_backend)
+      throw Error(
+          "WAVEKIT_PROFILE_BACKEND=events is served by libwavekit_profile_events.so, preloaded "
+          "('wavekit profile --backend events' does that)");
+    config.display_name = demangle_kernel_name;
+    graph_level_ = config.graph_level;
+  }
+
+  // Subscribes, registers the buffers and the lifecycle callbacks; collection is switched on
+  // by the session (set_collecting).
+  void start(Session& started) override {
+    session = &started;
     CUpti_SubscriberParams params{};
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "wavekit-profile";
     CUptiResult r = cuptiSubscribe_v2(
         &subscriber_, reinterpret_cast<CUpti_CallbackFunc>(on_callback), nullptr, &params);
     if (r != CUPTI_SUCCESS) {
-      warn(
+      session = nullptr;
+      throw Error(failure(
           "cuptiSubscribe_v2 (is another CUPTI profiler such as Proton, Kineto or nsys active "
           "in this process?)",
-          r);
-      return false;
+          r));
     }
     cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     std::size_t one = 1;
@@ -137,7 +154,6 @@ class CuptiBackend final : public Backend {
     for (auto cbid : {CUPTI_CBID_NVTX_nvtxRangePushA, CUPTI_CBID_NVTX_nvtxRangePushEx,
                       CUPTI_CBID_NVTX_nvtxRangePop})
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_NVTX, cbid);
-    return true;
   }
 
   // Sampled mode: outside a window neither callbacks nor kernel records cost anything.
@@ -152,7 +168,7 @@ class CuptiBackend final : public Backend {
     if (!on) set_launch_callbacks(false);
   }
 
-  void request_flush(bool forced) override {
+  void flush(bool forced) override {
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
   }
 
@@ -203,16 +219,15 @@ class CuptiBackend final : public Backend {
   std::vector<std::uint8_t*> free_;
   std::size_t allocated_ = 0;
   std::atomic<std::uint64_t> dropped_{0};
-  const bool graph_level_;
+  bool graph_level_ = false;
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
 
-CuptiBackend* backend = nullptr;
-Session* session = nullptr;
-std::once_flag started;
+// Never destroyed: CUPTI may hand back buffers while the process exits.
+CuptiBackend* const backend = new CuptiBackend;
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  *buffer = backend ? backend->acquire() : nullptr;
+  *buffer = backend->acquire();
   *size = *buffer ? CuptiBackend::kBufferBytes : 0;
   *max_records = 0;
 }
@@ -320,41 +335,9 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
-void stop_at_exit() {
-  if (session) session->stop_and_report("kernels");
-}
-
 int start() {
-  int status = 0;
-  std::call_once(started, [&] {
-    try {
-      SessionConfig config = SessionConfig::from_environment();
-      config.display_name = demangle_kernel_name;
-      if (config.events_backend) {
-        // That backend never calls CUPTI, and lives in its own library (launch_hooks.h).
-        std::fprintf(stderr,
-                     "wavekit profile: not started: WAVEKIT_PROFILE_BACKEND=events is served by "
-                     "libwavekit_profile_events.so, preloaded ('wavekit profile --backend events' "
-                     "does that)\n");
-        status = 1;
-        return;
-      }
-      backend = new CuptiBackend(config.graph_level);
-      if (!backend->attach()) {
-        status = 1;
-        return;
-      }
-      session = new Session(config, backend);
-      set_global_session(session);
-      if (config.start_enabled && config.duty_period.count() == 0) backend->set_collecting(true);
-      session->start();
-      std::atexit(stop_at_exit);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "wavekit profile: not started: %s\n", e.what());
-      status = 1;
-    }
-  });
-  return status;
+  Profiler& profiler = Profiler::process();
+  return profiler.configure(*backend) && profiler.start() ? 0 : 1;
 }
 
 // LD_PRELOAD: start when the launcher (or the user) configured an output.
@@ -376,6 +359,6 @@ __attribute__((visibility("default"))) int wavekit_profile_cupti_start(void) {
   return wavekit::profile::start();
 }
 __attribute__((visibility("default"))) void wavekit_profile_cupti_stop(void) {
-  wavekit::profile::stop_at_exit();
+  wavekit::profile::Profiler::process().stop();
 }
 }

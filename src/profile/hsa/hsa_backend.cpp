@@ -94,7 +94,7 @@ hsa_status_t HsaBackend::queue_create(hsa_agent_t agent, uint32_t size, hsa_queu
 void HsaBackend::describe_device(hsa_agent_t agent, std::uint32_t device) {
   // Optional: a runtime without hsa_agent_get_info still profiles, without a device_info entry.
   auto info = original_core_.hsa_agent_get_info_fn;
-  if (!info || !session_) return;
+  if (!info) return;
   char name[64] = {};
   if (info(agent, HSA_AGENT_INFO_NAME, name) != HSA_STATUS_SUCCESS) return;
   DeviceInfo d;
@@ -116,7 +116,8 @@ void HsaBackend::describe_device(hsa_agent_t agent, std::uint32_t device) {
   if (info(agent, static_cast<hsa_agent_info_t>(HSA_AMD_AGENT_INFO_MEMORY_WIDTH), &value) ==
       HSA_STATUS_SUCCESS)
     d.bus_width_bits = value;
-  session_->set_device(device, d);
+  std::lock_guard lock(mutex_);
+  undelivered_devices_.emplace_back(device, std::move(d));
 }
 
 hsa_status_t HsaBackend::executable_freeze(hsa_executable_t executable, const char* options) {
@@ -253,12 +254,26 @@ void HsaBackend::submit_open_buffer() {
   open_ = {};
 }
 
-void HsaBackend::request_flush(bool) {
+void HsaBackend::flush(bool) {
   std::lock_guard lock(mutex_);
   submit_open_buffer();
 }
 
+void HsaBackend::poll(RecordSink& sink, bool) { deliver_devices(sink); }
+
+// Before the records that follow: a device is described before its first queue exists, hence
+// before any record of it, so a phase is never exported without its devices.
+void HsaBackend::deliver_devices(RecordSink& sink) {
+  std::vector<std::pair<std::uint32_t, DeviceInfo>> devices;
+  {
+    std::lock_guard lock(mutex_);
+    devices.swap(undelivered_devices_);
+  }
+  for (const auto& [id, info] : devices) sink.device(id, info);
+}
+
 void HsaBackend::decode(const RawBuffer& buffer, RecordSink& sink) {
+  deliver_devices(sink);
   for (std::size_t off = 0; off + sizeof(Record) <= buffer.valid_bytes; off += sizeof(Record)) {
     Record r;
     std::memcpy(&r, buffer.data + off, sizeof r);

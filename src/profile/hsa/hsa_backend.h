@@ -4,7 +4,8 @@
 // (one launch-table slot, as on NVIDIA) and the packet's completion signal is swapped for one
 // of ours, whose async handler reads the dispatch's start/end time, forwards completion to the
 // application's signal and hands the record to the session's consumer thread. Barrier and
-// other packets pass through untouched.
+// other packets pass through untouched. Devices are described when the application creates
+// its first queue on them, and reach the session through the sink (poll).
 #pragma once
 
 #include <hsa/hsa.h>
@@ -19,20 +20,25 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wavekit/profile/session.h"
+#include "session.h"
 
 namespace wavekit::profile {
 
 class HsaBackend final : public Backend {
  public:
+  // The runtime's table (OnLoad's), which start() installs into.
+  void use_table(HsaApiTable* table) { table_ = table; }
   // Replaces entries of `table` (the runtime's or a test's); the originals are kept and called.
-  // Throws wavekit::Error naming the missing function when the table lacks what it needs.
+  // Throws wavekit::Error naming the missing function when the table lacks what it needs, and
+  // then replaces nothing.
   void install(HsaApiTable* table, Session* session);
 
   // Backend: records are fixed-size structs in our own buffers.
+  void start(Session& session) override { install(table_, &session); }
   void decode(const RawBuffer& buffer, RecordSink& sink) override;
   void release(const RawBuffer& buffer) override;
-  void request_flush(bool forced) override;
+  void flush(bool forced) override;
+  void poll(RecordSink& sink, bool final) override;
 
   std::uint64_t dispatches_seen() const { return dispatches_.load(std::memory_order_relaxed); }
   // Completion signals created so far (the pool's size: it grows only with dispatches in flight).
@@ -67,11 +73,13 @@ class HsaBackend final : public Backend {
   // A pooled slot filled with the dispatch's kernel and device (one lock), or nullptr.
   Slot* take_slot(std::uint64_t kernel_object, hsa_agent_t agent);
   void give_slot(Slot* slot);
-  // The agent's name, product, CUs, clocks and bus width as the session's device `device`.
+  // The agent's name, product, CUs, clocks and bus width as device `device`, for the sink.
   void describe_device(hsa_agent_t agent, std::uint32_t device);
+  void deliver_devices(RecordSink& sink);
   void append(const Record& record);
   void submit_open_buffer();  // with mutex_ held
 
+  HsaApiTable* table_ = nullptr;
   CoreApiTable original_core_{};
   AmdExtTable original_amd_{};
   Session* session_ = nullptr;
@@ -84,6 +92,7 @@ class HsaBackend final : public Backend {
   std::deque<std::string> names_{"<unknown kernel>"};  // deque: elements never move
   std::deque<hsa_agent_t> queue_agents_;               // each intercept queue's handler data
   std::unordered_map<std::uint64_t, std::uint32_t> device_by_agent_;
+  std::vector<std::pair<std::uint32_t, DeviceInfo>> undelivered_devices_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<Slot*> free_slots_;
   std::vector<std::unique_ptr<std::uint8_t[]>> buffers_;

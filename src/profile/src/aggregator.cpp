@@ -1,4 +1,4 @@
-#include "wavekit/profile/aggregator.h"
+#include "aggregator.h"
 
 #include <cxxabi.h>
 #include <unistd.h>
@@ -43,22 +43,6 @@ std::string demangle_kernel_name(std::string_view name) {
   std::string result(out);
   std::free(out);
   return result;
-}
-
-std::string graph_leaf_name(std::uint32_t graph_id) {
-  return "<cuda graph " + std::to_string(graph_id) + ">";
-}
-
-void SelfMetrics::merge(const SelfMetrics& other) {
-  records += other.records;
-  unattributed += other.unattributed;
-  dropped += other.dropped;
-  late += other.late;
-  table_full += other.table_full;
-  filtered += other.filtered;
-  graph_unknown += other.graph_unknown;
-  max_lag_ns = std::max(max_lag_ns, other.max_lag_ns);
-  rss_bytes = std::max(rss_bytes, other.rss_bytes);
 }
 
 PhaseTable::PhaseTable(std::size_t capacity)

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "wavekit/profile/session.h"
+#include "profiler.h"
 
 namespace wavekit::profile {
 namespace {

@@ -1,4 +1,4 @@
-#include "wavekit/profile/graph_registry.h"
+#include "graph_registry.h"
 
 #include <optional>
 

@@ -1,10 +1,10 @@
-#include "wavekit/profile/launch_event_timer.h"
+#include "launch_event_timer.h"
 
 #include <algorithm>
 #include <bit>
 #include <utility>
 
-#include "wavekit/profile/session.h"
+#include "backend.h"
 
 namespace wavekit::profile {
 

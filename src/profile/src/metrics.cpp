@@ -51,4 +51,16 @@ void Metrics::merge(const Metrics& other) {
 
 double Metrics::total_flops() const { return std::accumulate(flops.begin(), flops.end(), 0.0); }
 
+void SelfMetrics::merge(const SelfMetrics& other) {
+  records += other.records;
+  unattributed += other.unattributed;
+  dropped += other.dropped;
+  late += other.late;
+  table_full += other.table_full;
+  filtered += other.filtered;
+  graph_unknown += other.graph_unknown;
+  max_lag_ns = std::max(max_lag_ns, other.max_lag_ns);
+  rss_bytes = std::max(rss_bytes, other.rss_bytes);
+}
+
 }  // namespace wavekit::profile

@@ -1,4 +1,4 @@
-#include "wavekit/profile/peaks.h"
+#include "peaks.h"
 
 #include <algorithm>
 #include <cctype>

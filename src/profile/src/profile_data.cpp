@@ -8,11 +8,16 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "aggregator.h"
 #include "json_text.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/file.h"
 
 namespace wavekit::profile {
+
+std::string graph_leaf_name(std::uint32_t graph_id) {
+  return "<cuda graph " + std::to_string(graph_id) + ">";
+}
 
 using nlohmann::json;
 

@@ -1,4 +1,4 @@
-#include "wavekit/profile/session.h"
+#include "session.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -135,6 +135,8 @@ void Session::start() {
   if (config_.duty_period.count())
     windows_ =
         std::make_unique<SampleWindows>(config_.duty_on, config_.duty_period, last_phase_advance_);
+  // Sampled mode turns collection on at its first window (duty_cycle).
+  if (backend_ && collecting()) backend_->set_collecting(true);
   consumer_ = std::thread([this] { consumer_loop(); });
 }
 
@@ -171,7 +173,7 @@ void Session::submit(const RawBuffer& buffer) {
   queue_cv_.notify_one();
 }
 
-void Session::set_device(std::uint32_t id, const DeviceInfo& info) {
+void Session::device(std::uint32_t id, const DeviceInfo& info) {
   std::lock_guard lock(results_mutex_);
   devices_[id] = info;
 }
@@ -256,7 +258,7 @@ void Session::consumer_loop() {
       stopping = stopping_;
     }
     if (flush_requested_.exchange(false, std::memory_order_relaxed) && backend_)
-      backend_->request_flush(false);  // records of the ended phase, without waiting for the GPU
+      backend_->flush(false);  // records of the ended phase, without waiting for the GPU
     drain();
     poll_backend(false);
     auto now = std::chrono::steady_clock::now();
@@ -289,7 +291,7 @@ void Session::on_export(const PhaseTable& table, const SelfMetrics& self) {
 
 void Session::stop() {
   if (!started_) return;
-  if (backend_) backend_->request_flush(true);
+  if (backend_) backend_->flush(true);
   {
     std::lock_guard lock(queue_mutex_);
     stopping_ = true;
@@ -313,18 +315,6 @@ void Session::stop() {
     ordered.insert(ordered.end(), trace_.begin(), trace_.begin() + static_cast<long>(trace_next_));
     write_file((dir / "trace.json").string(), to_chrome_trace(ordered));
   }
-}
-
-void Session::stop_and_report(const char* records) {
-  if (reported_.exchange(true)) return;
-  stop();
-  if (std::getenv("WAVEKIT_PROFILE_QUIET")) return;
-  const SelfMetrics t = totals();
-  std::fprintf(stderr, "wavekit profile: %llu %s, %llu unattributed, %llu dropped; results in %s\n",
-               static_cast<unsigned long long>(t.records), records,
-               static_cast<unsigned long long>(t.unattributed),
-               static_cast<unsigned long long>(t.dropped),
-               config_.output_dir.empty() ? "memory" : config_.output_dir.c_str());
 }
 
 Profile Session::merged_profile() const {

@@ -9,7 +9,7 @@
 #include <regex>
 
 #include "json_text.h"
-#include "wavekit/profile/peaks.h"
+#include "peaks.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::profile {

@@ -26,13 +26,6 @@ void wavekit_profile_set_next_launch_work(const double* flops, double bytes);
 
 #ifdef __cplusplus
 }
-
-namespace wavekit::profile {
-class Session;
-// The session the C interface and the backends' callbacks use (nullptr: none).
-void set_global_session(Session* session);
-Session* global_session();
-}  // namespace wavekit::profile
 #endif
 
 #endif

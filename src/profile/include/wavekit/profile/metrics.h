@@ -55,4 +55,18 @@ struct Metrics {
   double total_flops() const;
 };
 
+// What the profiler knows about its own health; exported with every phase.
+struct SelfMetrics {
+  std::uint64_t records = 0;        // kernel records aggregated
+  std::uint64_t unattributed = 0;   // launch slot overwritten before the record arrived
+  std::uint64_t dropped = 0;        // records the backend lost (CUPTI's dropped count)
+  std::uint64_t late = 0;           // records of a phase already exported
+  std::uint64_t table_full = 0;     // records with a new key after the table filled
+  std::uint64_t filtered = 0;       // records excluded by kernel-name filters
+  std::uint64_t graph_unknown = 0;  // graph nodes without capture info (graph predates attach)
+  std::uint64_t max_lag_ns = 0;     // largest (consumer time - kernel end) seen
+  std::uint64_t rss_bytes = 0;      // resident set size when the phase was exported
+  void merge(const SelfMetrics& other);
+};
+
 }  // namespace wavekit::profile

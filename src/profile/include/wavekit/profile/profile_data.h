@@ -8,14 +8,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "wavekit/profile/aggregator.h"
 #include "wavekit/profile/metrics.h"
 
 namespace wavekit::profile {
 
 inline constexpr std::string_view kCapturedAtFrame = "<captured_at>";
+// The leaf name a whole graph launch is aggregated under ("<cuda graph N>").
+std::string graph_leaf_name(std::uint32_t graph_id);
 
 struct ProfileNode {
   std::string name;
@@ -52,9 +54,6 @@ struct Profile {
   // Adds another profile's kernels (phases of one run, or several runs).
   void merge(const Profile& other);
 };
-
-// Builds the tree for one phase table: launch ctx / [<captured_at> / capture ctx /] kernel.
-Profile build_profile(const PhaseTable& table, const ContextTree& tree, const SelfMetrics& self);
 
 // Proton/hatchet JSON: [tree, device_info, {"wavekit": ...}]. Reads Proton's files too.
 std::string to_hatchet_json(const Profile& profile);

@@ -17,10 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wavekit/profile/context_tree.h"
-#include "wavekit/profile/graph_registry.h"
-#include "wavekit/profile/launch_table.h"
+#include "context_tree.h"
+#include "graph_registry.h"
+#include "launch_table.h"
 #include "wavekit/profile/metrics.h"
+#include "wavekit/profile/profile_data.h"
 
 namespace wavekit::profile {
 
@@ -59,9 +60,6 @@ struct GraphActivity {
 // A C++ kernel name as people read it ("void at::native::foo<float>(...)"); other names as
 // they are. For AggregatorConfig::display_name.
 std::string demangle_kernel_name(std::string_view name);
-
-// The leaf name a graph launch is aggregated under.
-std::string graph_leaf_name(std::uint32_t graph_id);
 
 struct EntryKey {
   NodeId context = kRootNode;          // the launching thread's context
@@ -105,20 +103,6 @@ class PhaseTable {
   std::vector<std::uint8_t> used_;
   std::size_t size_ = 0;
   std::size_t limit_;  // insertions stop at 7/8 load so probes stay short
-};
-
-// What the profiler knows about its own health; exported with every phase.
-struct SelfMetrics {
-  std::uint64_t records = 0;        // kernel records aggregated
-  std::uint64_t unattributed = 0;   // launch slot overwritten before the record arrived
-  std::uint64_t dropped = 0;        // records the backend lost (CUPTI's dropped count)
-  std::uint64_t late = 0;           // records of a phase already exported
-  std::uint64_t table_full = 0;     // records with a new key after the table filled
-  std::uint64_t filtered = 0;       // records excluded by kernel-name filters
-  std::uint64_t graph_unknown = 0;  // graph nodes without capture info (graph predates attach)
-  std::uint64_t max_lag_ns = 0;     // largest (consumer time - kernel end) seen
-  std::uint64_t rss_bytes = 0;      // resident set size when the phase was exported
-  void merge(const SelfMetrics& other);
 };
 
 struct AggregatorConfig {
@@ -201,5 +185,8 @@ class Aggregator {
 
 // Resident set size of this process, from /proc/self/statm (0 where unavailable).
 std::uint64_t resident_set_bytes();
+
+// Builds the tree for one phase table: launch ctx / [<captured_at> / capture ctx /] kernel.
+Profile build_profile(const PhaseTable& table, const ContextTree& tree, const SelfMetrics& self);
 
 }  // namespace wavekit::profile

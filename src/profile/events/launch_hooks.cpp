@@ -2,7 +2,7 @@
 // dlopen and take cuGetProcAddress from it with dlsym; every driver entry point the runtime
 // calls later comes from cuGetProcAddress. A handle-scoped dlsym cannot be interposed by
 // symbol preemption, so this library, when preloaded, defines `dlsym` itself: it forwards
-// every lookup and, once the event backend is prepared, answers cuGetProcAddress (both
+// every lookup and, once the event backend is configured, answers cuGetProcAddress (both
 // versions), the kernel and graph launch functions (each with its `_ptsz` flavour),
 // cuGraphExecDestroy and the module/library unloads with wrappers. Without the event backend the
 // wrappers are never handed out, and `dlsym` only forwards (RTLD_NEXT lookups are resolved from the
@@ -22,8 +22,9 @@
 #include <memory>
 #include <mutex>
 
-#include "wavekit/profile/c_api.h"
-#include "wavekit/profile/launch_event_timer.h"
+#include "launch_event_timer.h"
+#include "profiler.h"
+#include "wavekit/support/error.h"
 
 namespace wavekit::profile {
 namespace {
@@ -250,7 +251,13 @@ constexpr std::size_t kCountedLaunches = std::size_t{1} << 16;
 
 class EventBackend final : public Backend {
  public:
-  explicit EventBackend(std::uint32_t time_every) : time_every_(time_every) {}
+  // Hooks answer from now on (hook_symbol), and the session starts at CUDA initialisation.
+  void configure(SessionConfig& config) override;
+  // From now on launches are timed for `session` while it collects.
+  void start(Session& session) override;
+  const char* records() const override {
+    return time_every_ > 1 ? "launches (some timed, --time-every)" : "launches timed";
+  }
   void decode(const RawBuffer&, RecordSink&) override {}
   void release(const RawBuffer&) override {}
 
@@ -285,15 +292,14 @@ class EventBackend final : public Backend {
 
   void poll(RecordSink& sink, bool final) override {
     if (!ready()) return;
-    describe_new_devices();
+    describe_new_devices(sink);
     timer_->poll(sink, final);
   }
 
  private:
-  void describe_new_devices() {
+  void describe_new_devices(RecordSink& sink) {
     std::uint64_t fresh = devices_seen_.load(std::memory_order_relaxed) & ~described_;
-    Session* session = global_session();
-    for (int device = 0; fresh && session; ++device, fresh >>= 1) {
+    for (int device = 0; fresh; ++device, fresh >>= 1) {
       if (!(fresh & 1)) continue;
       described_ |= std::uint64_t{1} << device;
       DeviceInfo info;
@@ -307,11 +313,11 @@ class EventBackend final : public Backend {
       info.arch = "sm_" + std::to_string(major) + std::to_string(minor);
       info.num_sms = static_cast<std::uint32_t>(sms);
       info.clock_khz = static_cast<std::uint32_t>(clock_khz);
-      session->set_device(static_cast<std::uint32_t>(device), info);
+      sink.device(static_cast<std::uint32_t>(device), info);
     }
   }
 
-  const std::uint32_t time_every_;
+  std::uint32_t time_every_ = 1;
   std::once_flag loaded_;
   std::atomic<bool> ready_{false};
   Driver driver_;
@@ -321,18 +327,13 @@ class EventBackend final : public Backend {
   std::uint64_t described_ = 0;  // consumer thread
 };
 
+// Set once the backend is configured: until then the hooks only forward.
 EventBackend* events_backend = nullptr;
-void (*start_session)() = nullptr;
-std::once_flag session_started;
 
 // The session starts when the program first takes a hooked driver function (CUDA
 // initialisation), so that the processes a program runs without CUDA start nothing and write
 // nothing.
-void start_session_once() {
-  std::call_once(session_started, [] {
-    if (start_session) start_session();
-  });
-}
+void start_session() { Profiler::process().start(); }
 std::atomic<Session*> hooked_session{nullptr};
 std::atomic<std::uint64_t> next_correlation{1};
 
@@ -646,7 +647,7 @@ void* hook_symbol(const char* name, void* found) {
   const bool get_proc = symbol == "cuGetProcAddress_v2" || symbol == "cuGetProcAddress";
   void* launch_wrapper = wrap_launch(symbol, per_thread, found);
   void* destruction = per_thread ? nullptr : wrap_destruction(symbol, found);
-  if (get_proc || destruction || launch_wrapper) start_session_once();
+  if (get_proc || destruction || launch_wrapper) start_session();
   if (symbol == "cuGetProcAddress_v2") {
     real_get_proc_v2.store(reinterpret_cast<PFN_cuGetProcAddress_v12000>(found));
     return reinterpret_cast<void*>(&hooked_get_proc_v2);
@@ -659,9 +660,7 @@ void* hook_symbol(const char* name, void* found) {
   return launch_wrapper ? launch_wrapper : found;
 }
 
-}  // namespace
-
-Backend* make_event_backend(std::string& why, void (*start)(), std::uint32_t time_every) {
+void EventBackend::configure(SessionConfig& config) {
   // Only a preloaded library's dlsym is the one the runtime calls. (Comparing with &::dlsym
   // would not do: inside this library that address resolves to the global one too.)
   void* global = real_dlsym() ? real_dlsym()(RTLD_DEFAULT, "dlsym") : nullptr;
@@ -669,19 +668,24 @@ Backend* make_event_backend(std::string& why, void (*start)(), std::uint32_t tim
   const bool preloaded = global && dladdr(global, &global_info) &&
                          dladdr(reinterpret_cast<void*>(&next_definition), &own_info) &&
                          global_info.dli_fbase == own_info.dli_fbase;
-  if (!preloaded) {
-    why =
+  if (!preloaded)
+    throw Error(
         "the event backend needs the library preloaded (LD_PRELOAD; 'wavekit profile "
-        "--backend events' does that), not loaded through CUDA_INJECTION64_PATH";
-    return nullptr;
-  }
-  start_session = start;
-  events_backend = new EventBackend(time_every);
-  return events_backend;
+        "--backend events' does that), not loaded through CUDA_INJECTION64_PATH");
+  config.display_name = demangle_kernel_name;
+  time_every_ = config.time_every;
+  events_backend = this;
 }
 
-void activate_event_hooks(Session* session) {
-  hooked_session.store(session, std::memory_order_release);
+void EventBackend::start(Session& session) {
+  hooked_session.store(&session, std::memory_order_release);
+}
+
+}  // namespace
+
+Backend& event_backend() {
+  static EventBackend* const backend = new EventBackend;  // never destroyed: hooks run at exit
+  return *backend;
 }
 
 }  // namespace wavekit::profile

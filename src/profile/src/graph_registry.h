@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "wavekit/profile/context_tree.h"
+#include "context_tree.h"
 
 namespace wavekit::profile {
 

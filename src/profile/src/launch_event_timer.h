@@ -26,7 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "wavekit/profile/aggregator.h"
+#include "aggregator.h"
 
 namespace wavekit::profile {
 

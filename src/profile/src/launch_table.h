@@ -12,7 +12,7 @@
 #include <memory>
 #include <optional>
 
-#include "wavekit/profile/context_tree.h"
+#include "context_tree.h"
 #include "wavekit/profile/metrics.h"
 
 namespace wavekit::profile {

@@ -18,10 +18,11 @@
 #include <thread>
 #include <vector>
 
-#include "wavekit/profile/aggregator.h"
-#include "wavekit/profile/context_tree.h"
-#include "wavekit/profile/graph_registry.h"
-#include "wavekit/profile/launch_table.h"
+#include "aggregator.h"
+#include "backend.h"
+#include "context_tree.h"
+#include "graph_registry.h"
+#include "launch_table.h"
 #include "wavekit/profile/profile_data.h"
 
 namespace wavekit::profile {
@@ -53,39 +54,6 @@ struct SessionConfig {
   static SessionConfig from_environment();
 };
 
-// A finished buffer of backend records, decoded on the consumer thread.
-struct RawBuffer {
-  std::uint8_t* data = nullptr;
-  std::size_t valid_bytes = 0;
-  std::size_t capacity = 0;
-};
-
-class RecordSink {
- public:
-  virtual void kernel(const KernelActivity& record) = 0;
-  virtual void graph(const GraphActivity& record) = 0;
-  virtual void dropped(std::uint64_t count) = 0;
-
- protected:
-  ~RecordSink() = default;
-};
-
-class Backend {
- public:
-  virtual ~Backend() = default;
-  virtual void decode(const RawBuffer& buffer, RecordSink& sink) = 0;
-  virtual void release(const RawBuffer& buffer) = 0;
-  // Sampled mode turns collection off between windows (CUPTI: activity and callbacks).
-  virtual void set_collecting(bool) {}
-  // Asks for completed buffers without waiting for the GPU (never a synchronisation).
-  virtual void request_flush(bool /*forced*/) {}
-  // Consumer thread, every loop (at most 10 ms apart) and once more at stop (`final`): a
-  // backend that has no buffers to submit hands its records to the sink here.
-  virtual void poll(RecordSink& /*sink*/, bool /*final*/) {}
-  // Now, in the timebase of KernelActivity timestamps (for consumer-lag accounting).
-  virtual std::uint64_t now_ns();
-};
-
 // The duty cycle of sampled mode, apart from the session so it can be tested without threads
 // or clocks. A window opens at every multiple of `period` after the epoch and lasts `on`:
 // launches made while it is open are profiled, each with all its kernels (their records
@@ -115,13 +83,10 @@ class Session final : private RecordSink {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  // Starts the consumer thread (and the backend's collection, when collecting from the start).
   void start();
   // Flushes the backend, drains, exports the last phases and writes the outputs.
   void stop();
-  // stop(), once whoever asks first (the program, or the exit handler after it), then one line
-  // of totals on stderr unless WAVEKIT_PROFILE_QUIET is set; `records` names what a record is
-  // ("kernels", "launches timed").
-  void stop_and_report(const char* records);
 
   // ---- application threads (hot path) ----
   // One slot write; no lock, no allocation. Returns false when not collecting.
@@ -167,7 +132,6 @@ class Session final : private RecordSink {
 
   // ---- backend ----
   void submit(const RawBuffer& buffer);
-  void set_device(std::uint32_t id, const DeviceInfo& info);
 
   // ---- results ----
   // The merged profile of every phase exported so far (a copy, under the results lock).
@@ -180,6 +144,7 @@ class Session final : private RecordSink {
   void graph(const GraphActivity& record) override;
   void add_trace_event(TraceEvent event, std::uint64_t correlation);
   void dropped(std::uint64_t count) override;
+  void device(std::uint32_t id, const DeviceInfo& info) override;
   void consumer_loop();
   // Runs the consumer's loop now rather than at its next poll (a phase ended, a switch).
   void wake_consumer();
@@ -211,7 +176,6 @@ class Session final : private RecordSink {
   bool wake_requested_ = false;
   std::thread consumer_;
   bool started_ = false;
-  std::atomic<bool> reported_{false};
 
   std::unique_ptr<Aggregator> aggregator_;  // consumer thread only
   std::uint64_t batch_now_ns_ = 0;

@@ -223,11 +223,15 @@ class CuptiBackend final : public Backend {
   CUpti_SubscriberHandle subscriber_ = nullptr;
 };
 
-// Never destroyed: CUPTI may hand back buffers while the process exits.
-CuptiBackend* const backend = new CuptiBackend;
+// Never destroyed: CUPTI may hand back buffers while the process exits. Made on first use, so
+// that the constructor below, which may run before this file's other initialisers, finds it.
+CuptiBackend& cupti_backend() {
+  static CuptiBackend* const backend = new CuptiBackend;
+  return *backend;
+}
 
 void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size, std::size_t* max_records) {
-  *buffer = backend->acquire();
+  *buffer = cupti_backend().acquire();
   *size = *buffer ? CuptiBackend::kBufferBytes : 0;
   *max_records = 0;
 }
@@ -237,9 +241,9 @@ void CUPTIAPI buffer_completed(CUcontext context, std::uint32_t stream, std::uin
   if (!buffer) return;
   std::size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(context, stream, &dropped) == CUPTI_SUCCESS && dropped)
-    backend->add_dropped(dropped);
+    cupti_backend().add_dropped(dropped);
   if (valid == 0 || !session) {
-    backend->release({buffer, 0, size});
+    cupti_backend().release({buffer, 0, size});
     return;
   }
   session->submit({buffer, valid, size});
@@ -337,7 +341,7 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 
 int start() {
   Profiler& profiler = Profiler::process();
-  return profiler.configure(*backend) && profiler.start() ? 0 : 1;
+  return profiler.configure(cupti_backend()) && profiler.start() ? 0 : 1;
 }
 
 // LD_PRELOAD: start when the launcher (or the user) configured an output.

@@ -194,5 +194,69 @@ TEST(Mutation, DynamicSymbolsAndRelocationsAreWhatReadelfSees) {
   EXPECT_EQ(reread.kernels().size(), object.kernels().size());
 }
 
+TEST(Mutation, CloneIsEditedAloneAndWritesTheSameBytes) {
+  const std::vector<std::uint8_t> bytes = load(WAVEKIT_CODEOBJ_UNSTRIPPED);
+  const CodeObject object = CodeObject::parse(bytes, "object");
+  CodeObject copy = object.clone();
+  EXPECT_EQ(copy.write(), bytes);
+  // Edits of the copy (a descriptor, the metadata note, a new section) leave the original alone.
+  KernelDescriptor kd = copy.kernels().front().descriptor;
+  kd.kernarg_size += 8;
+  copy.set_descriptor(0, kd);
+  copy.metadata().kernel(0).set_sgpr_count(99);
+  NewSection added;
+  added.name = ".wavekit.text";
+  added.data = {0x00, 0x00, 0x80, 0xbf};
+  copy.add_loaded_section(added);
+  EXPECT_EQ(copy.kernels().front().descriptor.kernarg_size,
+            object.kernels().front().descriptor.kernarg_size + 8);
+  EXPECT_EQ(object.write(), bytes);
+  EXPECT_FALSE(object.metadata().modified());
+  EXPECT_EQ(object.metadata().kernel_count(), copy.metadata().kernel_count());
+  CodeObject reread = CodeObject::parse(copy.write(), "copy");
+  EXPECT_EQ(reread.metadata().kernel(0).sgpr_count(), 99u);
+  // A modified model's clone keeps the modification.
+  EXPECT_EQ(CodeObject::parse(copy.clone().write(), "clone").metadata().kernel(0).sgpr_count(),
+            99u);
+}
+
+TEST(Mutation, AddedNoteIsWhatReadelfSeesAndSurvivesTheMetadataNote) {
+  CodeObject object = CodeObject::parse(load(WAVEKIT_CODEOBJ_UNSTRIPPED), "object");
+  Note note;
+  note.name = "WAVEKIT";
+  note.type = 7;
+  note.desc = {1, 2, 3, 4, 5};
+  const std::size_t index = object.add_note(".note.wavekit.test", note);
+  EXPECT_EQ(object.sections()[index].type, static_cast<std::uint32_t>(llvm::ELF::SHT_NOTE));
+  EXPECT_EQ(object.notes().back().section_index, index);
+  // Re-encoding the metadata note re-serialises every note section from notes(): the added
+  // note must be among them.
+  object.metadata().kernel(0).set_sgpr_count(99);
+  const std::string path = testing::scratch_path("added_note.co");
+  testing::save(path, object.write());
+  const CodeObject reread = CodeObject::parse(load(path), "reread");
+  bool found = false;
+  for (const Note& n : reread.notes())
+    if (n.name == "WAVEKIT" && n.type == 7) {
+      found = true;
+      EXPECT_EQ(n.desc, note.desc);
+      EXPECT_EQ(reread.sections()[n.section_index].name, ".note.wavekit.test");
+    }
+  EXPECT_TRUE(found);
+  // readelf lists the notes of a loaded object by PT_NOTE segment, which an added section is
+  // not in: its section header is what says it is a note.
+  bool seen = false;
+  const nlohmann::json headers = testing::readelf_json(path, "-S");
+  for (const auto& section : headers.at("Sections"))
+    if (section.at("Section").at("Name").at("Name") == ".note.wavekit.test") {
+      seen = true;
+      EXPECT_EQ(section.at("Section").at("Type").at("Value").get<std::uint32_t>(),
+                static_cast<std::uint32_t>(llvm::ELF::SHT_NOTE));
+      // 12-byte header, "WAVEKIT\0", 5 bytes of descriptor padded to 8.
+      EXPECT_EQ(section.at("Section").at("Size").get<std::uint64_t>(), 12u + 8u + 8u);
+    }
+  EXPECT_TRUE(seen);
+}
+
 }  // namespace
 }  // namespace wavekit::codeobj

@@ -249,6 +249,15 @@ std::vector<std::uint8_t> Metadata::encode() const {
   return std::vector<std::uint8_t>(blob.begin(), blob.end());
 }
 
+Metadata Metadata::clone() const {
+  Metadata copy;
+  copy.modified_ = modified_;
+  if (!document_->getRoot().isMap()) return copy;  // no note was read, none made
+  copy = decode(encode(), "metadata");
+  copy.modified_ = modified_;
+  return copy;
+}
+
 bool Metadata::empty() const {
   return !document_->getRoot().isMap() || document_->getRoot().getMap().empty();
 }

@@ -186,17 +186,24 @@ std::vector<std::uint8_t> CodeObject::write() const {
 
 // ---- Mutations ----
 
+void CodeObject::refresh_descriptor(Kernel& kernel) {
+  kernel.descriptor =
+      KernelDescriptor::decode(read(kernel.descriptor_address, KernelDescriptor::kSize));
+  kernel.entry_address =
+      kernel.descriptor_address +
+      static_cast<std::uint64_t>(kernel.descriptor.kernel_code_entry_byte_offset);
+}
+
 void CodeObject::refresh_descriptors() {
-  for (auto& kernel : kernels_) {
-    kernel.descriptor =
-        KernelDescriptor::decode(read(kernel.descriptor_address, KernelDescriptor::kSize));
-    kernel.entry_address =
-        kernel.descriptor_address +
-        static_cast<std::uint64_t>(kernel.descriptor.kernel_code_entry_byte_offset);
-  }
+  for (auto& kernel : kernels_) refresh_descriptor(kernel);
 }
 
 void CodeObject::patch(std::uint64_t vaddr, std::span<const std::uint8_t> bytes) {
+  write_bytes(vaddr, bytes);
+  refresh_descriptors();
+}
+
+void CodeObject::write_bytes(std::uint64_t vaddr, std::span<const std::uint8_t> bytes) {
   read(vaddr, bytes.size());  // throws, naming the range, if no section holds it
   for (auto& section : sections_) {
     if (section.type != ELF::SHT_NOBITS && section.contains_address(vaddr) &&
@@ -206,7 +213,6 @@ void CodeObject::patch(std::uint64_t vaddr, std::span<const std::uint8_t> bytes)
       break;
     }
   }
-  refresh_descriptors();
 }
 
 void CodeObject::set_descriptor(std::size_t kernel_index, const KernelDescriptor& descriptor) {
@@ -214,7 +220,14 @@ void CodeObject::set_descriptor(std::size_t kernel_index, const KernelDescriptor
     throw Error(name_ + ": kernel index " + std::to_string(kernel_index) + " is out of range");
   }
   auto bytes = descriptor.encode();
-  patch(kernels_[kernel_index].descriptor_address, bytes);
+  const std::uint64_t address = kernels_[kernel_index].descriptor_address;
+  write_bytes(address, bytes);
+  // Only the descriptors these bytes overlap change (decoding every kernel's at each of a
+  // many-kernel object's edits would be quadratic).
+  for (Kernel& kernel : kernels_)
+    if (kernel.descriptor_address < address + bytes.size() &&
+        address < kernel.descriptor_address + KernelDescriptor::kSize)
+      refresh_descriptor(kernel);
 }
 
 std::size_t CodeObject::append_load_segment(std::size_t section_index) {
@@ -409,6 +422,42 @@ std::size_t CodeObject::add_loaded_section(NewSection added) {
   std::size_t index = sections_.size() - 1;
   append_load_segment(index);
   return index;
+}
+
+std::size_t CodeObject::add_note(std::string section_name, Note note) {
+  note.section_index = 0;
+  NewSection section;
+  section.name = std::move(section_name);
+  section.type = ELF::SHT_NOTE;
+  section.flags = ELF::SHF_ALLOC;
+  section.alignment = 4;
+  section.data = serialize_notes({note}, 0, section.alignment);
+  const std::size_t index = add_loaded_section(std::move(section));
+  note.section_index = static_cast<std::uint32_t>(index);
+  notes_.push_back(std::move(note));
+  return index;
+}
+
+CodeObject CodeObject::clone() const {
+  CodeObject copy;
+  copy.name_ = name_;
+  copy.original_ = original_;
+  copy.elf_type_ = elf_type_;
+  copy.elf_flags_ = elf_flags_;
+  copy.shstrndx_ = shstrndx_;
+  copy.target_ = target_;
+  copy.sections_ = sections_;
+  copy.original_section_sizes_ = original_section_sizes_;
+  copy.relocated_sections_ = relocated_sections_;
+  copy.segments_ = segments_;
+  copy.symbols_ = symbols_;
+  copy.dynamic_symbols_ = dynamic_symbols_;
+  copy.relocations_ = relocations_;
+  copy.dynamic_ = dynamic_;
+  copy.notes_ = notes_;
+  copy.kernels_ = kernels_;
+  copy.metadata_ = metadata_.clone();
+  return copy;
 }
 
 }  // namespace wavekit::codeobj

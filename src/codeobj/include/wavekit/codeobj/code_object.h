@@ -136,6 +136,9 @@ class CodeObject {
   static CodeObject parse(std::span<const std::uint8_t> bytes, std::string name_for_errors);
   // Emits the ELF. Byte-identical to the input when nothing was modified.
   std::vector<std::uint8_t> write() const;
+  // A copy to modify while this one stays as it is, without parsing the bytes again (the
+  // model is not copyable implicitly: its metadata document is not).
+  CodeObject clone() const;
 
   const std::string& name() const { return name_; }
   const Target& target() const { return target_; }
@@ -186,9 +189,16 @@ class CodeObject {
                               std::int64_t addend);
   // Re-encodes a kernel's descriptor into the object.
   void set_descriptor(std::size_t kernel_index, const KernelDescriptor& descriptor);
+  // Appends an allocated SHT_NOTE section named `section_name` holding `note` (4-byte aligned),
+  // mapped as add_loaded_section maps a section, as LIEF's Binary::add(const Note&) adds one.
+  // The note joins notes(), so that writing keeps it when the metadata note is re-encoded.
+  // Returns the section's index.
+  std::size_t add_note(std::string section_name, Note note);
 
  private:
   void rebuild_kernels();
+  void refresh_descriptor(Kernel& kernel);
+  void write_bytes(std::uint64_t vaddr, std::span<const std::uint8_t> bytes);
   std::size_t append_load_segment(std::size_t section_index);
   void grow_alloc_section(std::size_t section_index);
   void serialize_dynamic();

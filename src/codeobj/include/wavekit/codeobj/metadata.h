@@ -97,6 +97,9 @@ class Metadata {
   // decoded, unchanged.
   std::vector<std::uint8_t> encode() const;
   bool modified() const { return modified_; }
+  // A copy (the document is not copyable: it is read again from what encode() gives, so an
+  // unmodified note keeps its bytes exactly).
+  Metadata clone() const;
 
   bool empty() const;  // no note was present
   // amdhsa.version as [major, minor] ({0,0} if absent), amdhsa.target ("" if absent).

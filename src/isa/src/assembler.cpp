@@ -1,3 +1,7 @@
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/MC/MCAsmBackend.h"
 #include "llvm/MC/MCCodeEmitter.h"
@@ -48,24 +52,35 @@ std::vector<std::uint8_t> Assembler::encode(const llvm::MCInst& inst) const {
   return {bytes.begin(), bytes.end()};
 }
 
-std::vector<std::uint8_t> Assembler::assemble(std::string_view source) const {
-  const Toolchain& t = impl_->tools;
-  // The text goes through llvm-mc's path: parser -> ELF object streamer; the bytes are the
-  // resulting .text, with branches to local labels resolved by the assembler's layout.
+namespace {
+
+// The object LLVM assembles from `source` (llvm-mc's path: parser -> ELF object streamer).
+// Errors throw wavekit::Error quoting each of LLVM's diagnostics as "WHERE: message ('line')",
+// WHERE from `where(line number)`.
+struct Assembled {
+  llvm::SmallString<1024> object;
+  std::unique_ptr<llvm::object::ObjectFile> file;
+};
+
+Assembled run_assembler(const Toolchain& t, const std::string& processor, std::string_view source,
+                        const std::function<std::string(unsigned)>& where) {
   llvm::SourceMgr sources;
   sources.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(source.data(), source.size()),
                                            "<wavekit assembly>"),
       llvm::SMLoc());
-  std::string diagnostics;
+  struct Diagnostics {
+    const std::function<std::string(unsigned)>& where;
+    std::string text;
+  } diagnostics{where, {}};
   sources.setDiagHandler(
       [](const llvm::SMDiagnostic& diagnostic, void* context) {
-        auto* out = static_cast<std::string*>(context);
+        auto* out = static_cast<Diagnostics*>(context);
         if (diagnostic.getKind() != llvm::SourceMgr::DK_Error) return;
-        if (!out->empty()) *out += "; ";
-        *out += "line " + std::to_string(diagnostic.getLineNo()) + ": " +
-                diagnostic.getMessage().str() + " ('" + diagnostic.getLineContents().trim().str() +
-                "')";
+        if (!out->text.empty()) out->text += "; ";
+        out->text += out->where(static_cast<unsigned>(diagnostic.getLineNo())) + ": " +
+                     diagnostic.getMessage().str() + " ('" +
+                     diagnostic.getLineContents().trim().str() + "')";
       },
       &diagnostics);
 
@@ -75,9 +90,9 @@ std::vector<std::uint8_t> Assembler::assemble(std::string_view source) const {
       t.target->createMCObjectFileInfo(context, /*PIC=*/true));
   context.setObjectFileInfo(file_info.get());
 
-  llvm::SmallString<1024> object;
+  Assembled result;
   {
-    llvm::raw_svector_ostream object_stream(object);
+    llvm::raw_svector_ostream object_stream(result.object);
     std::unique_ptr<llvm::MCAsmBackend> backend(
         t.target->createMCAsmBackend(*t.subtarget, *t.register_info, t.options));
     std::unique_ptr<llvm::MCObjectWriter> writer = backend->createObjectWriter(object_stream);
@@ -90,38 +105,104 @@ std::vector<std::uint8_t> Assembler::assemble(std::string_view source) const {
         llvm::createMCAsmParser(sources, context, *streamer, *t.asm_info));
     std::unique_ptr<llvm::MCTargetAsmParser> target_parser(
         t.target->createMCAsmParser(*t.subtarget, *parser, *t.instr_info, t.options));
-    if (!target_parser) fail(impl_->processor, "LLVM's AMDGPU assembler is not available");
+    if (!target_parser) fail(processor, "LLVM's AMDGPU assembler is not available");
     parser->setTargetParser(*target_parser);
     bool failed = parser->Run(/*NoInitialTextSection=*/true);
-    if (failed || !diagnostics.empty()) {
-      fail(
-          impl_->processor,
-          "cannot assemble: " + (diagnostics.empty() ? std::string("unknown error") : diagnostics));
+    if (failed || !diagnostics.text.empty()) {
+      fail(processor, "cannot assemble: " + (diagnostics.text.empty() ? std::string("unknown error")
+                                                                      : diagnostics.text));
     }
   }
 
-  auto parsed = llvm::object::ObjectFile::createObjectFile(
-      llvm::MemoryBufferRef(llvm::StringRef(object.data(), object.size()), "assembled"));
+  auto parsed = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(result.object.data(), result.object.size()), "assembled"));
   if (!parsed) {
-    fail(impl_->processor,
-         "cannot read the assembled object: " + llvm::toString(parsed.takeError()));
+    fail(processor, "cannot read the assembled object: " + llvm::toString(parsed.takeError()));
   }
+  result.file = std::move(*parsed);
+  return result;
+}
+
+std::vector<std::uint8_t> section_bytes(const llvm::object::SectionRef& section,
+                                        const std::string& processor) {
+  if (!section.relocations().empty()) {
+    fail(processor,
+         "cannot assemble: the code refers to symbols it does not define (it would need "
+         "relocations)");
+  }
+  auto contents = section.getContents();
+  if (!contents) {
+    fail(processor, "cannot read .text: " + llvm::toString(contents.takeError()));
+  }
+  return {contents->begin(), contents->end()};
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Assembler::assemble(std::string_view source) const {
+  // The bytes are the resulting .text, with branches to local labels resolved by the
+  // assembler's layout.
+  const Assembled assembled =
+      run_assembler(impl_->tools, impl_->processor, source,
+                    [](unsigned line) { return "line " + std::to_string(line); });
   std::vector<std::uint8_t> text;
-  for (const llvm::object::SectionRef& section : (*parsed)->sections()) {
+  for (const llvm::object::SectionRef& section : assembled.file->sections()) {
     auto name = section.getName();
-    if (!name || *name != ".text") continue;
-    if (!section.relocations().empty()) {
-      fail(impl_->processor,
-           "cannot assemble: the code refers to symbols it does not define (it would need "
-           "relocations)");
-    }
-    auto contents = section.getContents();
-    if (!contents) {
-      fail(impl_->processor, "cannot read .text: " + llvm::toString(contents.takeError()));
-    }
-    text.assign(contents->begin(), contents->end());
+    if (name && *name == ".text") text = section_bytes(section, impl_->processor);
   }
   return text;
+}
+
+std::vector<std::vector<std::uint8_t>> Assembler::assemble_each(
+    std::span<const std::string> sources) const {
+  // The sources one after the other in .text, a label before each and one after the last; a
+  // section of their sizes (label differences, which the assembler resolves itself) says where
+  // each one's bytes end. No gfx9 instruction's encoding depends on where it lies, so each
+  // source gets the bytes assemble() gives it.
+  std::string all;
+  std::vector<unsigned> first_line;  // of each source in `all`, 1-based
+  unsigned lines = 0;
+  auto label = [](std::size_t i) { return ".Lwavekit_source_" + std::to_string(i); };
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    all += label(i) + ":\n";
+    first_line.push_back(lines + 2);
+    all += sources[i];
+    const bool unterminated = !sources[i].empty() && sources[i].back() != '\n';
+    if (unterminated) all += '\n';
+    lines += 1 + static_cast<unsigned>(std::count(sources[i].begin(), sources[i].end(), '\n')) +
+             (unterminated ? 1 : 0);
+  }
+  all += label(sources.size()) + ":\n.section .wavekit.sizes,\"a\",@progbits\n";
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    all += ".long " + label(i + 1) + "-" + label(i) + "\n";
+  const Assembled assembled =
+      run_assembler(impl_->tools, impl_->processor, all, [&](unsigned line) {
+        const auto next = std::upper_bound(first_line.begin(), first_line.end(), line);
+        if (next == first_line.begin()) return "line " + std::to_string(line);
+        const std::size_t source = static_cast<std::size_t>(next - first_line.begin()) - 1;
+        return "source " + std::to_string(source) + " line " +
+               std::to_string(line - first_line[source] + 1);
+      });
+  std::vector<std::uint8_t> text, sizes;
+  for (const llvm::object::SectionRef& section : assembled.file->sections()) {
+    auto name = section.getName();
+    if (name && *name == ".text") text = section_bytes(section, impl_->processor);
+    if (name && *name == ".wavekit.sizes") sizes = section_bytes(section, impl_->processor);
+  }
+  if (sizes.size() != 4 * sources.size())
+    fail(impl_->processor, "cannot assemble: the sources' sizes are missing from the object");
+  std::vector<std::vector<std::uint8_t>> pieces(sources.size());
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, sizes.data() + 4 * i, 4);
+    if (offset + size > text.size())
+      fail(impl_->processor, "cannot assemble: the sources' sizes exceed the code");
+    pieces[i].assign(text.begin() + static_cast<std::ptrdiff_t>(offset),
+                     text.begin() + static_cast<std::ptrdiff_t>(offset + size));
+    offset += size;
+  }
+  return pieces;
 }
 
 }  // namespace wavekit::isa

@@ -170,6 +170,11 @@ class Assembler {
   // address: the result is position-independent unless the text refers to symbols outside it,
   // which is an error. Throws wavekit::Error quoting LLVM's diagnostic (line and message).
   std::vector<std::uint8_t> assemble(std::string_view source) const;
+  // assemble() of each source, in one pass of LLVM's assembler: what a rewriter that emits many
+  // short sequences uses, since setting LLVM up and writing the object cost far more than
+  // parsing a few lines. The sources share one namespace of labels. Diagnostics name the
+  // source ("source 3 line 2: ...").
+  std::vector<std::vector<std::uint8_t>> assemble_each(std::span<const std::string> sources) const;
   // Encodes one MCInst (no fixups: branch targets must already be immediates).
   std::vector<std::uint8_t> encode(const llvm::MCInst& inst) const;
 

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "corpus_runs.h"
+#include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/rewrite/launch.h"
@@ -247,7 +248,7 @@ TEST(BbcountNegativeControl, DroppingThePrologueSgprMovesIsDetected) {
       codeobj::CodeObject::parse(read_file(object->path), object->path);
   Plan plan = tool_plan("bbcount");
   plan.kernels = {"vector_add"};
-  RewriteOptions broken;
+  NegativeControls broken;
   broken.test_skip_prologue_sgpr_moves = true;
   const std::string out =
       (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / "vector_add.no_moves.co").string();
@@ -283,7 +284,7 @@ TEST(BbcountNegativeControl, UntranslatedComputedCallTargetsAreDetected) {
   ASSERT_TRUE(truth.ok) << truth.error;
   std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
   for (const bool skip : {false, true}) {
-    RewriteOptions options;
+    NegativeControls options;
     options.test_skip_call_translation = skip;
     const std::string out =
         (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) /

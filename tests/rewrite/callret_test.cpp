@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "corpus_runs.h"
+#include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
 #include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
@@ -241,7 +242,7 @@ std::string rewritten_path(const Case& c, const std::string& suffix) {
 
 // Rewrites with callret (its probe library for the case's processor); skips a refusal this
 // build knows about.
-std::optional<RewriteResult> rewrite_callret(const Case& c, const RewriteOptions& options = {}) {
+std::optional<RewriteResult> rewrite_callret(const Case& c, const NegativeControls& options = {}) {
   const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
   Plan plan = tool_plan("callret");
   plan.kernels = {c.kernel};
@@ -351,7 +352,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Callret, testing::ValuesIn(cases()), case_name)
 TEST(CallretNegativeControl, DroppingOneEnvelopeRestoreIsDetected) {
   for (const Case& c : cases()) {
     if (c.object != "calls_gfx90a_O2_cov5" || c.kernel != "call_chain") continue;
-    RewriteOptions broken;
+    NegativeControls broken;
     broken.test_skip_envelope_restore = true;
     const std::string out = rewritten_path(c, ".no_restore.co");
     write_file(out, rewrite_callret(c, broken)->bytes);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "corpus_runs.h"
+#include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/isa/isa.h"
@@ -69,7 +70,7 @@ PointSpec log_point(const std::vector<std::uint64_t>& addresses, bool uniform) {
 // runs it, checks what must hold whatever the addresses (outputs bit-identical, the same
 // instructions under the same EXEC), and lists in `mismatches` each logged address that differs
 // from the trace's.
-void compare_with_trace(const Case& c, const RewriteOptions& options,
+void compare_with_trace(const Case& c, const NegativeControls& options,
                         std::vector<std::string>* mismatches) {
   const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(c.path), c.path);
   const std::vector<KernelView> views = analyse_kernels(input);
@@ -239,7 +240,7 @@ TEST(EffectiveAddressNegativeControl, MisdecodedSwizzleFieldsAreDetected) {
   std::size_t checked = 0;
   for (const Case& c : cases()) {
     if (c.kernel != "address_kinds" || c.processor == "gfx942") continue;
-    RewriteOptions broken;
+    NegativeControls broken;
     broken.test_misdecode_swizzle = true;
     std::vector<std::string> mismatches;
     compare_with_trace(c, broken, &mismatches);

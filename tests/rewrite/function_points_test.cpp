@@ -14,6 +14,7 @@
 #include <map>
 
 #include "corpus_runs.h"
+#include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/rewrite/launch.h"
@@ -233,7 +234,7 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
     point.where = PointKind::function_return;
     point.call = call;
     plan.points.push_back(point);
-    RewriteOptions broken;
+    NegativeControls broken;
     broken.test_skip_envelope_restore = true;
     const std::filesystem::path dir = WAVEKIT_REWRITE_TEST_DIR;
     std::filesystem::create_directories(dir);
@@ -244,7 +245,7 @@ TEST(FunctionPointControls, ADroppedRestoreInsideAFunctionIsNoticed) {
     for (const bool skip : {false, true}) {
       const std::string out =
           (dir / (c.object + "." + c.kernel + (skip ? ".broken" : ".intact") + ".co")).string();
-      write_file(out, rewrite(input, plan, skip ? broken : RewriteOptions{}).bytes);
+      write_file(out, rewrite(input, plan, skip ? broken : NegativeControls{}).bytes);
       const ToolLaunchOutcome tool = launch_instrumented(request_for(k, inputs, out));
       const bool same = tool.launch.ok && same_buffers(truth, tool.launch);
       EXPECT_EQ(same, !skip) << (skip ? "the dropped restore went unnoticed" : tool.launch.error);

@@ -3,15 +3,12 @@
 #include <algorithm>
 #include <sstream>
 
+#include "abi.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::rewrite::detail {
 namespace {
-
-constexpr unsigned kNumberedSgprs = 102;
-constexpr unsigned kLinkPair = 30;      // s[30:31]: the return address of s_swappc_b64
-constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
 
 std::string s(unsigned n) { return "s" + std::to_string(n); }
 std::string v(unsigned n) { return "v" + std::to_string(n); }

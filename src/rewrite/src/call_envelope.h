@@ -90,8 +90,9 @@ struct EnvelopeInput {
   // the frame pointer before it reloads the registers it saved there), and spill_base, the
   // kernel's own private segment, bounds every function's frame on its static call chains.
   bool stack_relative = false;
-  bool skip_one_restore = false;   // negative control only
-  bool misdecode_swizzle = false;  // negative control only: RewriteOptions says what it does
+  // Negative controls only: NegativeControls (negative_controls.h) says what they do.
+  bool skip_one_restore = false;
+  bool misdecode_swizzle = false;
 };
 
 // The envelope's code, in two parts around the GOT-relative address computation, whose two

@@ -1,6 +1,24 @@
 // The rewriting engine: relocate each instrumented kernel whole into a new executable section
 // with its points expanded inline, redirect the descriptor to it, and keep descriptor, AMDGPU
 // note and the WAVEKIT note in agreement (rewriting.md §3, §6, §7).
+//
+// Engine::run is a pipeline of named phases, in the manner of llvm::MCAssembler::layout:
+//
+//   per kernel   prepare_kernel   decode the kernel and the device functions relocated with it;
+//                                 the new descriptor, the reserved SGPRs, the arena layout and
+//                                 the private segment its probe calls need;
+//                expand_points    the code each point inserts (one function per point kind),
+//                                 as chunks of pieces whose assembly text is kept for later;
+//                lay_out          one pass of LLVM's assembler over the kernel's text, then the
+//                                 chunks placed in the new section's bytes, and everything that
+//                                 does not depend on where the section lands (branch offsets,
+//                                 the address map) settled;
+//   once         link             the section placed, then the fixups that need its address
+//                                 (GOT slots, calls to relocated copies, s_getpc_b64
+//                                 corrections, descriptors), the probes' aliases and their
+//                                 R_AMDGPU_ABS64 relocations;
+//                emit_note        the WAVEKIT note.
+#include <llvm/BinaryFormat/ELF.h>
 #include <llvm/Support/SHA256.h>
 
 #include <algorithm>
@@ -11,10 +29,13 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
+#include "abi.h"
 #include "call_envelope.h"
 #include "callees.h"
 #include "entry_abi.h"
+#include "negative_controls.h"
 #include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/isa/isa.h"
@@ -28,23 +49,15 @@
 namespace wavekit::rewrite {
 namespace {
 
+namespace ELF = llvm::ELF;
 using detail::EntrySgpr;
 using detail::EntryValue;
+using detail::kNumberedSgprs;
+using detail::kSpecialSgprs;
+using detail::kStackPointer;
 
-constexpr std::uint32_t kShtNote = 7;
-constexpr std::uint64_t kShfAlloc = 0x2;
-constexpr std::uint64_t kShfExecInstr = 0x4;
-// Numbered SGPRs on gfx9: s0..s101. VCC, FLAT_SCRATCH and XNACK_MASK come out of the same
-// allocation, so a grant must leave room for them above the numbered ones (amdgpu-codeobject.md
-// §3).
-constexpr unsigned kNumberedSgprs = 102;
-constexpr unsigned kSpecialSgprs = 6;
-constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
 // SMEM immediate offsets are 20 bits on gfx9.
 constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
-constexpr std::uint8_t kSttNotype = 0;
-constexpr std::uint8_t kStbGlobal = 1;
-constexpr std::uint32_t kRelocationAbs64 = 3;  // R_AMDGPU_ABS64
 
 std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   switch (kind) {
@@ -74,7 +87,8 @@ struct KernelCode {
   std::string name;       // the kernel's, or the function's (analysis name when stripped)
   std::uint64_t entry = 0;
   std::vector<isa::Instruction> instructions;  // every instruction of the range, in order
-  std::set<std::uint64_t> reachable;
+  // Per instruction: reachable from the entry; a reachable block start.
+  std::vector<bool> reachable, leader;
   std::vector<std::uint64_t> leaders;  // reachable block starts, ascending
   std::string label() const { return (function ? "function '" : "kernel '") + name + "'"; }
 };
@@ -94,9 +108,9 @@ bool is_return(const isa::Instruction& inst) {
 // The original addresses of the reachable calls (s_swappc_b64) in `code`, ascending.
 std::vector<std::uint64_t> call_sites_of(const KernelCode& code) {
   std::vector<std::uint64_t> sites;
-  for (const isa::Instruction& inst : code.instructions)
-    if (inst.flow == isa::ControlFlow::call && code.reachable.count(inst.address))
-      sites.push_back(inst.address);
+  for (std::size_t i = 0; i < code.instructions.size(); ++i)
+    if (code.instructions[i].flow == isa::ControlFlow::call && code.reachable[i])
+      sites.push_back(code.instructions[i].address);
   return sites;
 }
 
@@ -114,19 +128,21 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
     std::optional<isa::Instruction> inst =
         decoder.decode(object.read(address, available), address, &error);
     if (!inst) fail(object.name(), label + ": " + error.message);
-    return *inst;
+    return std::move(*inst);
   };
 
   // Reachability from the entry: the relocated range ends after the last reachable instruction,
-  // so padding and whatever follows the code are left alone.
+  // so padding and whatever follows the code are left alone. The instructions the walk decodes
+  // are kept for the linear pass below, which decodes only what lies between them.
+  std::unordered_map<std::uint64_t, isa::Instruction> walked;
   std::set<std::uint64_t> leaders{code.entry};
   std::vector<std::uint64_t> work{code.entry};
   std::uint64_t end = code.entry;
   while (!work.empty()) {
     std::uint64_t address = work.back();
     work.pop_back();
-    while (code.reachable.insert(address).second) {
-      const isa::Instruction inst = decode_at(address);
+    while (!walked.count(address)) {
+      isa::Instruction inst = decode_at(address);
       end = std::max(end, address + inst.size);
       // A device function's return goes back to its caller, wherever that runs; any other
       // computed jump has targets the rewriter cannot relocate.
@@ -144,21 +160,48 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
         leaders.insert(*inst.branch_target);
         work.push_back(*inst.branch_target);
       }
-      if (inst.ends_flow()) break;
-      address += inst.size;
+      const bool ends = inst.ends_flow();
+      const std::uint64_t next = address + inst.size;
+      walked.emplace(address, std::move(inst));
+      if (ends) break;
+      address = next;
     }
   }
   for (std::uint64_t leader : leaders)
-    if (code.reachable.count(leader)) code.leaders.push_back(leader);
-  code.instructions = decoder.decode_all(object.read(code.entry, end - code.entry), code.entry);
-  // Linear decoding must agree with the reachability walk, or a branch lands inside an
-  // instruction.
-  std::set<std::uint64_t> starts;
-  for (const isa::Instruction& inst : code.instructions) starts.insert(inst.address);
-  for (std::uint64_t address : code.reachable)
-    if (!starts.count(address))
-      fail(object.name(),
-           label + ": control reaches " + hex(address) + ", which is inside another instruction");
+    if (walked.count(leader)) code.leaders.push_back(leader);
+
+  // Linear decoding of the range, which must agree with the walk, or a branch lands inside an
+  // instruction. Bytes the walk did not reach are decoded as Decoder::decode_all would.
+  const std::span<const std::uint8_t> bytes = object.read(code.entry, end - code.entry);
+  code.instructions.reserve(walked.size());
+  for (std::uint64_t address = code.entry; address < end;) {
+    const auto found = walked.find(address);
+    if (found != walked.end()) {
+      code.instructions.push_back(std::move(found->second));
+      walked.erase(found);
+      code.reachable.push_back(true);
+    } else {
+      isa::DecodeError error;
+      std::optional<isa::Instruction> inst =
+          decoder.decode(bytes.subspan(address - code.entry), address, &error);
+      if (!inst) fail(decoder.processor(), error.message);
+      code.instructions.push_back(std::move(*inst));
+      code.reachable.push_back(false);
+    }
+    address += code.instructions.back().size;
+  }
+  if (!walked.empty()) {
+    std::uint64_t inside = UINT64_MAX;
+    for (const auto& [address, inst] : walked) inside = std::min(inside, address);
+    fail(object.name(),
+         label + ": control reaches " + hex(inside) + ", which is inside another instruction");
+  }
+  code.leader.resize(code.instructions.size());
+  for (std::size_t i = 0, next = 0; i < code.instructions.size(); ++i) {
+    while (next < code.leaders.size() && code.leaders[next] < code.instructions[i].address) ++next;
+    code.leader[i] =
+        next < code.leaders.size() && code.leaders[next] == code.instructions[i].address;
+  }
   return code;
 }
 
@@ -172,62 +215,45 @@ KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& 
   return decode_code(object, decoder, std::move(code));
 }
 
-// Whether SCC may be read before it is written, from instruction `index` on. A local scan:
-// leaving the straight-line code (a branch, a block boundary reached by fall-through is fine,
-// but any control transfer) counts as live, so the answer is conservative.
-bool scc_live_before(const KernelCode& code, std::size_t index) {
-  for (std::size_t i = index; i < code.instructions.size(); ++i) {
-    const isa::Instruction& inst = code.instructions[i];
-    if (inst.reads.scc) return true;
-    if (inst.writes.scc) return false;
-    if (inst.flow == isa::ControlFlow::end_program) return false;
-    if (inst.flow != isa::ControlFlow::none) return true;
-  }
-  return true;
-}
+// A piece of relocated code: an original instruction's bytes, or (original null) the bytes the
+// kernel's assembly text `source` becomes.
+struct Piece {
+  const isa::Instruction* original = nullptr;
+  std::size_t source = 0;
+};
 
-// A probe call's GOT-relative address computation: an s_getpc_b64 at `at` in a chunk's bytes,
-// followed by s_add_u32 / s_addc_u32 whose literals become (slot - pc) once both have addresses.
+// Consecutive pieces placed together: the code before an instruction (its points), the
+// instruction with what follows it, or the entry code.
+struct Chunk {
+  enum class Kind { prologue, code, instruction } kind = Kind::code;
+  const isa::Instruction* original = nullptr;  // Kind::instruction
+  std::size_t first = 0, end = 0;              // its pieces
+  // s_getpc_b64: the piece after the instruction is the correction of the PC it reads.
+  bool getpc = false;
+};
+
+// A probe call's GOT-relative address computation: the piece s_getpc_b64 / s_add_u32 /
+// s_addc_u32 whose literals become (slot - pc) once both have addresses.
 struct GotFixup {
-  std::size_t at = 0;
+  std::size_t piece = 0;
   std::size_t slot = 0;
 };
 
-// A call from relocated code to a relocated device function: at `at`, s_cselect_b32 / s_add_u32
-// / s_addc_u32 / s_cmp_lg_u32 whose literals become (relocated entry - original entry) once the
-// copy has an address.
+// A call from relocated code to a relocated device function: the piece s_cselect_b32 /
+// s_add_u32 / s_addc_u32 / s_cmp_lg_u32 whose literals become (relocated entry - original
+// entry) once the copy has an address.
 struct CallFixup {
-  std::size_t at = 0;
+  std::size_t piece = 0;
   std::uint64_t callee = 0;  // the callee's original entry
 };
 
 // A call from relocated code whose target is computed at run time, compared with one relocated
-// device function: at `at`, s_getpc_b64 / s_add_u32 / s_addc_u32 whose literals become
+// device function: the piece s_getpc_b64 / s_add_u32 / s_addc_u32 whose literals become
 // (original entry - pc), giving the function's run-time original address, then s_add_u32 /
 // s_addc_u32 whose literals become (relocated entry - original entry), giving its copy's.
 struct TranslationFixup {
-  std::size_t at = 0;
+  std::size_t piece = 0;
   std::uint64_t callee = 0;  // the function's original entry
-};
-
-// Inserted code being put together: snippets (assembly text) and probe calls.
-struct Code {
-  std::vector<std::uint8_t> bytes;
-  std::vector<GotFixup> got;
-  std::vector<CallFixup> calls;
-  std::vector<TranslationFixup> translations;
-  bool empty() const { return bytes.empty(); }
-};
-
-struct Chunk {
-  enum class Kind { prologue, code, instruction } kind = Kind::code;
-  std::vector<std::uint8_t> bytes;
-  const isa::Instruction* original = nullptr;  // Kind::instruction
-  bool getpc = false;                          // s_getpc_b64: correction follows in `bytes`
-  std::uint64_t offset = 0;                    // in the new section
-  std::vector<GotFixup> got;                   // probe calls in `bytes`
-  std::vector<CallFixup> calls;                // calls retargeted to relocated functions
-  std::vector<TranslationFixup> translations;  // computed call targets mapped to copies
 };
 
 // A probe of the plan's probe library: its footprint and the GOT slot the calls go through.
@@ -248,12 +274,66 @@ struct KernelCalls {
   std::vector<std::uint64_t> call_sites;
 };
 
+// One kernel being rewritten: what prepare_kernel decides and expand_points builds, until
+// lay_out has placed it.
+struct KernelRewrite {
+  KernelCode code;
+  // The device functions relocated with this kernel: one copy per kernel, since the copy uses
+  // the kernel's reserved SGPRs and arena layout.
+  std::vector<KernelCode> functions;
+  std::set<std::uint64_t> relocated;  // their original entries
+  // Block keys: the kernel's blocks, then each relocated function's; a block-indexed element
+  // is the block's position there.
+  std::vector<std::uint64_t> blocks;
+  std::unordered_map<std::uint64_t, std::size_t> block_index;
+  InstrumentedKernel instrumented;
+  codeobj::KernelDescriptor descriptor;  // the instrumented kernel's
+  detail::ReservedSgprs reserved;
+  detail::PrologueInput prologue;
+  std::optional<KernelCalls> calls;
+
+  // expand_points: the chunks of the kernel's copy, then of each function's, over `pieces`.
+  std::vector<Chunk> chunks;
+  std::vector<std::size_t> function_chunks;  // where each function's chunks start
+  std::vector<Piece> pieces;
+  std::vector<std::string> sources;  // the assembly text of the pieces that are not original
+  std::vector<GotFixup> got;
+  std::vector<CallFixup> retargeted;
+  std::vector<TranslationFixup> translations;
+};
+
+// What link needs of a laid-out kernel: offsets in the new section of the literal pairs (lo,
+// then hi 8 bytes on: each the literal of an s_add_u32 / s_addc_u32) that depend on its address.
+struct LaidOut {
+  std::size_t kernel_index = 0;
+  std::uint64_t start = 0;  // the kernel's new entry
+  struct Literals {
+    std::uint64_t at = 0;
+    std::uint64_t value = 0;
+  };
+  std::vector<Literals> plus_base;   // become value + the section's address
+  std::vector<Literals> minus_base;  // become value - the section's address
+  std::vector<Literals> got;         // become the GOT slot `value` - (at - 4): PC-relative
+  // A branch lay_out could not relocate: thrown when link reaches this kernel, so that every
+  // kernel's preparation is checked first, as it always was.
+  std::optional<std::string> error;
+};
+
+// Where point expansion is: the kernel, the code being copied, and the snippet text not yet
+// made a piece (consecutive snippets are assembled together).
+struct Cursor {
+  KernelRewrite& kernel;
+  const KernelCode& code;
+  std::string text;
+  std::optional<std::size_t> analysed;  // the analysis's index of `code`'s function
+};
+
 class Engine {
  public:
-  Engine(const codeobj::CodeObject& input, const Plan& plan, const RewriteOptions& options)
+  Engine(const codeobj::CodeObject& input, const Plan& plan, const NegativeControls& controls)
       : input_(input),
         plan_(plan),
-        options_(options),
+        controls_(controls),
         decoder_(input.target().processor),
         assembler_(input.target().processor) {}
 
@@ -262,31 +342,66 @@ class Engine {
  private:
   std::vector<std::size_t> selected_kernels() const;
   void check_plan() const;
+  // An instruction point names an original address: one that starts no instruction of any
+  // kernel or device function is a mistake, not a point that never runs.
+  void check_instruction_points();
+  void load_probe_library();
+  const LoadedProbe& probe(const std::string& name) const;
+
+  // ---- prepare_kernel: decoding, relocation set, descriptor, registers, arena, scratch ----
+  KernelRewrite prepare_kernel(std::size_t kernel_index, codeobj::CodeObject& output);
+  // The device functions relocated with the kernel, when points may lie in them.
+  void relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& callees);
   // `blocks`: the original starts of every block the kernel's points can count, its own and
-  // those of the device functions relocated with it (see block_keys); `call_sites` likewise
+  // those of the device functions relocated with it (see block keys); `call_sites` likewise
   // every call the kernel's call points can instrument (call_sites_of).
   ArenaLayout layout_for(const std::vector<std::uint64_t>& blocks,
                          const std::vector<std::uint64_t>& call_sites) const;
-  // `relocated`: the original entries of the device functions relocated with this kernel, which
-  // its calls (and theirs) are retargeted to. `blocks`: the kernel's block keys (layout_for);
-  // a block-indexed element is the block's position there.
-  std::vector<Chunk> build_chunks(const KernelCode& code, const InstrumentedKernel& instrumented,
-                                  const detail::ReservedSgprs& reserved,
-                                  const detail::PrologueInput& prologue,
-                                  const std::optional<KernelCalls>& calls,
-                                  const std::set<std::uint64_t>& relocated,
-                                  const std::vector<std::uint64_t>& blocks, std::uint64_t* points);
-  void load_probe_library();
-  const LoadedProbe& probe(const std::string& name) const;
+  // Probe calls: the spill area, the probes' stack and the VGPRs they need.
+  void reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& meta);
+
+  // ---- expand_points: the code each point inserts ----
+  void expand_points(KernelRewrite& k);
+  void expand_code(KernelRewrite& k, const KernelCode& code);
+  void expand_entry(Cursor& at);
+  void expand_instruction(Cursor& at, std::size_t index);
+  // The points before an instruction, and the call retargeting that goes with a call; returns
+  // the text of the call that replaces the original one, if any.
+  std::optional<std::string> expand_before(Cursor& at, std::size_t index);
+  std::string retarget_call(Cursor& at, const isa::Instruction& inst);
+  std::string translate_call(Cursor& at, const isa::Instruction& inst);
+  void correct_getpc(Cursor& at, const isa::Instruction& inst);
+  void expand_after(Cursor& at, std::size_t index);
+  // One point at one instruction: a snippet, or a probe call.
+  void insert(Cursor& at, const PointSpec& point, std::uint64_t element,
+              const isa::Instruction& inst, const isa::RegisterSet& live);
+  std::string increment(const KernelRewrite& k, const std::string& variable,
+                        std::uint64_t element) const;
+  std::string store(const KernelRewrite& k, const Snippet& snippet, std::uint64_t element,
+                    const isa::Instruction& inst) const;
+  void call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet live,
+                  const isa::Instruction& inst);
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
                                                            const InstrumentedKernel& instrumented,
                                                            const KernelCalls& calls,
                                                            const isa::Instruction& inst,
                                                            PointKind where, std::uint64_t point_id,
                                                            const std::string& context) const;
-  std::vector<std::uint8_t> assemble(const std::string& text) const {
-    return assembler_.assemble(text);
-  }
+  isa::RegisterSet live_before(Cursor& at, const isa::Instruction& inst);
+  isa::RegisterSet live_after(Cursor& at, const isa::Instruction& inst);
+  std::size_t instruction_index(Cursor& at, const isa::Instruction& inst);
+  // Pieces: the pending snippet text, and text that must be a piece of its own (a fixup
+  // refers to it).
+  static void flush(Cursor& at);
+  static std::size_t add_text(KernelRewrite& k, std::string text);
+
+  // ---- lay_out, link, emit_note ----
+  // The bytes of each source (assembly text, one instruction a line).
+  std::vector<std::vector<std::uint8_t>> encode(const std::vector<std::string>& sources);
+  LaidOut lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text);
+  void link(codeobj::CodeObject& output, std::vector<std::uint8_t> text,
+            const std::vector<LaidOut>& kernels);
+  std::vector<std::uint8_t> emit_note(const codeobj::CodeObject& output);
 
   // The whole input's functions and call graph, built on the first kernel that makes calls.
   const analysis::Program& program() {
@@ -304,6 +419,7 @@ class Engine {
 
   const codeobj::CodeObject& input_;
   const Plan& plan_;
+  const NegativeControls& controls_;
   std::optional<analysis::Program> program_;
   bool self_contained_ = false;  // the input imports no symbols (program() sets it)
   std::optional<analysis::Liveness> liveness_;
@@ -315,10 +431,50 @@ class Engine {
   // filled with call_targets_: relocated code maps their targets to the copies at run time.
   std::set<std::uint64_t> computed_calls_;
   std::vector<std::string> slots_;  // GOT slot i holds the address of slots_[i]
-  const RewriteOptions& options_;
+  // amdhsa.kernels by .name and .symbol (the first kernel that has it, as find_kernel answers).
+  std::unordered_map<std::string, std::size_t> metadata_index_;
+  RewriteResult result_;
   isa::Decoder decoder_;
   isa::Assembler assembler_;
+  // The bytes of every instruction line assembled so far (see encode).
+  struct LineHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view line) const {
+      return std::hash<std::string_view>{}(line);
+    }
+  };
+  std::unordered_map<std::string, std::vector<std::uint8_t>, LineHash, std::equal_to<>> lines_;
 };
+
+RewriteResult Engine::run() {
+  check_plan();
+  check_instruction_points();
+  if (plan_.has_calls()) load_probe_library();
+  codeobj::CodeObject output = input_.clone();
+  result_.note.tool = plan_.tool;
+  result_.note.original_sha256 = sha256_hex(input_.write());
+  result_.note.probe_library = plan_.probe_library;
+  for (std::size_t i = 0; i < output.metadata().kernel_count(); ++i) {
+    codeobj::KernelMetadata meta = output.metadata().kernel(i);
+    metadata_index_.emplace(meta.name(), i);
+    metadata_index_.emplace(meta.symbol(), i);
+  }
+
+  // Kernel by kernel, so that only one kernel's decoded code is held at a time.
+  std::vector<LaidOut> laid_out;
+  std::vector<std::uint8_t> text;
+  for (std::size_t kernel_index : selected_kernels()) {
+    KernelRewrite kernel = prepare_kernel(kernel_index, output);
+    expand_points(kernel);
+    laid_out.push_back(lay_out(kernel, text));
+    // Written now with the old entry; link points it at the copy.
+    output.set_descriptor(kernel_index, kernel.descriptor);
+    result_.note.kernels.push_back(std::move(kernel.instrumented));
+  }
+  link(output, std::move(text), laid_out);
+  result_.bytes = emit_note(output);
+  return std::move(result_);
+}
 
 std::vector<std::size_t> Engine::selected_kernels() const {
   const auto& kernels = input_.kernels();
@@ -689,409 +845,7 @@ ArenaLayout Engine::layout_for(const std::vector<std::uint64_t>& blocks,
   return layout;
 }
 
-std::vector<Chunk> Engine::build_chunks(
-    const KernelCode& code, const InstrumentedKernel& instrumented,
-    const detail::ReservedSgprs& reserved, const detail::PrologueInput& prologue,
-    const std::optional<KernelCalls>& calls, const std::set<std::uint64_t>& relocated,
-    const std::vector<std::uint64_t>& blocks, std::uint64_t* points) {
-  // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue
-  // left in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point
-  // (the last argument) does not matter, and without glc it returns nothing: no wait, and
-  // the kernel's own LGKM operations in flight are not waited for either.
-  auto increment = [&](const std::string& variable, std::uint64_t element, bool) {
-    const PlacedVariable* placed = instrumented.layout.find(variable);
-    const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
-    if (placed->variable.element_size != 8)
-      fail(input_.name(), "increment snippets need 8-byte elements ('" + variable + "' has " +
-                              std::to_string(placed->variable.element_size) + ")");
-    if (offset > kMaxSmemOffset)
-      fail(input_.name(), "kernel '" + instrumented.name + "': per-wave variable '" + variable +
-                              "' lies beyond the 1 MiB a scalar offset reaches");
-    auto pair = [](unsigned first) {
-      return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
-    };
-    return "s_atomic_add_x2 " + pair(reserved.one()) + ", " + pair(reserved.slot()) + ", " +
-           hex(offset) + "\n";
-  };
-  // Stores a uniform value into a per-wave variable's element with a scalar store (written back
-  // by the s_dcache_wb before s_endpgm); s_mov leaves SCC alone. Per-lane values have no single
-  // value to store: a probe call takes those.
-  auto store = [&](const Snippet& snippet, std::uint64_t element, const isa::Instruction& inst) {
-    const PlacedVariable* placed = instrumented.layout.find(snippet.variable);
-    const std::uint32_t size = placed->variable.element_size;
-    const std::uint64_t offset = placed->offset + element * size;
-    const std::string where = "kernel '" + instrumented.name + "', store into '" +
-                              snippet.variable + "' at " + hex(inst.address) + ": ";
-    if (size != 4 && size != 8)
-      fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
-    if (offset > kMaxSmemOffset)
-      fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
-    const unsigned t = reserved.temporary();
-    const Argument& value = *snippet.value;
-    std::string text;
-    auto immediate = [&](std::uint64_t number) {
-      text += "s_mov_b32 s" + std::to_string(t) + ", " + hex(number & 0xffffffff) + "\n";
-      text += "s_mov_b32 s" + std::to_string(t + 1) + ", " + hex(number >> 32) + "\n";
-    };
-    unsigned first = 0, last = 0;
-    switch (value.kind) {
-      case ArgumentKind::constant:
-        immediate(value.value);
-        break;
-      case ArgumentKind::point_id:
-        immediate(*points);
-        break;
-      case ArgumentKind::original_address:
-        immediate(inst.address);
-        break;
-      case ArgumentKind::exec:
-        text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
-        break;
-      case ArgumentKind::register_value:
-        // The register may still be on its way from memory (an s_load just before the point).
-        text += "s_waitcnt lgkmcnt(0)\n";
-        if (value.name == "exec") {
-          text += "s_mov_b64 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], exec\n";
-          break;
-        }
-        if (std::sscanf(value.name.c_str(), "s[%u:%u]", &first, &last) != 2) {
-          if (std::sscanf(value.name.c_str(), "s%u", &first) != 1)
-            fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
-                                    "original_address, exec or an SGPR ('" + value.name + "')");
-          last = first;
-        }
-        if (last >= kNumberedSgprs || last - first > 1)
-          fail(input_.name(), where + "register '" + value.name + "' is not s0..s101 or a pair");
-        text += "s_mov_b32 s" + std::to_string(t) + ", s" + std::to_string(first) + "\n";
-        text += "s_mov_b32 s" + std::to_string(t + 1) + ", " +
-                (last > first ? "s" + std::to_string(last) : std::string("0")) + "\n";
-        break;
-      default:
-        fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
-                                "original_address, exec or an SGPR");
-    }
-    const std::string slot =
-        "s[" + std::to_string(reserved.slot()) + ":" + std::to_string(reserved.slot() + 1) + "]";
-    text += size == 8
-                ? "s_store_dwordx2 s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "], " +
-                      slot + ", " + hex(offset) + "\n"
-                : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
-    // The next snippet may overwrite the data registers: let the store take them first.
-    text += "s_waitcnt lgkmcnt(0)\n";
-    return text;
-  };
-
-  // Probe calls: the envelope around each (call_envelope.h), with the registers live at the
-  // point from the analysis library's liveness.
-  auto append = [](Code& code, const std::vector<std::uint8_t>& bytes) {
-    code.bytes.insert(code.bytes.end(), bytes.begin(), bytes.end());
-  };
-  auto flush = [&](Code& code, std::string& text) {
-    if (text.empty()) return;
-    append(code, assemble(text));
-    text.clear();
-  };
-  // The analysis's view of this code (kernel or device function), for liveness at the points.
-  std::optional<std::size_t> analysed;
-  auto function_index = [&]() {
-    if (!analysed) {
-      const auto& functions = program().functions;
-      const auto found =
-          std::find_if(functions.begin(), functions.end(),
-                       [&](const analysis::Function& f) { return f.start == code.entry; });
-      if (found == functions.end())
-        fail(input_.name(),
-             code.label() + ": the analysis found no function at " + hex(code.entry));
-      analysed = static_cast<std::size_t>(found - functions.begin());
-    }
-    return *analysed;
-  };
-  auto instruction_index = [&](const isa::Instruction& inst) {
-    const analysis::Function& function = program().functions[function_index()];
-    const std::optional<std::size_t> index = function.instruction_index(inst.address);
-    if (!index)
-      fail(input_.name(), code.label() + ": the analysis does not reach " + hex(inst.address));
-    return *index;
-  };
-  auto live_before = [&](const isa::Instruction& inst) {
-    return liveness().live_before(function_index(), instruction_index(inst));
-  };
-  auto live_after = [&](const isa::Instruction& inst) {
-    return liveness().live_after(function_index(), instruction_index(inst));
-  };
-  auto call_probe = [&](Code& out, std::string& text, const PointSpec& point, isa::RegisterSet live,
-                        const isa::Instruction& inst) {
-    flush(out, text);
-    const LoadedProbe& target = probe(point.call->probe);
-    const std::string context = input_.name() + ": kernel '" + instrumented.name + "'" +
-                                (code.function ? ", function '" + code.name + "'" : std::string()) +
-                                ", " + to_string(point.where) + " point" + " at " +
-                                hex(inst.address) + ", probe '" + target.footprint.name + "'";
-    detail::EnvelopeInput in;
-    in.target = input_.target();
-    in.reserved = reserved;
-    in.call = calls->sgprs;
-    in.clobbers = target.clobbers;
-    if (code.function) {
-      // Inside a device function the ABI's registers are live whatever the analysis says: its
-      // return address s[30:31], the stack pointer s32 and the frame pointer s33 belong to the
-      // caller's view of the call, and the envelope puts its spill area and the probe's stack
-      // above the function's own stack pointer (call_envelope.h: stack_relative).
-      for (unsigned reg = 30; reg <= 33; ++reg) live.sgpr[reg] = true;
-      in.stack_relative = true;
-    } else if (!relocated.empty()) {
-      // The relocated functions' points spill above s32, so the kernel's s32 must keep its
-      // value across a probe call even where the kernel itself no longer reads it.
-      live.sgpr[kStackPointer] = true;
-    }
-    in.live = live;
-    in.args =
-        envelope_arguments(*point.call, instrumented, *calls, inst, point.where, *points, context);
-    in.uniform = point.call->uniform;
-    in.spill_base = calls->spill_base;
-    in.stack_base = calls->stack_base;
-    in.skip_one_restore = options_.test_skip_envelope_restore;
-    in.misdecode_swizzle = options_.test_misdecode_swizzle;
-    const detail::Envelope envelope = detail::call_envelope(in, context);
-    if (envelope.spill_bytes > calls->stack_base - calls->spill_base)
-      fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
-                        " bytes per lane) outgrew the room reserved for it");
-    append(out, assemble(envelope.before));
-    out.got.push_back({out.bytes.size(), target.slot});
-    const std::string lo = "s" + std::to_string(envelope.target_pair);
-    const std::string hi = "s" + std::to_string(envelope.target_pair + 1);
-    append(out, assemble("s_getpc_b64 s[" + std::to_string(envelope.target_pair) + ":" +
-                         std::to_string(envelope.target_pair + 1) + "]\ns_add_u32 " + lo + ", " +
-                         lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"));
-    append(out, assemble(envelope.after));
-    ++*points;
-  };
-  // A point's snippet or probe call, into `out` / `text`, with the registers live there.
-  auto expand = [&](Code& out, std::string& text, const PointSpec& point, std::uint64_t element,
-                    const isa::Instruction& inst, bool scc_live, const isa::RegisterSet& live) {
-    if (point.snippet) {
-      text += point.snippet->op == SnippetOp::store
-                  ? store(*point.snippet, element, inst)
-                  : increment(point.snippet->variable, element, scc_live);
-      ++*points;
-    } else {
-      call_probe(out, text, point, live, inst);
-    }
-  };
-
-  const std::set<std::uint64_t> leaders(code.leaders.begin(), code.leaders.end());
-  std::map<std::uint64_t, std::size_t> block_index;
-  for (std::size_t i = 0; i < blocks.size(); ++i) block_index[blocks[i]] = i;
-
-  // The entry chunk: a kernel's prologue and kernel_entry points, a device function's
-  // function_entry points. Branches back to the first block skip it (run() maps block starts
-  // past it), so it runs once per kernel launch or per call.
-  std::vector<Chunk> chunks;
-  Code entry;
-  std::string entry_text = code.function ? std::string() : detail::entry_prologue(prologue);
-  if (!code.function && calls && !relocated.empty()) {
-    // Probe calls inside device functions put their spill area at the function's s32. A kernel
-    // whose callees use no stack never sets s32: start it at the spill area, which lies above
-    // the kernel's own private segment (the kernel's own code may still set it lower).
-    const std::uint64_t lanes = input_.target().has_architected_flat_scratch() ? 1 : 64;
-    entry_text += "s_mov_b32 s" + std::to_string(kStackPointer) + ", " +
-                  hex(calls->spill_base * lanes) + "\n";
-  }
-  const PointKind entry_kind = code.function ? PointKind::function_entry : PointKind::kernel_entry;
-  for (const PointSpec& point : plan_.points) {
-    if (point.where != entry_kind) continue;
-    // The point stands for the first instruction (its original_address); SCC is dead at a
-    // kernel's entry, and across a call the ABI does not preserve it.
-    const isa::Instruction& first = code.instructions.front();
-    expand(entry, entry_text, point, 0, first, false,
-           point.call ? live_before(first) : isa::RegisterSet{});
-  }
-  flush(entry, entry_text);
-  chunks.push_back({Chunk::Kind::prologue,
-                    std::move(entry.bytes),
-                    nullptr,
-                    false,
-                    0,
-                    std::move(entry.got),
-                    {},
-                    {}});
-
-  auto at_address = [](const PointSpec& point, const isa::Instruction& inst) {
-    return std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
-           point.addresses.end();
-  };
-  for (std::size_t index = 0; index < code.instructions.size(); ++index) {
-    const isa::Instruction& inst = code.instructions[index];
-    Code before_code;
-    std::string before;
-    const bool reachable = code.reachable.count(inst.address) != 0;
-    for (const PointSpec& point : plan_.points) {
-      if (!reachable) break;
-      bool here = false;
-      std::uint64_t element = 0;
-      switch (point.where) {
-        // Blocks, memory instructions and calls (call_site, and call_return below) are
-        // instrumented in the kernel and in the device functions relocated with it, so a
-        // recursive function's calls are too; a function takes function_entry /
-        // function_return points of its own.
-        case PointKind::block_entry:
-          if (leaders.count(inst.address)) {
-            here = true;
-            if (point.snippet && point.snippet->indexed_by_block)
-              element = block_index.at(inst.address);
-          }
-          break;
-        case PointKind::kernel_exit:
-          here = inst.flow == isa::ControlFlow::end_program;
-          break;
-        case PointKind::before_instruction:
-          here = at_address(point, inst);
-          break;
-        case PointKind::memory: {
-          const std::optional<MemoryKind> kind = memory_kind_of(inst.memory);
-          here = kind && (point.memory_kinds.empty() ||
-                          std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
-                              point.memory_kinds.end());
-          break;
-        }
-        case PointKind::call_site:
-          here = inst.flow == isa::ControlFlow::call;
-          break;
-        case PointKind::function_return:
-          here = code.function && is_return(inst);
-          break;
-        default:
-          break;
-      }
-      if (!here) continue;
-      expand(before_code, before, point, element, inst, scc_live_before(code, index),
-             point.call ? live_before(inst) : isa::RegisterSet{});
-    }
-    // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
-    // written back; do that before the wave ends (rewriting.md §8).
-    if (inst.flow == isa::ControlFlow::end_program) before += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
-
-    Chunk copy{Chunk::Kind::instruction,
-               {inst.bytes().begin(), inst.bytes().end()},
-               &inst,
-               false,
-               0,
-               {},
-               {},
-               {}};
-    if (reachable && inst.flow == isa::ControlFlow::call) {
-      // A call to a device function relocated with this kernel goes to the copy: the target
-      // pair (which the s_getpc_b64 correction makes the original entry) plus the distance,
-      // in the reserved temporary pair so that the code's own pair keeps its value, SCC kept.
-      const auto target = call_targets_.find(inst.address);
-      if (target != call_targets_.end() && relocated.count(target->second)) {
-        flush(before_code, before);
-        unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
-        while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
-        const unsigned t = reserved.temporary();
-        const std::string scc = "s" + std::to_string(reserved.scc_save());
-        before_code.calls.push_back({before_code.bytes.size(), target->second});
-        append(before_code,
-               assemble("s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 s" + std::to_string(t) + ", s" +
-                        std::to_string(pair) + ", 0x12345678\ns_addc_u32 s" +
-                        std::to_string(t + 1) + ", s" + std::to_string(pair + 1) +
-                        ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n"));
-        copy.bytes = assemble("s_swappc_b64 s[30:31], s[" + std::to_string(t) + ":" +
-                              std::to_string(t + 1) + "]\n");
-      } else if (computed_calls_.count(inst.address) && !options_.test_skip_call_translation) {
-        // A target computed at run time (unoptimised code reloads it from a spill) is the
-        // original run-time address of the callee, since relocated s_getpc_b64 results are
-        // corrected to the original PC. Compare it with each relocated function's original
-        // address, computed PC-relatively, and on a match call the copy instead; anything else
-        // (only a non-function address can be left: every device function of a self-contained
-        // object is relocated) is called unchanged, as the original would. The result goes to
-        // the reserved temporary pair, so that the code's own pair keeps its value; SCC kept.
-        flush(before_code, before);
-        unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
-        while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
-        auto spair = [](unsigned first) {
-          return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
-        };
-        auto sreg = [](unsigned number) { return "s" + std::to_string(number); };
-        const unsigned t = reserved.temporary();
-        const unsigned original = reserved.translation();
-        const unsigned copy_entry = reserved.translation() + 2;
-        const std::string scc = sreg(reserved.scc_save());
-        append(before_code, assemble("s_cselect_b32 " + scc + ", 1, 0\ns_mov_b64 " + spair(t) +
-                                     ", " + spair(pair) + "\n"));
-        for (std::uint64_t callee : relocated) {
-          before_code.translations.push_back({before_code.bytes.size(), callee});
-          append(
-              before_code,
-              assemble("s_getpc_b64 " + spair(original) + "\ns_add_u32 " + sreg(original) + ", " +
-                       sreg(original) + ", 0x12345678\ns_addc_u32 " + sreg(original + 1) + ", " +
-                       sreg(original + 1) + ", 0x12345678\ns_add_u32 " + sreg(copy_entry) + ", " +
-                       sreg(original) + ", 0x12345678\ns_addc_u32 " + sreg(copy_entry + 1) + ", " +
-                       sreg(original + 1) + ", 0x12345678\ns_cmp_eq_u64 " + spair(original) + ", " +
-                       spair(pair) + "\ns_cselect_b64 " + spair(t) + ", " + spair(copy_entry) +
-                       ", " + spair(t) + "\n"));
-        }
-        append(before_code, assemble("s_cmp_lg_u32 " + scc + ", 0\n"));
-        copy.bytes = assemble("s_swappc_b64 s[30:31], " + spair(t) + "\n");
-      }
-    }
-    flush(before_code, before);
-    if (!before_code.empty())
-      chunks.push_back({Chunk::Kind::code, std::move(before_code.bytes), nullptr, false, 0,
-                        std::move(before_code.got), std::move(before_code.calls),
-                        std::move(before_code.translations)});
-
-    if (inst.mnemonic == "s_getpc_b64") {
-      // The code after it must still see the original PC: add (original - new) to the pair,
-      // keeping SCC. The literals are patched once the new address is known.
-      unsigned pair = 0;
-      while (pair < kNumberedSgprs && !inst.writes.sgpr[pair]) ++pair;
-      const std::string lo = "s" + std::to_string(pair), hi = "s" + std::to_string(pair + 1);
-      const std::string scc = "s" + std::to_string(reserved.scc_save());
-      const std::vector<std::uint8_t> fix =
-          assemble("s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
-                   ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\ns_cmp_lg_u32 " +
-                   scc + ", 0\n");
-      copy.bytes.insert(copy.bytes.end(), fix.begin(), fix.end());
-      copy.getpc = true;
-    }
-    // Code after the instruction, in its own chunk so that a branch to the next block does not
-    // run it: call_return points where the callee returns to, then after_instruction points.
-    Code after;
-    std::string text;
-    if (reachable && inst.flow == isa::ControlFlow::call)
-      for (const PointSpec& point : plan_.points)
-        if (point.where == PointKind::call_return)
-          call_probe(after, text, point, live_after(inst), inst);
-    for (const PointSpec& point : plan_.points) {
-      if (!reachable || point.where != PointKind::after_instruction || !at_address(point, inst))
-        continue;
-      if (inst.flow != isa::ControlFlow::none && inst.flow != isa::ControlFlow::call)
-        fail(input_.name(), "kernel '" + instrumented.name + "'" +
-                                (code.function ? ", function '" + code.name + "'" : "") +
-                                ": after_instruction point at " + hex(inst.address) + " (" +
-                                inst.text +
-                                "): control does not fall through to after a branch, a return "
-                                "or s_endpgm; use before_instruction, or points at the targets");
-      // SCC as the original leaves it: a snippet keeps it (increments) or does not touch it.
-      expand(after, text, point, 0, inst, scc_live_before(code, index + 1),
-             point.call ? live_after(inst) : isa::RegisterSet{});
-    }
-    flush(after, text);
-    for (GotFixup fix : after.got) {
-      fix.at += copy.bytes.size();
-      copy.got.push_back(fix);
-    }
-    copy.bytes.insert(copy.bytes.end(), after.bytes.begin(), after.bytes.end());
-    chunks.push_back(std::move(copy));
-  }
-  return chunks;
-}
-
-RewriteResult Engine::run() {
-  check_plan();
-  // An instruction point names an original address: one that starts no instruction of any
-  // kernel or device function is a mistake, not a point that never runs.
+void Engine::check_instruction_points() {
   for (const PointSpec& point : plan_.points)
     for (std::uint64_t address : point.addresses) {
       const analysis::Function* function = program().function_containing(address);
@@ -1099,451 +853,909 @@ RewriteResult Engine::run() {
         fail(input_.name(), to_string(point.where) + " point at " + hex(address) +
                                 ": no instruction of a kernel or device function starts there");
     }
-  if (plan_.has_calls()) load_probe_library();
+}
+
+KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObject& output) {
   const codeobj::Target& target = input_.target();
-  // The model is move-only: the output starts as a fresh parse of the input's bytes.
-  const std::vector<std::uint8_t> original_bytes = input_.write();
-  codeobj::CodeObject output = codeobj::CodeObject::parse(original_bytes, input_.name());
-  RewriteResult result;
-  result.note.tool = plan_.tool;
-  result.note.original_sha256 = sha256_hex(original_bytes);
-  result.note.probe_library = plan_.probe_library;
+  KernelRewrite k;
+  k.code = decode_kernel(input_, decoder_, kernel_index);
+  const codeobj::Kernel& kernel = *k.code.kernel;
+  const codeobj::KernelDescriptor& kd = kernel.descriptor;
+  const auto found = metadata_index_.find(kernel.name);
+  if (found == metadata_index_.end())
+    fail(input_.name(), "kernel '" + kernel.name + "' is not in the metadata note");
+  codeobj::KernelMetadata meta = output.metadata().kernel(found->second);
 
-  struct Placed {
-    KernelCode code;
-    std::vector<Chunk> chunks;
-    std::uint64_t start = 0;  // offset of the kernel's new entry in the section
-    // The device functions relocated with this kernel: one copy per kernel, since the copy
-    // uses the kernel's reserved SGPRs and arena layout.
-    struct Function {
-      KernelCode code;
-      std::vector<Chunk> chunks;
-      std::uint64_t start = 0;
-    };
-    std::vector<Function> functions;
-  };
-  std::vector<Placed> placed;
-  std::vector<std::uint8_t> text;
+  InstrumentedKernel& instrumented = k.instrumented;
+  instrumented.name = kernel.name;
+  instrumented.descriptor_symbol = kernel.descriptor_symbol;
+  const std::uint64_t old_kernarg = meta.kernarg_segment_size();
+  instrumented.arena_arg_offset = (old_kernarg + 7) / 8 * 8;
 
-  for (std::size_t kernel_index : selected_kernels()) {
-    Placed p;
-    p.code = decode_kernel(input_, decoder_, kernel_index);
-    const codeobj::Kernel& kernel = *p.code.kernel;
-    codeobj::KernelDescriptor kd = kernel.descriptor;
-    std::optional<codeobj::KernelMetadata> meta = output.metadata().find_kernel(kernel.name);
-    if (!meta) fail(input_.name(), "kernel '" + kernel.name + "' is not in the metadata note");
+  // The entry SGPRs: what the original expects, and what the instrumented kernel launches
+  // with (dispatch and kernarg pointers, all three workgroup ids, all three work-item ids).
+  detail::PrologueInput& prologue = k.prologue;
+  prologue.target = target;
+  prologue.original = detail::entry_sgprs(kd, target, kernel.name);
+  prologue.original_vgpr_workitem_id = kd.enable_vgpr_workitem_id();
+  codeobj::KernelDescriptor& new_kd = k.descriptor;
+  new_kd = kd;
+  new_kd.set_enable_sgpr_dispatch_ptr(true);
+  new_kd.set_enable_sgpr_kernarg_segment_ptr(true);
+  new_kd.set_enable_sgpr_workgroup_id_x(true);
+  new_kd.set_enable_sgpr_workgroup_id_y(true);
+  new_kd.set_enable_sgpr_workgroup_id_z(true);
+  new_kd.set_enable_vgpr_workitem_id(2);
+  // Probe calls spill to scratch and give the probes a stack there: the private segment is
+  // enabled, with (gfx908/gfx90a) the scratch buffer resource the probes address it through.
+  const bool probe_calls = plan_.has_calls();
+  const bool buffer_scratch = !target.has_architected_flat_scratch();
+  const bool adds_scratch_resource =
+      probe_calls && buffer_scratch && !kd.enable_sgpr_private_segment_buffer();
+  if (probe_calls) {
+    new_kd.set_enable_private_segment(true);
+    if (buffer_scratch) new_kd.set_enable_sgpr_private_segment_buffer(true);
+  }
+  unsigned user = 0;
+  for (const EntrySgpr& e : prologue.original)
+    if (e.value < EntryValue::workgroup_id_x) user += e.count;
+  user += (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) + (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2) +
+          (adds_scratch_resource ? 4 : 0);
+  if (user > 16)
+    fail(input_.name(), "kernel '" + kernel.name + "': no room for the user SGPRs the " +
+                            "instrumentation adds (" + std::to_string(user) + " > 16)");
+  new_kd.set_user_sgpr_count(user);
+  prologue.launched = detail::entry_sgprs(new_kd, target, kernel.name);
 
-    InstrumentedKernel instrumented;
-    instrumented.name = kernel.name;
-    instrumented.descriptor_symbol = kernel.descriptor_symbol;
-    const std::uint64_t old_kernarg = meta->kernarg_segment_size();
-    instrumented.arena_arg_offset = (old_kernarg + 7) / 8 * 8;
+  // Reserved SGPRs: above every SGPR the kernel touches and every SGPR the hardware
+  // initialises, so that neither the original code nor the launch overwrites them.
+  std::bitset<128> touched;
+  bool makes_calls = false;
+  for (std::size_t i = 0; i < k.code.instructions.size(); ++i) {
+    const isa::Instruction& inst = k.code.instructions[i];
+    touched |= inst.reads.sgpr | inst.writes.sgpr;
+    makes_calls = makes_calls || (inst.flow == isa::ControlFlow::call && k.code.reachable[i]);
+  }
+  unsigned highest = 0;
+  for (unsigned s = 0; s < kNumberedSgprs; ++s)
+    if (touched[s]) highest = s + 1;
+  for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
+  // The callees run at their original addresses, uninstrumented: the block must also lie
+  // above every SGPR they (and what they call) touch.
+  detail::CalleeFootprint callees;
+  k.blocks = k.code.leaders;
+  if (makes_calls) {
+    const analysis::Program& analysed = program();
+    callees = detail::callee_footprint(analysed, self_contained_, kernel.entry_address, kernel.name,
+                                       input_.name());
+    for (unsigned s = 0; s < kNumberedSgprs; ++s)
+      if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
+    relocate_callees(k, callees);
+  }
+  for (std::size_t i = 0; i < k.blocks.size(); ++i) k.block_index[k.blocks[i]] = i;
+  std::vector<std::uint64_t> call_sites = call_sites_of(k.code);
+  for (const KernelCode& function : k.functions) {
+    const std::vector<std::uint64_t> sites = call_sites_of(function);
+    call_sites.insert(call_sites.end(), sites.begin(), sites.end());
+  }
+  instrumented.layout = layout_for(k.blocks, call_sites);
+  // Likewise the probes (their transitive footprint, from the library's note)
+  // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
+  for (const auto& [name, loaded] : probes_)
+    highest = std::max(highest, loaded.footprint.sgpr_count);
+  if (probe_calls) highest = std::max(highest, kStackPointer + 1);
+  k.reserved = detail::ReservedSgprs{(highest + 3) / 4 * 4};
+  const unsigned reserved_end = k.reserved.base + detail::ReservedSgprs::kCount +
+                                (probe_calls ? detail::CallSgprs::kCount : 0);
+  if (reserved_end > kNumberedSgprs)
+    fail(input_.name(),
+         "kernel '" + kernel.name + "' " +
+             (makes_calls || probe_calls ? "with its callees and probes uses" : "uses") +
+             " SGPRs up to s" + std::to_string(highest - 1) + ": no room for the " +
+             std::to_string(reserved_end - k.reserved.base) +
+             " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
+  prologue.reserved = k.reserved;
+  prologue.arena_arg_offset = instrumented.arena_arg_offset;
+  prologue.stride = instrumented.layout.stride();
+  prologue.skip_sgpr_moves = controls_.test_skip_prologue_sgpr_moves;
 
-    // The entry SGPRs: what the original expects, and what the instrumented kernel launches
-    // with (dispatch and kernarg pointers, all three workgroup ids, all three work-item ids).
-    detail::PrologueInput prologue;
-    prologue.target = target;
-    prologue.original = detail::entry_sgprs(kd, target, kernel.name);
-    prologue.original_vgpr_workitem_id = kd.enable_vgpr_workitem_id();
-    codeobj::KernelDescriptor new_kd = kd;
-    new_kd.set_enable_sgpr_dispatch_ptr(true);
-    new_kd.set_enable_sgpr_kernarg_segment_ptr(true);
-    new_kd.set_enable_sgpr_workgroup_id_x(true);
-    new_kd.set_enable_sgpr_workgroup_id_y(true);
-    new_kd.set_enable_sgpr_workgroup_id_z(true);
-    new_kd.set_enable_vgpr_workitem_id(2);
-    // Probe calls spill to scratch and give the probes a stack there: the private segment is
-    // enabled, with (gfx908/gfx90a) the scratch buffer resource the probes address it through.
-    const bool probe_calls = plan_.has_calls();
-    const bool buffer_scratch = !target.has_architected_flat_scratch();
-    const bool adds_scratch_resource =
-        probe_calls && buffer_scratch && !kd.enable_sgpr_private_segment_buffer();
-    if (probe_calls) {
-      new_kd.set_enable_private_segment(true);
-      if (buffer_scratch) new_kd.set_enable_sgpr_private_segment_buffer(true);
-    }
-    unsigned user = 0;
-    for (const EntrySgpr& e : prologue.original)
-      if (e.value < EntryValue::workgroup_id_x) user += e.count;
-    user += (kd.enable_sgpr_dispatch_ptr() ? 0 : 2) +
-            (kd.enable_sgpr_kernarg_segment_ptr() ? 0 : 2) + (adds_scratch_resource ? 4 : 0);
-    if (user > 16)
-      fail(input_.name(), "kernel '" + kernel.name + "': no room for the user SGPRs the " +
-                              "instrumentation adds (" + std::to_string(user) + " > 16)");
-    new_kd.set_user_sgpr_count(user);
-    prologue.launched = detail::entry_sgprs(new_kd, target, kernel.name);
-
-    // Reserved SGPRs: above every SGPR the kernel touches and every SGPR the hardware
-    // initialises, so that neither the original code nor the launch overwrites them.
-    unsigned highest = 0;
-    for (const isa::Instruction& inst : p.code.instructions) {
-      const isa::RegisterSet used = inst.reads | inst.writes;
-      for (unsigned s = 0; s < kNumberedSgprs; ++s)
-        if (used.sgpr[s]) highest = std::max(highest, s + 1);
-    }
-    for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
-    // The callees run at their original addresses, uninstrumented: the block must also lie
-    // above every SGPR they (and what they call) touch.
-    const bool makes_calls = std::any_of(
-        p.code.instructions.begin(), p.code.instructions.end(), [&](const isa::Instruction& i) {
-          return i.flow == isa::ControlFlow::call && p.code.reachable.count(i.address);
-        });
-    detail::CalleeFootprint callees;
-    if (makes_calls) {
-      const analysis::Program& analysed = program();
-      callees = detail::callee_footprint(analysed, self_contained_, kernel.entry_address,
-                                         kernel.name, input_.name());
-      for (unsigned s = 0; s < kNumberedSgprs; ++s)
-        if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
-    }
-    // Points that can lie in device functions relocate every function the kernel reaches, with
-    // the kernel (rewriting.md §3): block, memory and call points apply to the callees' code
-    // too, so that a block counter or trace sees every block the kernel's waves run, and a
-    // call-return capture every call they make (a recursion's included). Their calls are
-    // retargeted to the copies; the originals stay intact for callers that are not relocated
-    // (docs/rewrite.md says why).
-    const bool points_in_functions =
-        std::any_of(plan_.points.begin(), plan_.points.end(), [](const PointSpec& point) {
-          return point.where == PointKind::function_entry ||
-                 point.where == PointKind::function_return ||
-                 point.where == PointKind::before_instruction ||
-                 point.where == PointKind::after_instruction ||
-                 point.where == PointKind::block_entry || point.where == PointKind::memory ||
-                 point.where == PointKind::call_site || point.where == PointKind::call_return;
-        });
-    std::set<std::uint64_t> relocated;
-    if (makes_calls && points_in_functions) {
-      // Relocated code reaches the instrumented copies by retargeting each call's resolved
-      // target, and by translating a target computed at run time (build_chunks). Such a call
-      // reaches every device function of the object (callee_footprint), so all are relocated;
-      // an object that imports symbols has been refused there already.
-      if (call_targets_.empty() && computed_calls_.empty())
-        for (const analysis::Function& function : program().functions)
-          for (const analysis::CallSite& call : function.calls) {
-            if (call.resolution == analysis::CallSite::Resolution::pc_relative && call.target)
-              call_targets_[call.address] = *call.target;
-            else if (call.resolution == analysis::CallSite::Resolution::unresolved)
-              computed_calls_.insert(call.address);
-          }
-      for (std::uint64_t entry : callees.callees) {
-        const analysis::Function* function = program().function_containing(entry);
-        KernelCode code;
-        code.kernel = &kernel;
-        code.kernel_index = kernel_index;
-        code.function = true;
-        code.name = function && function->start == entry ? function->name : hex(entry);
-        code.entry = entry;
-        try {
-          p.functions.push_back({decode_code(input_, decoder_, std::move(code)), {}, 0});
-        } catch (const Error& error) {
-          fail(input_.name(), "kernel '" + kernel.name + "' reaches a device function that " +
-                                  "cannot be relocated: " + error.what());
-        }
-        relocated.insert(entry);
-      }
-    }
-    // Block keys: the kernel's blocks, then each relocated function's, by entry address.
-    std::vector<std::uint64_t> blocks = p.code.leaders;
-    for (const Placed::Function& function : p.functions)
-      blocks.insert(blocks.end(), function.code.leaders.begin(), function.code.leaders.end());
-    std::vector<std::uint64_t> call_sites = call_sites_of(p.code);
-    for (const Placed::Function& function : p.functions) {
-      const std::vector<std::uint64_t> sites = call_sites_of(function.code);
-      call_sites.insert(call_sites.end(), sites.begin(), sites.end());
-    }
-    instrumented.layout = layout_for(blocks, call_sites);
-    // Likewise the probes (their transitive footprint, from the library's note)
-    // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
-    for (const auto& [name, loaded] : probes_)
-      highest = std::max(highest, loaded.footprint.sgpr_count);
-    if (probe_calls) highest = std::max(highest, kStackPointer + 1);
-    detail::ReservedSgprs reserved{(highest + 3) / 4 * 4};
-    const unsigned reserved_end = reserved.base + detail::ReservedSgprs::kCount +
-                                  (probe_calls ? detail::CallSgprs::kCount : 0);
-    if (reserved_end > kNumberedSgprs)
-      fail(input_.name(),
-           "kernel '" + kernel.name + "' " +
-               (makes_calls || probe_calls ? "with its callees and probes uses" : "uses") +
-               " SGPRs up to s" + std::to_string(highest - 1) + ": no room for the " +
-               std::to_string(reserved_end - reserved.base) +
-               " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
-    prologue.reserved = reserved;
-    prologue.arena_arg_offset = instrumented.arena_arg_offset;
-    prologue.stride = instrumented.layout.stride();
-    prologue.skip_sgpr_moves = options_.test_skip_prologue_sgpr_moves;
-
-    std::optional<KernelCalls> calls;
-    if (probe_calls) {
-      calls.emplace();
-      calls->sgprs.base = reserved.base + detail::ReservedSgprs::kCount;
-      calls->call_sites = call_sites;
-      if (buffer_scratch) {
-        // The wave's scratch resource, saved before the prologue's moves can overwrite it: the
-        // launch's V# with this wave's offset added to its base, as compiled kernels do.
-        const EntrySgpr* resource =
-            detail::find_entry(prologue.launched, EntryValue::private_segment_buffer);
-        const EntrySgpr* offset =
-            detail::find_entry(prologue.launched, EntryValue::private_segment_wave_offset);
-        const unsigned r = calls->sgprs.scratch_resource();
-        prologue.save_before_moves =
-            "s_mov_b64 s[" + std::to_string(r) + ":" + std::to_string(r + 1) + "], s[" +
-            std::to_string(resource->first) + ":" + std::to_string(resource->first + 1) +
-            "]\ns_mov_b64 s[" + std::to_string(r + 2) + ":" + std::to_string(r + 3) + "], s[" +
-            std::to_string(resource->first + 2) + ":" + std::to_string(resource->first + 3) +
-            "]\ns_add_u32 s" + std::to_string(r) + ", s" + std::to_string(r) + ", s" +
-            std::to_string(offset->first) + "\ns_addc_u32 s" + std::to_string(r + 1) + ", s" +
-            std::to_string(r + 1) + ", 0\n";
-      }
-      // The private segment: the kernel's own, then the spill area, then the probes' stack.
-      // The spill area holds at most every VGPR a probe or the envelope writes, plus the two
-      // VGPRs the SGPRs are spilled through.
-      unsigned vgprs_needed = 0;
-      std::uint64_t probe_stack = 0;
-      for (const PointSpec& point : plan_.points) {
-        if (!point.call) continue;
-        const LoadedProbe& loaded = probe(point.call->probe);
-        unsigned dwords = 2;
-        for (const Argument& argument : point.call->args)
-          dwords += argument.kind == ArgumentKind::constant ||
-                            argument.kind == ArgumentKind::point_id ||
-                            argument.kind == ArgumentKind::return_value
-                        ? 1
-                        : 2;
-        vgprs_needed = std::max({vgprs_needed, loaded.footprint.vgpr_count, dwords + 2});
-        probe_stack = std::max(probe_stack, loaded.footprint.scratch_bytes);
-      }
-      auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
-      calls->spill_base = align16(kd.private_segment_fixed_size);
-      calls->stack_base = align16(calls->spill_base + 4 * (vgprs_needed + 2));
-      // Inside relocated functions the spill area and the probe's stack lie spill_base above
-      // s32 (call_envelope.h: stack_relative), and s32 reaches the kernel's own private segment
-      // on its deepest static call chain: room for that once more.
-      const std::uint64_t function_stack = relocated.empty() ? 0 : calls->spill_base;
-      new_kd.private_segment_fixed_size =
-          static_cast<std::uint32_t>(align16(function_stack + calls->stack_base + probe_stack));
-      meta->set_private_segment_fixed_size(new_kd.private_segment_fixed_size);
-      // VGPRs: the probes' and the envelope's; on the unified file of gfx90a/gfx942 the
-      // accumulation registers start at ACCUM_OFFSET, which must stay above them.
-      if (new_kd.vgpr_grant(target) < vgprs_needed) {
-        codeobj::KernelDescriptor unit = new_kd;
-        unit.set_granulated_workitem_vgpr_count(0);
-        const unsigned granule = unit.vgpr_grant(target);
-        new_kd.set_granulated_workitem_vgpr_count((vgprs_needed + granule - 1) / granule - 1);
-      }
-      if (target.has_unified_vgpr_file() && new_kd.accum_offset() < vgprs_needed) {
-        if (meta->agpr_count() != 0)
-          fail(input_.name(), "kernel '" + kernel.name + "' keeps AGPRs from v" +
-                                  std::to_string(new_kd.accum_offset()) + " on: no room for the " +
-                                  std::to_string(vgprs_needed) + " VGPRs its probe calls need");
-        new_kd.set_accum_offset_field((vgprs_needed + 3) / 4 - 1);
-      }
-      meta->set_vgpr_count(std::max<std::uint64_t>(meta->vgpr_count(), vgprs_needed));
-    }
-
-    // Grants: SGPRs up to the reserved block(s) plus the special registers; VGPRs for v0..v2.
-    const unsigned sgprs = reserved_end + kSpecialSgprs;
-    if (kd.sgpr_grant() < sgprs) new_kd.set_granulated_wavefront_sgpr_count((sgprs + 7) / 8 - 1);
-    if (!target.has_packed_work_item_ids() && kd.vgpr_grant(target) < 3)
-      fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
-    new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
-
-    p.chunks = build_chunks(p.code, instrumented, reserved, prologue, calls, relocated, blocks,
-                            &result.points_instrumented);
-    for (Placed::Function& function : p.functions)
-      function.chunks = build_chunks(function.code, instrumented, reserved, prologue, calls,
-                                     relocated, blocks, &result.points_instrumented);
-
-    // Lay the kernel out: entries are 256-byte aligned.
-    while (text.size() % 256) {
-      const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
-      text.insert(text.end(), nop, nop + 4);
-    }
-    p.start = text.size();
-    for (Chunk& chunk : p.chunks) {
-      chunk.offset = text.size();
-      text.insert(text.end(), chunk.bytes.begin(), chunk.bytes.end());
-      if (chunk.kind == Chunk::Kind::instruction) ++result.instructions_relocated;
-    }
-    for (Placed::Function& function : p.functions) {
-      function.start = text.size();
-      for (Chunk& chunk : function.chunks) {
-        chunk.offset = text.size();
-        text.insert(text.end(), chunk.bytes.begin(), chunk.bytes.end());
-        if (chunk.kind == Chunk::Kind::instruction) ++result.instructions_relocated;
-      }
-    }
-
-    // Descriptor and note in agreement (rewriting.md §6).
-    meta->set_kernarg_segment_size(new_kd.kernarg_size);
-    meta->set_sgpr_count(std::max<std::uint64_t>(meta->sgpr_count(), sgprs));
-    codeobj::KernelArg arena_arg;
-    arena_arg.name = "__wavekit_arena";
-    arena_arg.offset = instrumented.arena_arg_offset;
-    arena_arg.size = 8;
-    // Hidden (AMDGPUUsage's hidden_none: the runtime leaves it alone): a launcher writes the
-    // arena's address there, and runtimes that map explicit arguments to the program's own
-    // (HIP's kernelParams) do not look for one more.
-    arena_arg.value_kind = "hidden_none";
-    meta->add_arg(arena_arg);
-    placed.push_back(std::move(p));
-    result.note.kernels.push_back(std::move(instrumented));
-    // The descriptor is written once the section address is known.
-    output.set_descriptor(kernel_index, new_kd);
+  if (probe_calls) {
+    k.calls.emplace();
+    k.calls->sgprs.base = k.reserved.base + detail::ReservedSgprs::kCount;
+    k.calls->call_sites = call_sites;
+    reserve_for_probe_calls(k, meta);
   }
 
+  // Grants: SGPRs up to the reserved block(s) plus the special registers; VGPRs for v0..v2.
+  const unsigned sgprs = reserved_end + kSpecialSgprs;
+  if (kd.sgpr_grant() < sgprs) new_kd.set_granulated_wavefront_sgpr_count((sgprs + 7) / 8 - 1);
+  if (!target.has_packed_work_item_ids() && kd.vgpr_grant(target) < 3)
+    fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");
+  new_kd.kernarg_size = static_cast<std::uint32_t>(instrumented.arena_arg_offset + 8);
+
+  // Descriptor and note in agreement (rewriting.md §6).
+  meta.set_kernarg_segment_size(new_kd.kernarg_size);
+  meta.set_sgpr_count(std::max<std::uint64_t>(meta.sgpr_count(), sgprs));
+  codeobj::KernelArg arena_arg;
+  arena_arg.name = "__wavekit_arena";
+  arena_arg.offset = instrumented.arena_arg_offset;
+  arena_arg.size = 8;
+  // Hidden (AMDGPUUsage's hidden_none: the runtime leaves it alone): a launcher writes the
+  // arena's address there, and runtimes that map explicit arguments to the program's own
+  // (HIP's kernelParams) do not look for one more.
+  arena_arg.value_kind = "hidden_none";
+  meta.add_arg(arena_arg);
+  return k;
+}
+
+void Engine::relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& callees) {
+  const codeobj::Kernel& kernel = *k.code.kernel;
+  // Points that can lie in device functions relocate every function the kernel reaches, with
+  // the kernel (rewriting.md §3): block, memory and call points apply to the callees' code
+  // too, so that a block counter or trace sees every block the kernel's waves run, and a
+  // call-return capture every call they make (a recursion's included). Their calls are
+  // retargeted to the copies; the originals stay intact for callers that are not relocated
+  // (docs/rewrite.md says why).
+  const bool points_in_functions =
+      std::any_of(plan_.points.begin(), plan_.points.end(), [](const PointSpec& point) {
+        return point.where == PointKind::function_entry ||
+               point.where == PointKind::function_return ||
+               point.where == PointKind::before_instruction ||
+               point.where == PointKind::after_instruction ||
+               point.where == PointKind::block_entry || point.where == PointKind::memory ||
+               point.where == PointKind::call_site || point.where == PointKind::call_return;
+      });
+  if (!points_in_functions) return;
+  // Relocated code reaches the instrumented copies by retargeting each call's resolved target,
+  // and by translating a target computed at run time (expand_before). Such a call reaches
+  // every device function of the object (callee_footprint), so all are relocated; an object
+  // that imports symbols has been refused there already.
+  if (call_targets_.empty() && computed_calls_.empty())
+    for (const analysis::Function& function : program().functions)
+      for (const analysis::CallSite& call : function.calls) {
+        if (call.resolution == analysis::CallSite::Resolution::pc_relative && call.target)
+          call_targets_[call.address] = *call.target;
+        else if (call.resolution == analysis::CallSite::Resolution::unresolved)
+          computed_calls_.insert(call.address);
+      }
+  for (std::uint64_t entry : callees.callees) {
+    const analysis::Function* function = program().function_containing(entry);
+    KernelCode code;
+    code.kernel = &kernel;
+    code.kernel_index = k.code.kernel_index;
+    code.function = true;
+    code.name = function && function->start == entry ? function->name : hex(entry);
+    code.entry = entry;
+    try {
+      k.functions.push_back(decode_code(input_, decoder_, std::move(code)));
+    } catch (const Error& error) {
+      fail(input_.name(), "kernel '" + kernel.name + "' reaches a device function that " +
+                              "cannot be relocated: " + error.what());
+    }
+    k.relocated.insert(entry);
+    k.blocks.insert(k.blocks.end(), k.functions.back().leaders.begin(),
+                    k.functions.back().leaders.end());
+  }
+}
+
+void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& meta) {
+  const codeobj::Target& target = input_.target();
+  const codeobj::KernelDescriptor& kd = k.code.kernel->descriptor;
+  codeobj::KernelDescriptor& new_kd = k.descriptor;
+  KernelCalls& calls = *k.calls;
+  if (!target.has_architected_flat_scratch()) {
+    // The wave's scratch resource, saved before the prologue's moves can overwrite it: the
+    // launch's V# with this wave's offset added to its base, as compiled kernels do.
+    const EntrySgpr* resource =
+        detail::find_entry(k.prologue.launched, EntryValue::private_segment_buffer);
+    const EntrySgpr* offset =
+        detail::find_entry(k.prologue.launched, EntryValue::private_segment_wave_offset);
+    const unsigned r = calls.sgprs.scratch_resource();
+    k.prologue.save_before_moves =
+        "s_mov_b64 s[" + std::to_string(r) + ":" + std::to_string(r + 1) + "], s[" +
+        std::to_string(resource->first) + ":" + std::to_string(resource->first + 1) +
+        "]\ns_mov_b64 s[" + std::to_string(r + 2) + ":" + std::to_string(r + 3) + "], s[" +
+        std::to_string(resource->first + 2) + ":" + std::to_string(resource->first + 3) +
+        "]\ns_add_u32 s" + std::to_string(r) + ", s" + std::to_string(r) + ", s" +
+        std::to_string(offset->first) + "\ns_addc_u32 s" + std::to_string(r + 1) + ", s" +
+        std::to_string(r + 1) + ", 0\n";
+  }
+  // The private segment: the kernel's own, then the spill area, then the probes' stack.
+  // The spill area holds at most every VGPR a probe or the envelope writes, plus the two
+  // VGPRs the SGPRs are spilled through.
+  unsigned vgprs_needed = 0;
+  std::uint64_t probe_stack = 0;
+  for (const PointSpec& point : plan_.points) {
+    if (!point.call) continue;
+    const LoadedProbe& loaded = probe(point.call->probe);
+    unsigned dwords = 2;
+    for (const Argument& argument : point.call->args)
+      dwords += argument.kind == ArgumentKind::constant ||
+                        argument.kind == ArgumentKind::point_id ||
+                        argument.kind == ArgumentKind::return_value
+                    ? 1
+                    : 2;
+    vgprs_needed = std::max({vgprs_needed, loaded.footprint.vgpr_count, dwords + 2});
+    probe_stack = std::max(probe_stack, loaded.footprint.scratch_bytes);
+  }
+  auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
+  calls.spill_base = align16(kd.private_segment_fixed_size);
+  calls.stack_base = align16(calls.spill_base + 4 * (vgprs_needed + 2));
+  // Inside relocated functions the spill area and the probe's stack lie spill_base above
+  // s32 (call_envelope.h: stack_relative), and s32 reaches the kernel's own private segment
+  // on its deepest static call chain: room for that once more.
+  const std::uint64_t function_stack = k.relocated.empty() ? 0 : calls.spill_base;
+  new_kd.private_segment_fixed_size =
+      static_cast<std::uint32_t>(align16(function_stack + calls.stack_base + probe_stack));
+  meta.set_private_segment_fixed_size(new_kd.private_segment_fixed_size);
+  // VGPRs: the probes' and the envelope's; on the unified file of gfx90a/gfx942 the
+  // accumulation registers start at ACCUM_OFFSET, which must stay above them.
+  if (new_kd.vgpr_grant(target) < vgprs_needed) {
+    codeobj::KernelDescriptor unit = new_kd;
+    unit.set_granulated_workitem_vgpr_count(0);
+    const unsigned granule = unit.vgpr_grant(target);
+    new_kd.set_granulated_workitem_vgpr_count((vgprs_needed + granule - 1) / granule - 1);
+  }
+  if (target.has_unified_vgpr_file() && new_kd.accum_offset() < vgprs_needed) {
+    if (meta.agpr_count() != 0)
+      fail(input_.name(), "kernel '" + k.code.kernel->name + "' keeps AGPRs from v" +
+                              std::to_string(new_kd.accum_offset()) + " on: no room for the " +
+                              std::to_string(vgprs_needed) + " VGPRs its probe calls need");
+    new_kd.set_accum_offset_field((vgprs_needed + 3) / 4 - 1);
+  }
+  meta.set_vgpr_count(std::max<std::uint64_t>(meta.vgpr_count(), vgprs_needed));
+}
+
+// ---- Point expansion ----
+
+// Where each kind of point applies before an instruction (kernel_entry and function_entry
+// points are the entry chunk's; call_return and after_instruction points follow the
+// instruction). Blocks, memory instructions and calls are instrumented in the kernel and in the
+// device functions relocated with it, so a recursive function's calls are too; a function
+// takes function_entry / function_return points of its own.
+bool at_block_entry(const KernelCode& code, std::size_t index) { return code.leader[index]; }
+bool at_kernel_exit(const isa::Instruction& inst) {
+  return inst.flow == isa::ControlFlow::end_program;
+}
+bool at_named_instruction(const PointSpec& point, const isa::Instruction& inst) {
+  return std::find(point.addresses.begin(), point.addresses.end(), inst.address) !=
+         point.addresses.end();
+}
+bool at_memory(const PointSpec& point, const isa::Instruction& inst) {
+  const std::optional<MemoryKind> kind = memory_kind_of(inst.memory);
+  return kind && (point.memory_kinds.empty() ||
+                  std::find(point.memory_kinds.begin(), point.memory_kinds.end(), *kind) !=
+                      point.memory_kinds.end());
+}
+bool at_call_site(const isa::Instruction& inst) { return inst.flow == isa::ControlFlow::call; }
+bool at_function_return(const KernelCode& code, const isa::Instruction& inst) {
+  return code.function && is_return(inst);
+}
+
+std::string pair_name(unsigned first) {
+  return "s[" + std::to_string(first) + ":" + std::to_string(first + 1) + "]";
+}
+std::string sgpr_name(unsigned number) { return "s" + std::to_string(number); }
+
+void Engine::flush(Cursor& at) {
+  if (at.text.empty()) return;
+  add_text(at.kernel, std::move(at.text));
+  at.text.clear();
+}
+
+std::size_t Engine::add_text(KernelRewrite& k, std::string text) {
+  k.sources.push_back(std::move(text));
+  k.pieces.push_back({nullptr, k.sources.size() - 1});
+  return k.pieces.size() - 1;
+}
+
+void Engine::expand_points(KernelRewrite& k) {
+  expand_code(k, k.code);
+  for (const KernelCode& function : k.functions) {
+    k.function_chunks.push_back(k.chunks.size());
+    expand_code(k, function);
+  }
+}
+
+void Engine::expand_code(KernelRewrite& k, const KernelCode& code) {
+  Cursor at{k, code, {}, std::nullopt};
+  expand_entry(at);
+  for (std::size_t index = 0; index < code.instructions.size(); ++index)
+    expand_instruction(at, index);
+}
+
+// The entry chunk: a kernel's prologue and kernel_entry points, a device function's
+// function_entry points. Branches back to the first block skip it (lay_out maps block starts
+// past it), so it runs once per kernel launch or per call.
+void Engine::expand_entry(Cursor& at) {
+  const KernelCode& code = at.code;
+  KernelRewrite& k = at.kernel;
+  const std::size_t first_piece = k.pieces.size();
+  if (!code.function) at.text = detail::entry_prologue(k.prologue);
+  if (!code.function && k.calls && !k.relocated.empty()) {
+    // Probe calls inside device functions put their spill area at the function's s32. A kernel
+    // whose callees use no stack never sets s32: start it at the spill area, which lies above
+    // the kernel's own private segment (the kernel's own code may still set it lower).
+    const std::uint64_t lanes = input_.target().has_architected_flat_scratch() ? 1 : 64;
+    at.text += "s_mov_b32 s" + std::to_string(kStackPointer) + ", " +
+               hex(k.calls->spill_base * lanes) + "\n";
+  }
+  const PointKind entry_kind = code.function ? PointKind::function_entry : PointKind::kernel_entry;
+  for (const PointSpec& point : plan_.points) {
+    if (point.where != entry_kind) continue;
+    // The point stands for the first instruction (its original_address); SCC is dead at a
+    // kernel's entry, and across a call the ABI does not preserve it.
+    const isa::Instruction& first = code.instructions.front();
+    insert(at, point, 0, first, point.call ? live_before(at, first) : isa::RegisterSet{});
+  }
+  flush(at);
+  k.chunks.push_back({Chunk::Kind::prologue, nullptr, first_piece, k.pieces.size(), false});
+}
+
+void Engine::expand_instruction(Cursor& at, std::size_t index) {
+  KernelRewrite& k = at.kernel;
+  const isa::Instruction& inst = at.code.instructions[index];
+  const std::size_t before = k.pieces.size();
+  const std::optional<std::string> replaced_call = expand_before(at, index);
+  if (k.pieces.size() != before)
+    k.chunks.push_back({Chunk::Kind::code, nullptr, before, k.pieces.size(), false});
+
+  // The instruction, with what follows it in its own chunk so that a branch to the next block
+  // does not run it.
+  Chunk copy{Chunk::Kind::instruction, &inst, k.pieces.size(), 0, false};
+  if (replaced_call)
+    add_text(k, *replaced_call);
+  else
+    k.pieces.push_back({&inst, 0});
+  if (inst.mnemonic == "s_getpc_b64") {
+    correct_getpc(at, inst);
+    copy.getpc = true;
+  }
+  expand_after(at, index);
+  copy.end = k.pieces.size();
+  k.chunks.push_back(copy);
+}
+
+std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) {
+  const KernelCode& code = at.code;
+  const isa::Instruction& inst = code.instructions[index];
+  const bool reachable = code.reachable[index];
+  for (const PointSpec& point : plan_.points) {
+    if (!reachable) break;
+    bool here = false;
+    std::uint64_t element = 0;
+    switch (point.where) {
+      case PointKind::block_entry:
+        here = at_block_entry(code, index);
+        if (here && point.snippet && point.snippet->indexed_by_block)
+          element = at.kernel.block_index.at(inst.address);
+        break;
+      case PointKind::kernel_exit:
+        here = at_kernel_exit(inst);
+        break;
+      case PointKind::before_instruction:
+        here = at_named_instruction(point, inst);
+        break;
+      case PointKind::memory:
+        here = at_memory(point, inst);
+        break;
+      case PointKind::call_site:
+        here = at_call_site(inst);
+        break;
+      case PointKind::function_return:
+        here = at_function_return(code, inst);
+        break;
+      default:
+        break;
+    }
+    if (here)
+      insert(at, point, element, inst, point.call ? live_before(at, inst) : isa::RegisterSet{});
+  }
+  // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
+  // written back; do that before the wave ends (rewriting.md §8).
+  if (inst.flow == isa::ControlFlow::end_program) at.text += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
+
+  std::optional<std::string> replaced_call;
+  if (reachable && inst.flow == isa::ControlFlow::call) {
+    const auto target = call_targets_.find(inst.address);
+    if (target != call_targets_.end() && at.kernel.relocated.count(target->second))
+      replaced_call = retarget_call(at, inst);
+    else if (computed_calls_.count(inst.address) && !controls_.test_skip_call_translation)
+      replaced_call = translate_call(at, inst);
+  }
+  flush(at);
+  return replaced_call;
+}
+
+// A call to a device function relocated with this kernel goes to the copy: the target pair
+// (which the s_getpc_b64 correction makes the original entry) plus the distance, in the
+// reserved temporary pair so that the code's own pair keeps its value, SCC kept. Returns the
+// call that replaces the original.
+std::string Engine::retarget_call(Cursor& at, const isa::Instruction& inst) {
+  flush(at);
+  unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
+  while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
+  const unsigned t = at.kernel.reserved.temporary();
+  const std::string scc = sgpr_name(at.kernel.reserved.scc_save());
+  const std::size_t piece =
+      add_text(at.kernel, "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 s" + std::to_string(t) +
+                              ", s" + std::to_string(pair) + ", 0x12345678\ns_addc_u32 s" +
+                              std::to_string(t + 1) + ", s" + std::to_string(pair + 1) +
+                              ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
+  at.kernel.retargeted.push_back({piece, call_targets_.at(inst.address)});
+  return "s_swappc_b64 s[30:31], s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]\n";
+}
+
+// A target computed at run time (unoptimised code reloads it from a spill) is the original
+// run-time address of the callee, since relocated s_getpc_b64 results are corrected to the
+// original PC. Compare it with each relocated function's original address, computed
+// PC-relatively, and on a match call the copy instead; anything else (only a non-function
+// address can be left: every device function of a self-contained object is relocated) is
+// called unchanged, as the original would. The result goes to the reserved temporary pair, so
+// that the code's own pair keeps its value; SCC kept.
+std::string Engine::translate_call(Cursor& at, const isa::Instruction& inst) {
+  flush(at);
+  KernelRewrite& k = at.kernel;
+  unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
+  while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
+  const unsigned t = k.reserved.temporary();
+  const unsigned original = k.reserved.translation();
+  const unsigned copy_entry = k.reserved.translation() + 2;
+  const std::string scc = sgpr_name(k.reserved.scc_save());
+  add_text(k, "s_cselect_b32 " + scc + ", 1, 0\ns_mov_b64 " + pair_name(t) + ", " +
+                  pair_name(pair) + "\n");
+  for (std::uint64_t callee : k.relocated) {
+    const std::size_t piece = add_text(
+        k, "s_getpc_b64 " + pair_name(original) + "\ns_add_u32 " + sgpr_name(original) + ", " +
+               sgpr_name(original) + ", 0x12345678\ns_addc_u32 " + sgpr_name(original + 1) + ", " +
+               sgpr_name(original + 1) + ", 0x12345678\ns_add_u32 " + sgpr_name(copy_entry) + ", " +
+               sgpr_name(original) + ", 0x12345678\ns_addc_u32 " + sgpr_name(copy_entry + 1) +
+               ", " + sgpr_name(original + 1) + ", 0x12345678\ns_cmp_eq_u64 " +
+               pair_name(original) + ", " + pair_name(pair) + "\ns_cselect_b64 " + pair_name(t) +
+               ", " + pair_name(copy_entry) + ", " + pair_name(t) + "\n");
+    k.translations.push_back({piece, callee});
+  }
+  add_text(k, "s_cmp_lg_u32 " + scc + ", 0\n");
+  return "s_swappc_b64 s[30:31], " + pair_name(t) + "\n";
+}
+
+// The code after s_getpc_b64 must still see the original PC: add (original - new) to the pair,
+// keeping SCC. The literals are patched once the new address is known.
+void Engine::correct_getpc(Cursor& at, const isa::Instruction& inst) {
+  unsigned pair = 0;
+  while (pair < kNumberedSgprs && !inst.writes.sgpr[pair]) ++pair;
+  const std::string lo = sgpr_name(pair), hi = sgpr_name(pair + 1);
+  const std::string scc = sgpr_name(at.kernel.reserved.scc_save());
+  add_text(at.kernel, "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
+                          ", 0x12345678\ns_addc_u32 " + hi + ", " + hi +
+                          ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
+}
+
+// Code after the instruction: call_return points where the callee returns to, then
+// after_instruction points.
+void Engine::expand_after(Cursor& at, std::size_t index) {
+  const KernelCode& code = at.code;
+  const isa::Instruction& inst = code.instructions[index];
+  const bool reachable = code.reachable[index];
+  if (reachable && inst.flow == isa::ControlFlow::call)
+    for (const PointSpec& point : plan_.points)
+      if (point.where == PointKind::call_return) call_probe(at, point, live_after(at, inst), inst);
+  for (const PointSpec& point : plan_.points) {
+    if (!reachable || point.where != PointKind::after_instruction ||
+        !at_named_instruction(point, inst))
+      continue;
+    if (inst.flow != isa::ControlFlow::none && inst.flow != isa::ControlFlow::call)
+      fail(input_.name(), "kernel '" + at.kernel.instrumented.name + "'" +
+                              (code.function ? ", function '" + code.name + "'" : "") +
+                              ": after_instruction point at " + hex(inst.address) + " (" +
+                              inst.text +
+                              "): control does not fall through to after a branch, a return "
+                              "or s_endpgm; use before_instruction, or points at the targets");
+    // SCC as the original leaves it: a snippet keeps it (increments) or does not touch it.
+    insert(at, point, 0, inst, point.call ? live_after(at, inst) : isa::RegisterSet{});
+  }
+  flush(at);
+}
+
+void Engine::insert(Cursor& at, const PointSpec& point, std::uint64_t element,
+                    const isa::Instruction& inst, const isa::RegisterSet& live) {
+  if (point.snippet) {
+    at.text += point.snippet->op == SnippetOp::store
+                   ? store(at.kernel, *point.snippet, element, inst)
+                   : increment(at.kernel, point.snippet->variable, element);
+    ++result_.points_instrumented;
+  } else {
+    call_probe(at, point, live, inst);
+  }
+}
+
+// Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue left
+// in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point does not
+// matter, and without glc it returns nothing: no wait, and the kernel's own LGKM operations in
+// flight are not waited for either.
+std::string Engine::increment(const KernelRewrite& k, const std::string& variable,
+                              std::uint64_t element) const {
+  const PlacedVariable* placed = k.instrumented.layout.find(variable);
+  const std::uint64_t offset = placed->offset + element * placed->variable.element_size;
+  if (placed->variable.element_size != 8)
+    fail(input_.name(), "increment snippets need 8-byte elements ('" + variable + "' has " +
+                            std::to_string(placed->variable.element_size) + ")");
+  if (offset > kMaxSmemOffset)
+    fail(input_.name(), "kernel '" + k.instrumented.name + "': per-wave variable '" + variable +
+                            "' lies beyond the 1 MiB a scalar offset reaches");
+  return "s_atomic_add_x2 " + pair_name(k.reserved.one()) + ", " + pair_name(k.reserved.slot()) +
+         ", " + hex(offset) + "\n";
+}
+
+// Stores a uniform value into a per-wave variable's element with a scalar store (written back
+// by the s_dcache_wb before s_endpgm); s_mov leaves SCC alone. Per-lane values have no single
+// value to store: a probe call takes those.
+std::string Engine::store(const KernelRewrite& k, const Snippet& snippet, std::uint64_t element,
+                          const isa::Instruction& inst) const {
+  const PlacedVariable* placed = k.instrumented.layout.find(snippet.variable);
+  const std::uint32_t size = placed->variable.element_size;
+  const std::uint64_t offset = placed->offset + element * size;
+  const std::string where = "kernel '" + k.instrumented.name + "', store into '" +
+                            snippet.variable + "' at " + hex(inst.address) + ": ";
+  if (size != 4 && size != 8)
+    fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
+  if (offset > kMaxSmemOffset)
+    fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
+  const unsigned t = k.reserved.temporary();
+  const Argument& value = *snippet.value;
+  std::string text;
+  auto immediate = [&](std::uint64_t number) {
+    text += "s_mov_b32 s" + std::to_string(t) + ", " + hex(number & 0xffffffff) + "\n";
+    text += "s_mov_b32 s" + std::to_string(t + 1) + ", " + hex(number >> 32) + "\n";
+  };
+  unsigned first = 0, last = 0;
+  switch (value.kind) {
+    case ArgumentKind::constant:
+      immediate(value.value);
+      break;
+    case ArgumentKind::point_id:
+      immediate(result_.points_instrumented);
+      break;
+    case ArgumentKind::original_address:
+      immediate(inst.address);
+      break;
+    case ArgumentKind::exec:
+      text += "s_mov_b64 " + pair_name(t) + ", exec\n";
+      break;
+    case ArgumentKind::register_value:
+      // The register may still be on its way from memory (an s_load just before the point).
+      text += "s_waitcnt lgkmcnt(0)\n";
+      if (value.name == "exec") {
+        text += "s_mov_b64 " + pair_name(t) + ", exec\n";
+        break;
+      }
+      if (std::sscanf(value.name.c_str(), "s[%u:%u]", &first, &last) != 2) {
+        if (std::sscanf(value.name.c_str(), "s%u", &first) != 1)
+          fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                                  "original_address, exec or an SGPR ('" + value.name + "')");
+        last = first;
+      }
+      if (last >= kNumberedSgprs || last - first > 1)
+        fail(input_.name(), where + "register '" + value.name + "' is not s0..s101 or a pair");
+      text += "s_mov_b32 s" + std::to_string(t) + ", s" + std::to_string(first) + "\n";
+      text += "s_mov_b32 s" + std::to_string(t + 1) + ", " +
+              (last > first ? "s" + std::to_string(last) : std::string("0")) + "\n";
+      break;
+    default:
+      fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
+                              "original_address, exec or an SGPR");
+  }
+  const std::string slot = pair_name(k.reserved.slot());
+  text += size == 8
+              ? "s_store_dwordx2 " + pair_name(t) + ", " + slot + ", " + hex(offset) + "\n"
+              : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
+  // The next snippet may overwrite the data registers: let the store take them first.
+  text += "s_waitcnt lgkmcnt(0)\n";
+  return text;
+}
+
+// Probe calls: the envelope around each (call_envelope.h), with the registers live at the
+// point from the analysis library's liveness.
+void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet live,
+                        const isa::Instruction& inst) {
+  flush(at);
+  KernelRewrite& k = at.kernel;
+  const KernelCode& code = at.code;
+  const LoadedProbe& target = probe(point.call->probe);
+  const std::string context = input_.name() + ": kernel '" + k.instrumented.name + "'" +
+                              (code.function ? ", function '" + code.name + "'" : std::string()) +
+                              ", " + to_string(point.where) + " point" + " at " +
+                              hex(inst.address) + ", probe '" + target.footprint.name + "'";
+  detail::EnvelopeInput in;
+  in.target = input_.target();
+  in.reserved = k.reserved;
+  in.call = k.calls->sgprs;
+  in.clobbers = target.clobbers;
+  if (code.function) {
+    // Inside a device function the ABI's registers are live whatever the analysis says: its
+    // return address s[30:31], the stack pointer s32 and the frame pointer s33 belong to the
+    // caller's view of the call, and the envelope puts its spill area and the probe's stack
+    // above the function's own stack pointer (call_envelope.h: stack_relative).
+    for (unsigned reg = 30; reg <= 33; ++reg) live.sgpr[reg] = true;
+    in.stack_relative = true;
+  } else if (!k.relocated.empty()) {
+    // The relocated functions' points spill above s32, so the kernel's s32 must keep its
+    // value across a probe call even where the kernel itself no longer reads it.
+    live.sgpr[kStackPointer] = true;
+  }
+  in.live = live;
+  in.args = envelope_arguments(*point.call, k.instrumented, *k.calls, inst, point.where,
+                               result_.points_instrumented, context);
+  in.uniform = point.call->uniform;
+  in.spill_base = k.calls->spill_base;
+  in.stack_base = k.calls->stack_base;
+  in.skip_one_restore = controls_.test_skip_envelope_restore;
+  in.misdecode_swizzle = controls_.test_misdecode_swizzle;
+  const detail::Envelope envelope = detail::call_envelope(in, context);
+  if (envelope.spill_bytes > k.calls->stack_base - k.calls->spill_base)
+    fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
+                      " bytes per lane) outgrew the room reserved for it");
+  add_text(k, envelope.before);
+  const std::string lo = sgpr_name(envelope.target_pair);
+  const std::string hi = sgpr_name(envelope.target_pair + 1);
+  k.got.push_back(
+      {add_text(k, "s_getpc_b64 " + pair_name(envelope.target_pair) + "\ns_add_u32 " + lo + ", " +
+                       lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"),
+       target.slot});
+  add_text(k, envelope.after);
+  ++result_.points_instrumented;
+}
+
+std::size_t Engine::instruction_index(Cursor& at, const isa::Instruction& inst) {
+  if (!at.analysed) {
+    const auto& functions = program().functions;
+    const auto found =
+        std::find_if(functions.begin(), functions.end(),
+                     [&](const analysis::Function& f) { return f.start == at.code.entry; });
+    if (found == functions.end())
+      fail(input_.name(),
+           at.code.label() + ": the analysis found no function at " + hex(at.code.entry));
+    at.analysed = static_cast<std::size_t>(found - functions.begin());
+  }
+  const analysis::Function& function = program().functions[*at.analysed];
+  const std::optional<std::size_t> index = function.instruction_index(inst.address);
+  if (!index)
+    fail(input_.name(), at.code.label() + ": the analysis does not reach " + hex(inst.address));
+  return *index;
+}
+
+isa::RegisterSet Engine::live_before(Cursor& at, const isa::Instruction& inst) {
+  const std::size_t index = instruction_index(at, inst);
+  return liveness().live_before(*at.analysed, index);
+}
+
+isa::RegisterSet Engine::live_after(Cursor& at, const isa::Instruction& inst) {
+  const std::size_t index = instruction_index(at, inst);
+  return liveness().live_after(*at.analysed, index);
+}
+
+// ---- Layout: the kernel's copy and its functions' copies in the new section's bytes ----
+
+// Each instruction line's bytes depend on that line alone (the inserted code has no labels, and
+// no gfx9 encoding depends on where an instruction lies), and LLVM's AMDGPU assembler costs
+// about 15 µs a line, while a rewrite emits the same lines over and over (the envelope's saves,
+// waits, the counter updates of the same block of every kernel): each distinct line is
+// assembled once, the new ones of a kernel in one pass of LLVM's assembler.
+std::vector<std::vector<std::uint8_t>> Engine::encode(const std::vector<std::string>& sources) {
+  auto for_each_line = [](std::string_view text, const auto& use) {
+    while (!text.empty()) {
+      const std::size_t end = text.find('\n');
+      const std::string_view line = text.substr(0, end);
+      if (!line.empty()) use(line);
+      if (end == std::string_view::npos) break;
+      text.remove_prefix(end + 1);
+    }
+  };
+  std::vector<std::string> missing;
+  for (const std::string& source : sources)
+    for_each_line(source, [&](std::string_view line) {
+      if (lines_.find(line) == lines_.end()) {
+        lines_.emplace(std::string(line), std::vector<std::uint8_t>());
+        missing.emplace_back(line);
+      }
+    });
+  if (!missing.empty()) {
+    std::vector<std::vector<std::uint8_t>> assembled = assembler_.assemble_each(missing);
+    for (std::size_t i = 0; i < missing.size(); ++i)
+      lines_.find(missing[i])->second = std::move(assembled[i]);
+  }
+  std::vector<std::vector<std::uint8_t>> bytes(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    for_each_line(sources[i], [&](std::string_view line) {
+      const std::vector<std::uint8_t>& encoded = lines_.find(line)->second;
+      bytes[i].insert(bytes[i].end(), encoded.begin(), encoded.end());
+    });
+  return bytes;
+}
+
+LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
+  const std::vector<std::vector<std::uint8_t>> assembled = encode(k.sources);
+  LaidOut out;
+  out.kernel_index = k.code.kernel_index;
+
+  // Entries are 256-byte aligned.
+  while (text.size() % 256) {
+    const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
+    text.insert(text.end(), nop, nop + 4);
+  }
+  out.start = text.size();
+  std::vector<std::uint64_t> piece_offset(k.pieces.size());
+  std::vector<std::uint64_t> chunk_offset(k.chunks.size());
+  std::map<std::uint64_t, std::uint64_t> function_start;  // original entry -> copy's offset
+  for (std::size_t c = 0, f = 0; c < k.chunks.size(); ++c) {
+    if (f < k.function_chunks.size() && k.function_chunks[f] == c)
+      function_start[k.functions[f++].entry] = text.size();
+    const Chunk& chunk = k.chunks[c];
+    chunk_offset[c] = text.size();
+    for (std::size_t p = chunk.first; p < chunk.end; ++p) {
+      piece_offset[p] = text.size();
+      const Piece& piece = k.pieces[p];
+      const std::span<const std::uint8_t> bytes =
+          piece.original ? piece.original->bytes()
+                         : std::span<const std::uint8_t>(assembled[piece.source]);
+      text.insert(text.end(), bytes.begin(), bytes.end());
+    }
+    if (chunk.kind == Chunk::Kind::instruction) ++result_.instructions_relocated;
+  }
+
+  // Original -> new, per instruction of this kernel and its functions' copies. A branch to a
+  // block start lands on the code inserted before it, so that the block's points run however
+  // control arrives. Entry chunks are skipped on purpose: a branch back to the first block
+  // must not run the prologue (rewriting.md §6) or function_entry points again.
+  std::unordered_map<std::uint64_t, std::uint64_t> new_offset_of;
+  new_offset_of.reserve(k.chunks.size());
+  std::optional<std::size_t> pending;
+  for (std::size_t c = 0; c < k.chunks.size(); ++c) {
+    const Chunk& chunk = k.chunks[c];
+    if (chunk.kind == Chunk::Kind::prologue) {
+      pending.reset();
+      continue;
+    }
+    if (chunk.kind == Chunk::Kind::code) {
+      if (!pending) pending = c;
+      continue;
+    }
+    new_offset_of[chunk.original->address] = chunk_offset[pending ? *pending : c];
+    pending.reset();
+  }
+
+  // Branches (their distance does not depend on where the section lands), the s_getpc_b64
+  // corrections and the address map.
+  for (std::size_t c = 0; c < k.chunks.size(); ++c) {
+    const Chunk& chunk = k.chunks[c];
+    if (chunk.kind != Chunk::Kind::instruction) continue;
+    const isa::Instruction& inst = *chunk.original;
+    const std::uint64_t new_pc = chunk_offset[c];
+    if (inst.branch_target && !out.error) {
+      const auto target = new_offset_of.find(*inst.branch_target);
+      const std::int64_t delta = target == new_offset_of.end()
+                                     ? 0
+                                     : (static_cast<std::int64_t>(target->second) -
+                                        static_cast<std::int64_t>(new_pc + 4)) /
+                                           4;
+      if (target == new_offset_of.end())
+        out.error = "kernel '" + k.instrumented.name + "': branch at " + hex(inst.address) +
+                    " targets " + hex(*inst.branch_target) + ", outside the relocated code";
+      else if (delta < INT16_MIN || delta > INT16_MAX)
+        out.error = "kernel '" + k.instrumented.name + "': relocated branch at " +
+                    hex(inst.address) + " is out of the 16-bit range";
+      const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
+      text[new_pc] = static_cast<std::uint8_t>(simm & 0xff);
+      text[new_pc + 1] = static_cast<std::uint8_t>(simm >> 8);
+    }
+    if (chunk.getpc)
+      // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
+      // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal),
+      // s_addc_u32 (4 + literal), s_cmp (4).
+      out.minus_base.push_back(
+          {new_pc + inst.size + 4 + 4, inst.address + inst.size - (new_pc + inst.size)});
+    result_.note.address_map.push_back({new_pc, inst.address, inst.size});
+  }
+  // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
+  // literals follow their 4-byte opcodes.
+  for (const GotFixup& fix : k.got) out.got.push_back({piece_offset[fix.piece] + 4 + 4, fix.slot});
+  for (const CallFixup& fix : k.retargeted)
+    // s_cselect (4), then s_add_u32 and s_addc_u32 with their literals after 4 bytes.
+    out.plus_base.push_back(
+        {piece_offset[fix.piece] + 4 + 4, function_start.at(fix.callee) - fix.callee});
+  for (const TranslationFixup& fix : k.translations) {
+    // s_getpc_b64 (4) gives the address after itself; then two s_add_u32 / s_addc_u32 pairs,
+    // each instruction 4 bytes of opcode and a 4-byte literal.
+    const std::uint64_t pc = piece_offset[fix.piece] + 4;
+    out.minus_base.push_back({piece_offset[fix.piece] + 4 + 4, fix.callee - pc});
+    out.plus_base.push_back(
+        {piece_offset[fix.piece] + 4 + 16 + 4, function_start.at(fix.callee) - fix.callee});
+  }
+  return out;
+}
+
+// ---- Linking: the section placed, and what depends on its address ----
+
+void Engine::link(codeobj::CodeObject& output, std::vector<std::uint8_t> text,
+                  const std::vector<LaidOut>& kernels) {
   // The GOT: one 8-byte slot per probe, after the code, filled by the loader through an
   // R_AMDGPU_ABS64 relocation against the probe's alias (rewriting.md §4).
   while (text.size() % 8) text.push_back(0);
   const std::uint64_t got_offset = text.size();
   text.resize(text.size() + 8 * slots_.size(), 0);
 
-  // Place the section, then fix everything that depends on its address.
   codeobj::NewSection section;
   section.name = ".wavekit.text";
-  section.flags = kShfAlloc | kShfExecInstr;
+  section.flags = ELF::SHF_ALLOC | ELF::SHF_EXECINSTR;
   section.alignment = 256;
   section.data = text;
   const std::size_t section_index = output.add_loaded_section(std::move(section));
   const std::uint64_t base = output.sections()[section_index].address;
 
-  for (std::size_t k = 0; k < placed.size(); ++k) {
-    Placed& p = placed[k];
-    std::vector<std::vector<Chunk>*> lists{&p.chunks};
-    std::map<std::uint64_t, std::uint64_t> function_entry;  // original entry -> copy's entry
-    for (Placed::Function& function : p.functions) {
-      lists.push_back(&function.chunks);
-      function_entry[function.code.entry] = base + function.start;
-    }
-    // Original -> new, per instruction of this kernel and its functions' copies. A branch to a
-    // block start lands on the code inserted before it, so that the block's points run however
-    // control arrives. Entry chunks are skipped on purpose: a branch back to the first block
-    // must not run the prologue (rewriting.md §6) or function_entry points again.
-    std::map<std::uint64_t, std::uint64_t> new_address_of;
-    for (const std::vector<Chunk>* chunks : lists) {
-      const Chunk* pending = nullptr;
-      for (const Chunk& chunk : *chunks) {
-        if (chunk.kind == Chunk::Kind::prologue) continue;
-        if (chunk.kind == Chunk::Kind::code) {
-          if (!pending) pending = &chunk;
-          continue;
-        }
-        new_address_of[chunk.original->address] = base + (pending ? pending->offset : chunk.offset);
-        pending = nullptr;
-      }
-    }
-    auto patch64 = [&](std::size_t at, std::uint64_t value) {
-      const std::uint32_t lo = static_cast<std::uint32_t>(value);
-      const std::uint32_t hi = static_cast<std::uint32_t>(value >> 32);
-      std::memcpy(&text[at], &lo, 4);
-      std::memcpy(&text[at + 8], &hi, 4);
-    };
-    for (std::vector<Chunk>* chunks : lists)
-      for (Chunk& chunk : *chunks) {
-        for (const GotFixup& fix : chunk.got) {
-          // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
-          // literals follow their 4-byte opcodes.
-          const std::uint64_t pc = base + chunk.offset + fix.at + 4;
-          patch64(chunk.offset + fix.at + 4 + 4, base + got_offset + 8 * fix.slot - pc);
-        }
-        for (const CallFixup& fix : chunk.calls)
-          // s_cselect (4), then s_add_u32 and s_addc_u32 with their literals after 4 bytes.
-          patch64(chunk.offset + fix.at + 4 + 4, function_entry.at(fix.callee) - fix.callee);
-        for (const TranslationFixup& fix : chunk.translations) {
-          // s_getpc_b64 (4) gives the address after itself; then two s_add_u32 / s_addc_u32
-          // pairs, each instruction 4 bytes of opcode and a 4-byte literal.
-          const std::uint64_t pc = base + chunk.offset + fix.at + 4;
-          patch64(chunk.offset + fix.at + 4 + 4, fix.callee - pc);
-          patch64(chunk.offset + fix.at + 4 + 16 + 4, function_entry.at(fix.callee) - fix.callee);
-        }
-        if (chunk.kind != Chunk::Kind::instruction) continue;
-        const isa::Instruction& inst = *chunk.original;
-        const std::uint64_t new_pc = base + chunk.offset;
-        if (inst.branch_target) {
-          auto target_it = new_address_of.find(*inst.branch_target);
-          if (target_it == new_address_of.end())
-            fail(input_.name(), "kernel '" + result.note.kernels[k].name + "': branch at " +
-                                    hex(inst.address) + " targets " + hex(*inst.branch_target) +
-                                    ", outside the relocated code");
-          const std::int64_t delta = (static_cast<std::int64_t>(target_it->second) -
-                                      static_cast<std::int64_t>(new_pc + 4)) /
-                                     4;
-          if (delta < INT16_MIN || delta > INT16_MAX)
-            fail(input_.name(), "kernel '" + result.note.kernels[k].name +
-                                    "': relocated branch at " + hex(inst.address) +
-                                    " is out of the 16-bit range");
-          const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
-          text[chunk.offset] = static_cast<std::uint8_t>(simm & 0xff);
-          text[chunk.offset + 1] = static_cast<std::uint8_t>(simm >> 8);
-        }
-        if (chunk.getpc)
-          // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
-          // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal),
-          // s_addc_u32 (4 + literal), s_cmp (4).
-          patch64(chunk.offset + inst.size + 4 + 4,
-                  (inst.address + inst.size) - (new_pc + inst.size));
-        result.note.address_map.push_back({new_pc, inst.address, inst.size});
-      }
-    codeobj::KernelDescriptor kd = output.kernels()[p.code.kernel_index].descriptor;
+  auto patch64 = [&](std::size_t at, std::uint64_t value) {
+    const std::uint32_t lo = static_cast<std::uint32_t>(value);
+    const std::uint32_t hi = static_cast<std::uint32_t>(value >> 32);
+    std::memcpy(&text[at], &lo, 4);
+    std::memcpy(&text[at + 8], &hi, 4);
+  };
+  for (const LaidOut& kernel : kernels) {
+    if (kernel.error) fail(input_.name(), *kernel.error);
+    for (const LaidOut::Literals& fix : kernel.got)
+      patch64(fix.at, got_offset + 8 * fix.value - (fix.at - 4));
+    for (const LaidOut::Literals& fix : kernel.plus_base) patch64(fix.at, fix.value + base);
+    for (const LaidOut::Literals& fix : kernel.minus_base) patch64(fix.at, fix.value - base);
+    codeobj::KernelDescriptor kd = output.kernels()[kernel.kernel_index].descriptor;
     kd.kernel_code_entry_byte_offset =
-        static_cast<std::int64_t>(base + p.start) -
-        static_cast<std::int64_t>(output.kernels()[p.code.kernel_index].descriptor_address);
-    output.set_descriptor(p.code.kernel_index, kd);
+        static_cast<std::int64_t>(base + kernel.start) -
+        static_cast<std::int64_t>(output.kernels()[kernel.kernel_index].descriptor_address);
+    output.set_descriptor(kernel.kernel_index, kd);
   }
-  // Merge adjacent runs of the address map.
+  // The address map in the section's addresses, adjacent runs merged.
   std::vector<AddressRange> merged;
-  for (const AddressRange& range : result.note.address_map) {
+  for (AddressRange range : result_.note.address_map) {
+    range.new_address += base;
     if (!merged.empty() && merged.back().new_address + merged.back().size == range.new_address &&
         merged.back().original_address + merged.back().size == range.original_address)
       merged.back().size += range.size;
     else
       merged.push_back(range);
   }
-  result.note.address_map = std::move(merged);
-  output.replace_section_data(section_index, text);
+  result_.note.address_map = std::move(merged);
+  output.replace_section_data(section_index, std::move(text));
   for (std::size_t slot = 0; slot < slots_.size(); ++slot) {
     codeobj::Symbol alias;
     alias.name = kProbeAliasPrefix + slots_[slot];
-    alias.type = kSttNotype;
-    alias.binding = kStbGlobal;
+    alias.type = ELF::STT_NOTYPE;
+    alias.binding = ELF::STB_GLOBAL;
     const std::uint32_t index = output.add_dynamic_symbol(alias);
-    output.add_dynamic_relocation(base + got_offset + 8 * slot, kRelocationAbs64, index, 0);
+    output.add_dynamic_relocation(base + got_offset + 8 * slot, ELF::R_AMDGPU_ABS64, index, 0);
   }
+}
 
-  // The WAVEKIT note, in a section of its own.
-  const std::vector<std::uint8_t> desc = encode_note(result.note);
-  std::vector<std::uint8_t> note_bytes;
-  auto put32 = [&](std::uint32_t value) {
-    for (int i = 0; i < 4; ++i) note_bytes.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-  };
-  const std::string name = kNoteName;
-  put32(static_cast<std::uint32_t>(name.size() + 1));
-  put32(static_cast<std::uint32_t>(desc.size()));
-  put32(kNoteTypeRewrite);
-  note_bytes.insert(note_bytes.end(), name.begin(), name.end());
-  note_bytes.push_back(0);
-  while (note_bytes.size() % 4) note_bytes.push_back(0);
-  note_bytes.insert(note_bytes.end(), desc.begin(), desc.end());
-  while (note_bytes.size() % 4) note_bytes.push_back(0);
-  codeobj::NewSection note_section;
-  note_section.name = kNoteSectionName;
-  note_section.type = kShtNote;
-  note_section.flags = kShfAlloc;
-  note_section.alignment = 4;
-  note_section.data = std::move(note_bytes);
-  // Added to a fresh parse of the rewritten bytes: the writer re-serialises every SHT_NOTE
-  // section of an object whose AMDGPU metadata changed from the notes it parsed, and would
-  // empty a note section added in the same session.
+// ---- The WAVEKIT note, in a section of its own ----
+
+std::vector<std::uint8_t> Engine::emit_note(const codeobj::CodeObject& output) {
+  codeobj::Note note;
+  note.name = kNoteName;
+  note.type = kNoteTypeRewrite;
+  note.desc = encode_note(result_.note);
+  // Added to the object as written so far, a second generation of its layout: every rewrite
+  // wavekit has made (and cached) puts the note after the sections the rewrite moved, and the
+  // bytes must stay those.
   codeobj::CodeObject with_note = codeobj::CodeObject::parse(output.write(), input_.name());
-  with_note.add_loaded_section(std::move(note_section));
-  result.bytes = with_note.write();
-  return result;
+  with_note.add_note(kNoteSectionName, std::move(note));
+  return with_note.write();
 }
 
 }  // namespace
 
+RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan) {
+  return Engine(object, plan, NegativeControls{}).run();
+}
+
 RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
-                      const RewriteOptions& options) {
-  return Engine(object, plan, options).run();
+                      const NegativeControls& controls) {
+  return Engine(object, plan, controls).run();
 }
 
 namespace {
@@ -1555,9 +1767,9 @@ std::vector<BlockView> block_views(const KernelCode& code) {
     block.index = b;
     block.start = code.leaders[b];
     const std::uint64_t next = b + 1 < code.leaders.size() ? code.leaders[b + 1] : UINT64_MAX;
-    for (const isa::Instruction& inst : code.instructions) {
-      if (inst.address < block.start || inst.address >= next || !code.reachable.count(inst.address))
-        continue;
+    for (std::size_t i = 0; i < code.instructions.size(); ++i) {
+      const isa::Instruction& inst = code.instructions[i];
+      if (inst.address < block.start || inst.address >= next || !code.reachable[i]) continue;
       InstructionView iv;
       iv.address = inst.address;
       iv.size = inst.size;

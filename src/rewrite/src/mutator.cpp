@@ -81,11 +81,11 @@ void Mutator::at(PointSpec point) { state_->plan.points.push_back(std::move(poin
 void Mutator::set_tool_name(std::string tool) { state_->plan.tool = std::move(tool); }
 Plan Mutator::plan() const { return state_->plan; }
 
-RewriteResult Mutator::write(const RewriteOptions& options) const {
+RewriteResult Mutator::write() const {
   // Round-trip through the JSON form, so that a plan built here is checked by the same rules
   // as one read from a file.
   const Plan checked = parse_plan(plan_to_json(state_->plan), state_->object.name() + " (plan)");
-  return rewrite(state_->object, checked, options);
+  return rewrite(state_->object, checked);
 }
 
 }  // namespace wavekit::rewrite

@@ -1,5 +1,6 @@
 #include "wavekit/rewrite/probe_library.h"
 
+#include <llvm/BinaryFormat/ELF.h>
 #include <llvm/BinaryFormat/MsgPackDocument.h>
 #include <llvm/MC/MCExpr.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "abi.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/codeobj/msgpack_shape.h"
 #include "wavekit/isa/isa.h"
@@ -20,13 +22,9 @@
 namespace wavekit::rewrite {
 namespace {
 
-constexpr std::uint8_t kSttObject = 1, kSttFunc = 2;
-constexpr std::uint8_t kStbGlobal = 1;
-constexpr std::uint8_t kStvDefault = 0;
-constexpr std::uint32_t kShtNote = 7;
-constexpr std::uint64_t kShfAlloc = 0x2;
-constexpr unsigned kNumberedSgprs = 102;
-constexpr unsigned kStackPointer = 32;  // s32 in the fixed function ABI
+namespace ELF = llvm::ELF;
+using detail::kNumberedSgprs;
+using detail::kStackPointer;
 
 struct Function {
   std::string name;
@@ -109,7 +107,7 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
   std::map<std::uint64_t, Function> functions;
   const auto& symbols = library.symbols().empty() ? library.dynamic_symbols() : library.symbols();
   for (const codeobj::Symbol& symbol : symbols) {
-    if (symbol.type != kSttFunc || !symbol.is_defined() || symbol.size == 0) continue;
+    if (symbol.type != ELF::STT_FUNC || !symbol.is_defined() || symbol.size == 0) continue;
     if (functions.count(symbol.value)) continue;
     Function function;
     function.name = symbol.name;
@@ -195,11 +193,11 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
     return totals.emplace(address, std::move(total)).first->second;
   };
 
-  codeobj::CodeObject output = codeobj::CodeObject::parse(library.write(), library.name());
+  codeobj::CodeObject output = library.clone();
   std::vector<ProbeFootprint> probes;
   for (const codeobj::Symbol& symbol : library.dynamic_symbols()) {
-    if (symbol.type != kSttFunc || !symbol.is_defined() || symbol.binding != kStbGlobal ||
-        symbol.visibility != kStvDefault || !functions.count(symbol.value))
+    if (symbol.type != ELF::STT_FUNC || !symbol.is_defined() || symbol.binding != ELF::STB_GLOBAL ||
+        symbol.visibility != ELF::STV_DEFAULT || !functions.count(symbol.value))
       continue;
     const Total& total = total_of(symbol.value, symbol.name);
     const isa::RegisterSet used = total.reads | total.writes;
@@ -223,7 +221,7 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
 
     codeobj::Symbol alias = symbol;
     alias.name = probe.alias;
-    alias.type = kSttObject;
+    alias.type = ELF::STT_OBJECT;
     alias.name_offset = 0;
     output.add_dynamic_symbol(alias);
     output.add_symbol(alias);
@@ -233,27 +231,11 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
   std::sort(probes.begin(), probes.end(),
             [](const ProbeFootprint& a, const ProbeFootprint& b) { return a.name < b.name; });
 
-  const std::vector<std::uint8_t> desc = encode_probe_note(probes);
-  std::vector<std::uint8_t> note;
-  auto put32 = [&](std::uint32_t value) {
-    for (int i = 0; i < 4; ++i) note.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
-  };
-  const std::string owner = kNoteName;
-  put32(static_cast<std::uint32_t>(owner.size() + 1));
-  put32(static_cast<std::uint32_t>(desc.size()));
-  put32(kNoteTypeProbes);
-  note.insert(note.end(), owner.begin(), owner.end());
-  note.push_back(0);
-  while (note.size() % 4) note.push_back(0);
-  note.insert(note.end(), desc.begin(), desc.end());
-  while (note.size() % 4) note.push_back(0);
-  codeobj::NewSection section;
-  section.name = kProbeNoteSectionName;
-  section.type = kShtNote;
-  section.flags = kShfAlloc;
-  section.alignment = 4;
-  section.data = std::move(note);
-  output.add_loaded_section(std::move(section));
+  codeobj::Note note;
+  note.name = kNoteName;
+  note.type = kNoteTypeProbes;
+  note.desc = encode_probe_note(probes);
+  output.add_note(kProbeNoteSectionName, std::move(note));
 
   if (footprints) *footprints = probes;
   return output.write();

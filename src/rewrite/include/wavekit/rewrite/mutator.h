@@ -87,25 +87,6 @@ struct RewriteResult {
   std::uint64_t points_instrumented = 0;
 };
 
-// Controls for the engine that are not part of the plan.
-struct RewriteOptions {
-  // Negative controls for the test suite: each disables one step the design requires, so a
-  // test can prove the suite would notice its absence. Never set outside tests.
-  bool test_skip_prologue_sgpr_moves = false;
-  // Drops the first register restore of every probe call's envelope (a VGPR reloaded from
-  // scratch, or else an SGPR read back from its spill VGPR). VGPRs first: inside a device
-  // function the first SGPR is s30, the return address, and losing it makes the function return
-  // into the envelope's own restore, then run again, forever, rather than fail.
-  bool test_skip_envelope_restore = false;
-  // Leaves out the run-time translation before calls whose target is computed at run time:
-  // such a call then runs the original, uninstrumented callee, whose blocks go uncounted.
-  bool test_skip_call_translation = false;
-  // Decodes a buffer V#'s element size and index stride for effective_address arguments as
-  // 1 << field and 1 << field, leaving out the ISA's 2 << and 8 <<: the addresses of accesses
-  // through a swizzled V# (the private segment buffer) come out wrong, linear ones stay right.
-  bool test_misdecode_swizzle = false;
-};
-
 class Mutator {
  public:
   // Opens an AMDGPU code object, or, from a fat binary / offload bundle / host ELF with
@@ -135,7 +116,7 @@ class Mutator {
   Plan plan() const;
   void set_tool_name(std::string tool);
 
-  RewriteResult write(const RewriteOptions& options = {}) const;
+  RewriteResult write() const;
 
  private:
   struct State;
@@ -146,8 +127,7 @@ class Mutator {
 // The engine behind Mutator::write and `wavekit rewrite`: code object in, code object out.
 // Deterministic: the same input and plan give the same bytes. Refuses (wavekit::Error naming the
 // kernel and the reason) anything it cannot instrument correctly.
-RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan,
-                      const RewriteOptions& options = {});
+RewriteResult rewrite(const codeobj::CodeObject& object, const Plan& plan);
 
 // The basic blocks of each kernel, as the rewriter (and bbcount's keys) see them.
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object);

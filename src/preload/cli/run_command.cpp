@@ -1,18 +1,15 @@
 // `wavekit run`: instrument an unmodified application and run it.
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <set>
 
 #include "wavekit/cli/options.h"
-#include "wavekit/preload/callret_view.h"
-#include "wavekit/preload/heatmap.h"
 #include "wavekit/preload/run.h"
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/tools.h"
-#include "wavekit/support/file.h"
 #include "wavekit/support/install.h"
+#include "wavekit/support/process.h"
 
 namespace {
 
@@ -22,8 +19,8 @@ namespace preload = wavekit::preload;
 void print_summary(const preload::RunResult& result, const std::string& tool) {
   const nlohmann::json& summary = result.summary;
   if (result.signal)
-    std::cerr << "wavekit run: the application was killed by signal " << result.signal << " ("
-              << sigabbrev_np(result.signal) << ": " << strsignal(result.signal) << ")\n";
+    std::cerr << "wavekit run: the application was killed by "
+              << wavekit::describe_signal(result.signal) << "\n";
   if (summary.is_null()) {
     std::cerr << (result.signal
                       ? "wavekit run: it left no report (it died before its report was written)\n"
@@ -105,38 +102,6 @@ void report_unknown_kernels(const nlohmann::json& summary,
   }
 }
 
-// bbcount: a picture per dispatch (SVG beside the JSON) and the first one in the terminal.
-// A picture that cannot be written is reported and skipped: the run's results stand.
-void draw_heatmaps(const nlohmann::json& summary) {
-  bool shown = false;
-  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
-    if (!dispatch.contains("file")) continue;
-    std::string path = dispatch["file"].get<std::string>();
-    try {
-      nlohmann::json report = nlohmann::json::parse(wavekit::read_file(path));
-      std::string svg = std::filesystem::path(path).replace_extension(".svg").string();
-      wavekit::write_file(svg, preload::heatmap_svg(report));
-      if (!shown) {
-        std::cerr << "\n" << preload::heatmap_text(report).picture << "  heatmap: " << svg << "\n";
-        shown = true;
-      }
-    } catch (const std::exception& error) {
-      std::cerr << "wavekit run: no heatmap for " << path << ": " << error.what() << "\n";
-    }
-  }
-}
-
-// callret: the first dispatch of each kernel as a table (every dispatch's JSON is on disk).
-void print_call_returns(const nlohmann::json& summary) {
-  std::set<std::string> shown;
-  for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
-    if (!dispatch.contains("file") || !shown.insert(dispatch.value("kernel", "")).second) continue;
-    std::cerr << "\n"
-              << preload::callret_table(nlohmann::json::parse(
-                     wavekit::read_file(dispatch["file"].get<std::string>())));
-  }
-}
-
 int run_run(wavekit::cli::Arguments args) {
   preload::RunOptions options;
   std::string device, kernels_text;
@@ -148,7 +113,8 @@ int run_run(wavekit::cli::Arguments args) {
       "substitutes rewritten code objects (from --cache, or rewritten at load time), gives each\n"
       "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
-      "alone; wavekit's summary goes to stderr.");
+      "alone; wavekit's summary goes to stderr. The ready-made tools:\n" +
+          wavekit::rewrite::tool_help());
   std::string tools;
   for (const std::string& name : wavekit::rewrite::tool_names())
     tools += (tools.empty() ? "" : ", ") + name;
@@ -170,12 +136,11 @@ int run_run(wavekit::cli::Arguments args) {
   parser.rest("CMD [ARGS]", &options.command, "the application and its arguments");
   if (auto exit_code = parser.parse(args)) return *exit_code;
 
-  bool custom = !options.shim.plan_path.empty();
-  if (custom == !options.shim.tool.empty())
+  if (options.shim.plan_path.empty() == options.shim.tool.empty())
     throw UsageError("give either --tool NAME or --plan PLAN (with --probe-lib LIB)");
-  if (custom) options.shim.tool = "custom";
-  if (!custom && !options.shim.probe_library.empty())
+  if (!options.shim.probe_library.empty() && options.shim.plan_path.empty())
     throw UsageError("--probe-lib goes with --plan, not with a ready-made --tool");
+  options.shim.tool = wavekit::rewrite::tool_name(options.shim.tool_choice());
   if (device.empty())
     options.device = preload::default_device();
   else if (device == "emu")
@@ -191,7 +156,7 @@ int run_run(wavekit::cli::Arguments args) {
 
   // An unknown tool or a bad plan is the user's mistake: say so here, before the application
   // starts (inside it the shim could only switch itself off).
-  preload::plan_for(options.shim);
+  const std::vector<std::string> selected = preload::plan_for(options.shim).kernels;
 
   // Installed: <prefix>/<libdir>/wavekit/...; in the build tree, the build's own paths.
   preload::Installation installation{
@@ -199,12 +164,8 @@ int run_run(wavekit::cli::Arguments args) {
       wavekit::companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR)};
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
-  std::vector<std::string> selected = options.shim.kernels;
-  if (custom) selected = preload::plan_for(options.shim).kernels;
   report_unknown_kernels(result.summary, selected);
-  if (options.shim.tool == "bbcount" && !result.summary.is_null()) draw_heatmaps(result.summary);
-  if (options.shim.tool == "callret" && !result.summary.is_null())
-    print_call_returns(result.summary);
+  wavekit::rewrite::present_results(options.shim.tool, result.summary, std::cerr);
   return result.exit_status;
 }
 

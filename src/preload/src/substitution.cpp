@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/rewrite/mutator.h"
@@ -33,25 +32,7 @@ bool file_exists(const std::string& path) {
 }  // namespace
 
 rewrite::Plan plan_for(const ShimConfig& config, const std::string& processor) {
-  rewrite::Plan plan;
-  if (config.tool == "custom") {
-    std::ifstream in(config.plan_path);
-    if (!in) throw Error(config.plan_path + ": cannot open the plan");
-    nlohmann::json json;
-    try {
-      json = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& error) {
-      throw Error(config.plan_path + ": not valid JSON: " + error.what());
-    }
-    plan = rewrite::parse_plan(json, config.plan_path);
-  } else {
-    plan = rewrite::tool_plan(config.tool);
-    if (!processor.empty())
-      plan.probe_library = rewrite::tool_probe_library(config.tool, processor);
-  }
-  if (!config.probe_library.empty()) plan.probe_library = config.probe_library;
-  if (!config.kernels.empty()) plan.kernels = config.kernels;
-  return plan;
+  return rewrite::resolve_plan(config.tool_choice(), processor);
 }
 
 std::string cache_path(const std::string& cache_dir, std::span<const std::uint8_t> original,
@@ -97,8 +78,9 @@ std::variant<Substitution, Declined> Substituter::substitute(
       return adopted;
     }
 
-    const rewrite::Plan plan =
-        config_.tool == "custom" ? plan_ : plan_for(config_, object.target().processor);
+    const rewrite::Plan plan = rewrite::plan_depends_on_processor(config_.tool_choice())
+                                   ? plan_for(config_, object.target().processor)
+                                   : plan_;
     Substitution result;
     const std::string original_digest = rewrite::sha256_hex(original);
     std::string cached = config_.cache_dir.empty()

@@ -21,9 +21,8 @@ int run_rewrite(wavekit::cli::Arguments args) {
       "Instruments an AMDGPU code object (or the code object for --processor in a fat binary):\n"
       "each instrumented kernel runs a relocated copy of its code with the tool's points\n"
       "inserted, and the object gains a WAVEKIT note describing the per-wave arena a launcher\n"
-      "must provide (docs/rewrite.md). Tools: bbcount (per-wave basic-block counts), callret\n"
-      "(per-wave return values of each call site), blocktrace (each wave's executed block\n"
-      "sequence, streamed to files through the hostcall ring).");
+      "must provide (docs/rewrite.md). The ready-made tools:\n" +
+          wavekit::rewrite::tool_help());
   parser.positional("IN", &input, "code object, offload bundle or HIP host object");
   parser.option("--output", &output, "OUT", "where to write the rewritten code object");
   std::string tools;
@@ -43,23 +42,12 @@ int run_rewrite(wavekit::cli::Arguments args) {
   if (!probe_lib.empty() && plan_path.empty())
     throw wavekit::cli::UsageError("--probe-lib goes with --plan");
 
-  wavekit::rewrite::Plan plan;
-  if (!tool.empty()) {
-    plan = wavekit::rewrite::tool_plan(tool);
-  } else {
-    const std::vector<std::uint8_t> text = wavekit::read_file(plan_path);
-    const nlohmann::json parsed = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-    if (parsed.is_discarded()) wavekit::fail(plan_path, "not valid JSON");
-    plan = wavekit::rewrite::parse_plan(parsed, plan_path);
-    if (!probe_lib.empty()) plan.probe_library = probe_lib;
-  }
-  if (!kernels.empty()) plan.kernels = kernels;
-
+  const wavekit::rewrite::ToolChoice choice{tool, plan_path, probe_lib, kernels};
+  wavekit::rewrite::Plan plan = wavekit::rewrite::resolve_plan(choice);
   auto mutator = wavekit::rewrite::Mutator::open(wavekit::read_file(input), input, processor);
   // A tool with probes uses its library for the object's processor.
-  if (!tool.empty())
-    plan.probe_library =
-        wavekit::rewrite::tool_probe_library(tool, mutator.object().target().processor);
+  if (wavekit::rewrite::plan_depends_on_processor(choice))
+    plan = wavekit::rewrite::resolve_plan(choice, mutator.object().target().processor);
   // The note records the library's absolute path, so that a launcher started elsewhere finds
   // it (or, failing that, the same file name next to the rewritten object).
   if (!plan.probe_library.empty())

@@ -1,6 +1,10 @@
-// bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls).
+// bbcount: per-wave, per-basic-block execution counts by inline snippets (no calls); its view
+// is a heatmap per dispatch (heatmap.h).
+#include <filesystem>
 
 #include "../registry.h"
+#include "heatmap.h"
+#include "wavekit/support/file.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
@@ -44,8 +48,31 @@ nlohmann::json bbcount_report(const InstrumentedKernel& kernel,
   return {{"kernel", kernel.name}, {"waves", waves}};
 }
 
+// A picture per dispatch (SVG beside the JSON) and the first one in the terminal.
+void bbcount_present(const nlohmann::json& summary, std::ostream& terminal) {
+  bool shown = false;
+  for (const auto& [kernel, path] : tools::result_files(summary, false)) {
+    try {
+      const nlohmann::json report = nlohmann::json::parse(read_file(path));
+      const std::string svg = std::filesystem::path(path).replace_extension(".svg").string();
+      write_file(svg, tools::heatmap_svg(report));
+      if (!shown) {
+        terminal << "\n" << tools::heatmap_text(report).picture << "  heatmap: " << svg << "\n";
+        shown = true;
+      }
+    } catch (const std::exception& error) {
+      terminal << "wavekit run: no heatmap for " << path << ": " << error.what() << "\n";
+    }
+  }
+}
+
 }  // namespace
 
-tools::ToolDefinition tools::bbcount_tool() { return {"bbcount", bbcount_plan, bbcount_report}; }
+tools::ToolDefinition tools::bbcount_tool() {
+  ToolDefinition tool{"bbcount", bbcount_plan, bbcount_report};
+  tool.summary = "per-wave basic-block counts";
+  tool.present = bbcount_present;
+  return tool;
+}
 
 }  // namespace wavekit::rewrite

@@ -71,7 +71,11 @@ nlohmann::json blocktrace_report(const InstrumentedKernel& kernel,
 }  // namespace
 
 tools::ToolDefinition tools::blocktrace_tool() {
-  return {"blocktrace", blocktrace_plan, blocktrace_report, "blocktrace", true};
+  ToolDefinition tool{"blocktrace", blocktrace_plan, blocktrace_report};
+  tool.summary = "each wave's executed block sequence, streamed to files through the hostcall ring";
+  tool.probes = true;
+  tool.writes_files = true;
+  return tool;
 }
 
 }  // namespace wavekit::rewrite

@@ -1,9 +1,12 @@
 // callret: call-return capture. At each return of each call a kernel makes, in its own code
 // or in a device function it reaches (a recursion's calls included), a probe
 // (callret_probes.hip) folds the active lanes' 32-bit return values into one record per call
-// site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools").
+// site per wave; the reporter turns the records into JSON (docs/rewrite.md, "Tools"), and its
+// view is a table of the call sites (view.h).
 
 #include "../registry.h"
+#include "view.h"
+#include "wavekit/support/file.h"
 #include "wavekit/support/text.h"
 
 namespace wavekit::rewrite {
@@ -62,10 +65,26 @@ nlohmann::json callret_report(const InstrumentedKernel& kernel,
   return {{"kernel", kernel.name}, {"waves", waves}};
 }
 
+// The first dispatch of each kernel as a table (every dispatch's JSON is on disk).
+void callret_present(const nlohmann::json& summary, std::ostream& terminal) {
+  for (const auto& [kernel, path] : tools::result_files(summary, true)) {
+    try {
+      const std::string table = tools::callret_table(nlohmann::json::parse(read_file(path)));
+      terminal << "\n" << table;
+    } catch (const std::exception& error) {
+      terminal << "wavekit run: no call-return table for " << path << ": " << error.what() << "\n";
+    }
+  }
+}
+
 }  // namespace
 
 tools::ToolDefinition tools::callret_tool() {
-  return {"callret", callret_plan, callret_report, "callret"};
+  ToolDefinition tool{"callret", callret_plan, callret_report};
+  tool.summary = "per-wave return values of each call site";
+  tool.probes = true;
+  tool.present = callret_present;
+  return tool;
 }
 
 std::uint64_t callret_lane_hash(std::uint32_t lane, std::uint32_t value) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "wavekit/rewrite/tools.h"
+
 namespace wavekit::preload {
 
 // Deliberate failures for the fail-safe tests: each makes one step fail so that a test can
@@ -29,6 +31,7 @@ struct ShimConfig {
   InjectedFault fault = InjectedFault::none;
 
   bool enabled() const { return !tool.empty(); }
+  rewrite::ToolChoice tool_choice() const { return {tool, plan_path, probe_library, kernels}; }
 };
 
 // Reads WAVEKIT_* variables; throws wavekit::Error naming a malformed one.

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,10 +27,40 @@
 
 namespace wavekit::rewrite {
 
-// Names of the tools this build ships.
+// Names of the ready-made tools this build ships (not "custom", the plan-file tool).
 std::vector<std::string> tool_names();
-// A tool's plan. Throws wavekit::Error for an unknown name, listing the known ones.
+// The ready-made tools for --help, a line each: "  bbcount     per-wave basic-block counts".
+std::string tool_help();
+// A ready-made tool's plan. Throws wavekit::Error for an unknown name, listing the known ones.
 Plan tool_plan(const std::string& tool);
+
+// What `wavekit rewrite`, `wavekit run` or the shim was asked to instrument with: a ready-made
+// tool by name, or a plan file (the tool "custom") with the probe library its calls use.
+// (The CLIs take a probe library only with a plan; the shim's WAVEKIT_PROBE_LIB overrides any
+// tool's, which the fail-safe tests use.)
+struct ToolChoice {
+  std::string tool = {};           // a ready-made tool or "custom"; empty with a plan: "custom"
+  std::string plan_path = {};      // the plan file (JSON) of the custom tool
+  std::string probe_library = {};  // the probe library (overrides the plan's or the tool's)
+  std::vector<std::string> kernels = {};  // instrument only these (empty: what the plan says)
+};
+// The tool's name as results carry it: choice.tool, or "custom" for a plan file.
+std::string tool_name(const ToolChoice& choice);
+// The plan of a choice, checked: a known tool, a plan file exactly for "custom". With `processor`
+// ("gfx90a"), a ready-made tool's probe library for it is filled in (tool_probe_library); without,
+// the plan has none yet. Throws wavekit::Error naming the mistake (an unreadable or invalid plan
+// file included).
+Plan resolve_plan(const ToolChoice& choice, const std::string& processor = {});
+// Whether resolve_plan's answer depends on the processor (a ready-made tool with probes).
+bool plan_depends_on_processor(const ToolChoice& choice);
+
+// After a run under a launcher (`wavekit run`): the tool's view of what its dispatches left,
+// e.g. bbcount's heatmaps written beside each dispatch's JSON with the first one printed,
+// callret's table per kernel. `summary` is the run's summary ({"dispatches": [{"kernel",
+// "file"}...]}); what cannot be shown is said on `terminal` and skipped (the results stand).
+// Tools without a view print nothing.
+void present_results(const std::string& tool, const nlohmann::json& summary,
+                     std::ostream& terminal);
 // A tool's report for one dispatch of `kernel` from its arena (see fill_arena_header); for a
 // name that is not one of tool_names() (a custom plan), variables_report. Throws
 // wavekit::Error for an arena that does not fit the note.

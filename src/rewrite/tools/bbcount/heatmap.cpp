@@ -1,4 +1,4 @@
-#include "wavekit/preload/heatmap.h"
+#include "heatmap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@
 
 #include "wavekit/support/text.h"
 
-namespace wavekit::preload {
+namespace wavekit::rewrite::tools {
 
 namespace {
 
@@ -243,4 +243,4 @@ std::string heatmap_svg(const nlohmann::json& report) {
   return svg.str();
 }
 
-}  // namespace wavekit::preload
+}  // namespace wavekit::rewrite::tools

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace wavekit::preload {
+namespace wavekit::rewrite::tools {
 
 // Throws wavekit::Error naming what is missing for a report that is not callret's.
 std::string callret_table(const nlohmann::json& report);
 
-}  // namespace wavekit::preload
+}  // namespace wavekit::rewrite::tools

@@ -1,4 +1,4 @@
-#include "wavekit/preload/callret_view.h"
+#include "view.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -8,7 +8,7 @@
 
 #include "wavekit/support/error.h"
 
-namespace wavekit::preload {
+namespace wavekit::rewrite::tools {
 namespace {
 
 struct SiteSummary {
@@ -66,4 +66,4 @@ std::string callret_table(const nlohmann::json& report) {
   return text;
 }
 
-}  // namespace wavekit::preload
+}  // namespace wavekit::rewrite::tools

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace wavekit::preload {
+namespace wavekit::rewrite::tools {
 
 struct HeatmapText {
   std::string picture;                // rows of shade characters with a legend
@@ -19,4 +19,4 @@ HeatmapText heatmap_text(const nlohmann::json& report, std::size_t max_rows = 16
 // A self-contained SVG document.
 std::string heatmap_svg(const nlohmann::json& report);
 
-}  // namespace wavekit::preload
+}  // namespace wavekit::rewrite::tools

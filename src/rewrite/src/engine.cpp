@@ -22,6 +22,7 @@
 #include <llvm/Support/SHA256.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -78,6 +79,79 @@ std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   return std::nullopt;
 }
 
+// Decoding costs LLVM's disassembler and instruction printer a microsecond or more per
+// instruction, and compiled code repeats instructions. An instruction's decoding depends on its
+// own bytes alone (the encoding is prefix-free, and without a symbolizer LLVM keeps branch
+// offsets as raw immediates), so each distinct encoding is decoded once per rewrite and a
+// repeat is a copy with its address and branch target moved.
+class CachingDecoder {
+ public:
+  explicit CachingDecoder(const isa::Decoder& decoder) : decoder_(decoder) {}
+  const std::string& processor() const { return decoder_.processor(); }
+  // As isa::Decoder::decode.
+  std::optional<isa::Instruction> decode(std::span<const std::uint8_t> bytes, std::uint64_t address,
+                                         isa::DecodeError* error) {
+    // Encodings are 4, 8 or 12 bytes; with a prefix-free encoding at most one size matches.
+    for (std::size_t size = 4; size <= 12 && size <= bytes.size(); size += 4) {
+      const auto found = seen_.find(key(bytes.first(size)));
+      if (found == seen_.end()) continue;
+      isa::Instruction inst = found->second;
+      if (inst.branch_target) inst.branch_target = address + (*inst.branch_target - inst.address);
+      inst.address = address;
+      return inst;
+    }
+    std::optional<isa::Instruction> inst = decoder_.decode(bytes, address, error);
+    if (inst && inst->size <= 12) seen_.emplace(key(inst->bytes()), *inst);
+    return inst;
+  }
+
+ private:
+  // The bytes, zero-padded, and their count (so that 4 bytes and 8 whose last 4 are 0 differ).
+  using Key = std::array<std::uint32_t, 4>;
+  static Key key(std::span<const std::uint8_t> bytes) {
+    Key k{};
+    std::memcpy(k.data(), bytes.data(), bytes.size());
+    k[3] = static_cast<std::uint32_t>(bytes.size());
+    return k;
+  }
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull;
+      for (std::uint32_t word : k) h = (h ^ word) * 0x100000001b3ull;
+      return static_cast<std::size_t>(h ^ (h >> 29));
+    }
+  };
+  const isa::Decoder& decoder_;
+  std::unordered_map<Key, isa::Instruction, KeyHash> seen_;
+};
+
+// The bytes of assembled instruction lines, by line (see Engine::encode).
+struct LineHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view line) const {
+    return std::hash<std::string_view>{}(line);
+  }
+};
+using LineBytes =
+    std::unordered_map<std::string, std::vector<std::uint8_t>, LineHash, std::equal_to<>>;
+
+// LLVM's disassembler, printer and assembler for a processor, and the lines assembled so far:
+// made once per thread and processor, since setting LLVM up costs more than rewriting a small
+// object, and a line's bytes are the same in every object for the processor.
+struct Toolchain {
+  explicit Toolchain(const std::string& processor) : decoder(processor), assembler(processor) {}
+  isa::Decoder decoder;
+  isa::Assembler assembler;
+  LineBytes lines;
+};
+
+Toolchain& toolchain_for(const std::string& processor) {
+  thread_local std::map<std::string, std::unique_ptr<Toolchain>> toolchains;
+  std::unique_ptr<Toolchain>& toolchain = toolchains[processor];
+  if (!toolchain) toolchain = std::make_unique<Toolchain>(processor);
+  return *toolchain;
+}
+
 // A kernel's or a device function's code as the rewriter sees it: the contiguous range from the
 // entry to the end of the last reachable instruction, decoded, with its basic-block leaders.
 struct KernelCode {
@@ -114,7 +188,7 @@ std::vector<std::uint64_t> call_sites_of(const KernelCode& code) {
   return sites;
 }
 
-KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& decoder,
+KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decoder,
                        KernelCode code) {
   const std::string label = code.label();
   const codeobj::Section& section = code_section(object, code.entry, label);
@@ -134,14 +208,15 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
   // Reachability from the entry: the relocated range ends after the last reachable instruction,
   // so padding and whatever follows the code are left alone. The instructions the walk decodes
   // are kept for the linear pass below, which decodes only what lies between them.
-  std::unordered_map<std::uint64_t, isa::Instruction> walked;
-  std::set<std::uint64_t> leaders{code.entry};
+  std::vector<isa::Instruction> walked;
+  std::unordered_map<std::uint64_t, std::size_t> walked_at;  // address -> index in `walked`
+  std::vector<std::uint64_t> leaders{code.entry};
   std::vector<std::uint64_t> work{code.entry};
   std::uint64_t end = code.entry;
   while (!work.empty()) {
     std::uint64_t address = work.back();
     work.pop_back();
-    while (!walked.count(address)) {
+    while (!walked_at.count(address)) {
       isa::Instruction inst = decode_at(address);
       end = std::max(end, address + inst.size);
       // A device function's return goes back to its caller, wherever that runs; any other
@@ -151,35 +226,39 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
                                 hex(address) + ") is not supported yet");
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
-      if (inst.flow != isa::ControlFlow::none) leaders.insert(address + inst.size);
+      if (inst.flow != isa::ControlFlow::none) leaders.push_back(address + inst.size);
       if (inst.branch_target) {
         if (*inst.branch_target < code.entry)
           fail(object.name(), label + ": branch at " + hex(address) + " leaves the " +
                                   (code.function ? "function" : "kernel") + " (to " +
                                   hex(*inst.branch_target) + ")");
-        leaders.insert(*inst.branch_target);
+        leaders.push_back(*inst.branch_target);
         work.push_back(*inst.branch_target);
       }
       const bool ends = inst.ends_flow();
       const std::uint64_t next = address + inst.size;
-      walked.emplace(address, std::move(inst));
+      walked_at.emplace(address, walked.size());
+      walked.push_back(std::move(inst));
       if (ends) break;
       address = next;
     }
   }
+  std::sort(leaders.begin(), leaders.end());
+  leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
   for (std::uint64_t leader : leaders)
-    if (walked.count(leader)) code.leaders.push_back(leader);
+    if (walked_at.count(leader)) code.leaders.push_back(leader);
 
   // Linear decoding of the range, which must agree with the walk, or a branch lands inside an
   // instruction. Bytes the walk did not reach are decoded as Decoder::decode_all would.
   const std::span<const std::uint8_t> bytes = object.read(code.entry, end - code.entry);
   code.instructions.reserve(walked.size());
+  std::vector<bool> at_start(walked.size());  // the walked instructions found at a start
   for (std::uint64_t address = code.entry; address < end;) {
-    const auto found = walked.find(address);
-    if (found != walked.end()) {
-      code.instructions.push_back(std::move(found->second));
-      walked.erase(found);
+    const auto found = walked_at.find(address);
+    if (found != walked_at.end()) {
+      code.instructions.push_back(std::move(walked[found->second]));
       code.reachable.push_back(true);
+      at_start[found->second] = true;
     } else {
       isa::DecodeError error;
       std::optional<isa::Instruction> inst =
@@ -190,9 +269,10 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
     }
     address += code.instructions.back().size;
   }
-  if (!walked.empty()) {
+  if (std::find(at_start.begin(), at_start.end(), false) != at_start.end()) {
     std::uint64_t inside = UINT64_MAX;
-    for (const auto& [address, inst] : walked) inside = std::min(inside, address);
+    for (const auto& [address, index] : walked_at)
+      if (!at_start[index]) inside = std::min(inside, address);
     fail(object.name(),
          label + ": control reaches " + hex(inside) + ", which is inside another instruction");
   }
@@ -205,7 +285,7 @@ KernelCode decode_code(const codeobj::CodeObject& object, const isa::Decoder& de
   return code;
 }
 
-KernelCode decode_kernel(const codeobj::CodeObject& object, const isa::Decoder& decoder,
+KernelCode decode_kernel(const codeobj::CodeObject& object, CachingDecoder& decoder,
                          std::size_t kernel_index) {
   KernelCode code;
   code.kernel = &object.kernels()[kernel_index];
@@ -334,8 +414,8 @@ class Engine {
       : input_(input),
         plan_(plan),
         controls_(controls),
-        decoder_(input.target().processor),
-        assembler_(input.target().processor) {}
+        toolchain_(toolchain_for(input.target().processor)),
+        decoder_(toolchain_.decoder) {}
 
   RewriteResult run();
 
@@ -434,16 +514,8 @@ class Engine {
   // amdhsa.kernels by .name and .symbol (the first kernel that has it, as find_kernel answers).
   std::unordered_map<std::string, std::size_t> metadata_index_;
   RewriteResult result_;
-  isa::Decoder decoder_;
-  isa::Assembler assembler_;
-  // The bytes of every instruction line assembled so far (see encode).
-  struct LineHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view line) const {
-      return std::hash<std::string_view>{}(line);
-    }
-  };
-  std::unordered_map<std::string, std::vector<std::uint8_t>, LineHash, std::equal_to<>> lines_;
+  Toolchain& toolchain_;
+  CachingDecoder decoder_;
 };
 
 RewriteResult Engine::run() {
@@ -1540,7 +1612,8 @@ isa::RegisterSet Engine::live_after(Cursor& at, const isa::Instruction& inst) {
 // no gfx9 encoding depends on where an instruction lies), and LLVM's AMDGPU assembler costs
 // about 15 µs a line, while a rewrite emits the same lines over and over (the envelope's saves,
 // waits, the counter updates of the same block of every kernel): each distinct line is
-// assembled once, the new ones of a kernel in one pass of LLVM's assembler.
+// assembled once per thread and processor, the new ones of a kernel in one pass of LLVM's
+// assembler.
 std::vector<std::vector<std::uint8_t>> Engine::encode(const std::vector<std::string>& sources) {
   auto for_each_line = [](std::string_view text, const auto& use) {
     while (!text.empty()) {
@@ -1551,23 +1624,24 @@ std::vector<std::vector<std::uint8_t>> Engine::encode(const std::vector<std::str
       text.remove_prefix(end + 1);
     }
   };
+  LineBytes& lines = toolchain_.lines;
   std::vector<std::string> missing;
   for (const std::string& source : sources)
     for_each_line(source, [&](std::string_view line) {
-      if (lines_.find(line) == lines_.end()) {
-        lines_.emplace(std::string(line), std::vector<std::uint8_t>());
+      if (lines.find(line) == lines.end()) {
+        lines.emplace(std::string(line), std::vector<std::uint8_t>());
         missing.emplace_back(line);
       }
     });
   if (!missing.empty()) {
-    std::vector<std::vector<std::uint8_t>> assembled = assembler_.assemble_each(missing);
+    std::vector<std::vector<std::uint8_t>> assembled = toolchain_.assembler.assemble_each(missing);
     for (std::size_t i = 0; i < missing.size(); ++i)
-      lines_.find(missing[i])->second = std::move(assembled[i]);
+      lines.find(missing[i])->second = std::move(assembled[i]);
   }
   std::vector<std::vector<std::uint8_t>> bytes(sources.size());
   for (std::size_t i = 0; i < sources.size(); ++i)
     for_each_line(sources[i], [&](std::string_view line) {
-      const std::vector<std::uint8_t>& encoded = lines_.find(line)->second;
+      const std::vector<std::uint8_t>& encoded = lines.find(line)->second;
       bytes[i].insert(bytes[i].end(), encoded.begin(), encoded.end());
     });
   return bytes;
@@ -1792,7 +1866,7 @@ std::vector<BlockView> block_views(const KernelCode& code) {
 }  // namespace
 
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
-  isa::Decoder decoder(object.target().processor);
+  CachingDecoder decoder(toolchain_for(object.target().processor).decoder);
   const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<KernelView> views;
   for (std::size_t i = 0; i < object.kernels().size(); ++i) {
@@ -1836,7 +1910,7 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
 }
 
 std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object) {
-  isa::Decoder decoder(object.target().processor);
+  CachingDecoder decoder(toolchain_for(object.target().processor).decoder);
   const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<FunctionView> views;
   for (const analysis::Function& function : program.functions) {

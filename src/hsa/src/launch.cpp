@@ -122,7 +122,7 @@ struct DeviceBuffer {
 // address (an undefined `wavekit_hostcall_ring` is bound to it; a defined one gets the same
 // address stored into it), and the service threads answering it.
 struct HostcallService {
-  hostcall::RingConfig config = kProbeRingConfig;
+  hostcall::RingConfig config = hostcall::kProbeRingConfig;
   DeviceBuffer slots{hostcall::RingBuffer::bytes_for(config), 64};
   DeviceBuffer ticket{8, 64};
   DeviceBuffer cell{8, 64};
@@ -150,7 +150,7 @@ struct HostcallService {
     const unsigned tool = emu::MemoryMap::kReadWrite | emu::MemoryMap::kToolMemory;
     memory.add(slots.data, slots.size, tool, "hostcall ring slots");
     memory.add(ticket.data, ticket.size, tool, "hostcall ticket");
-    memory.add(cell.data, cell.size, emu::MemoryMap::kRead, kHostcallRingSymbol);
+    memory.add(cell.data, cell.size, emu::MemoryMap::kRead, hostcall::kRingSymbol);
     memory.add(&ring->descriptor(), sizeof(hostcall::protocol::Ring), emu::MemoryMap::kRead,
                "hostcall ring");
   }
@@ -355,20 +355,20 @@ LaunchOutcome launch(const LaunchRequest& request) {
   // The probes' ring: a variable a loaded object defines (the probe SDK's), filled in after
   // freezing, or an undefined reference, bound to a cell of ours.
   std::unique_ptr<HostcallService> hostcall;
-  const VariableInfo* ring_variable = executable.find_variable(kHostcallRingSymbol);
+  const VariableInfo* ring_variable = executable.find_variable(hostcall::kRingSymbol);
   if (ring_variable && ring_variable->size != 0 && ring_variable->size != 8)
-    throw Error(std::string(kHostcallRingSymbol) + " is " + std::to_string(ring_variable->size) +
+    throw Error(std::string(hostcall::kRingSymbol) + " is " + std::to_string(ring_variable->size) +
                 " bytes in the loaded objects: a ring pointer is 8");
-  if (ring_variable || executable.undefined_references().count(kHostcallRingSymbol))
+  if (ring_variable || executable.undefined_references().count(hostcall::kRingSymbol))
     hostcall = std::make_unique<HostcallService>(request.hostcall_file_root);
   else if (request.require_hostcall)
     throw Error(request.code_object +
                 " needs the hostcall service, but no loaded object defines "
                 "or references " +
-                kHostcallRingSymbol + " (load the probe library that uses it with --library)");
+                hostcall::kRingSymbol + " (load the probe library that uses it with --library)");
   const std::uint64_t ring_variable_address = ring_variable ? ring_variable->address : 0;
   if (hostcall && !ring_variable)
-    executable.define_global_variable(kHostcallRingSymbol,
+    executable.define_global_variable(hostcall::kRingSymbol,
                                       reinterpret_cast<std::uint64_t>(hostcall->cell.data));
   executable.freeze();
   // Device addresses are host addresses on the emulator: the variable lives in the loaded image.
@@ -433,10 +433,10 @@ LaunchOutcome launch(const LaunchRequest& request) {
                   std::to_string(kernel->kernarg_segment_size) + "-byte kernarg segment");
     hidden_buffer = std::make_unique<DeviceBuffer>(hidden.spec.bytes.size(), kAllocationGranule);
     std::memcpy(hidden_buffer->data, hidden.spec.bytes.data(), hidden.spec.bytes.size());
-    memory.add(hidden_buffer->data, hidden_buffer->mapped,
-               emu::MemoryMap::kReadWrite |
-                   (hidden.spec.tool_memory ? emu::MemoryMap::kToolMemory : 0u),
-               "hidden buffer", std::max<std::size_t>(hidden.spec.bytes.size(), 1));
+    memory.add(
+        hidden_buffer->data, hidden_buffer->mapped,
+        emu::MemoryMap::kReadWrite | (hidden.spec.tool_memory ? emu::MemoryMap::kToolMemory : 0u),
+        "hidden buffer", std::max<std::size_t>(hidden.spec.bytes.size(), 1));
     const std::uint64_t pointer = reinterpret_cast<std::uint64_t>(hidden_buffer->data);
     std::memcpy(kernarg.data + hidden.kernarg_offset, &pointer, 8);
   }

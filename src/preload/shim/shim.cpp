@@ -40,7 +40,7 @@
 #include "real_api.h"
 #include "wavekit/hostcall/runtime.h"
 #include "wavekit/hostcall/services.h"
-#include "wavekit/hsa/launch.h"
+#include "wavekit/hsa/emulator_extensions.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/arena.h"
@@ -473,15 +473,15 @@ class Shim {
     hsa_executable_symbol_t symbol{};
     hsa_agent_t agent = record.agent;
     const bool found =
-        real().hsa_executable_get_symbol_by_name(executable, hsa::kHostcallRingSymbol, &agent,
+        real().hsa_executable_get_symbol_by_name(executable, hostcall::kRingSymbol, &agent,
                                                  &symbol) == HSA_STATUS_SUCCESS ||
-        real().hsa_executable_get_symbol_by_name(executable, hsa::kHostcallRingSymbol, nullptr,
+        real().hsa_executable_get_symbol_by_name(executable, hostcall::kRingSymbol, nullptr,
                                                  &symbol) == HSA_STATUS_SUCCESS;
     if (!found)
       return needed ? std::string(
                           "the instrumented object needs the hostcall service but no "
                           "loaded object defines ") +
-                          hsa::kHostcallRingSymbol
+                          hostcall::kRingSymbol
                     : "";
     hsa_symbol_kind_t kind{};
     std::uint64_t address = 0;
@@ -494,20 +494,20 @@ class Shim {
         real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
                                               &size) != HSA_STATUS_SUCCESS ||
         !address || (size != 0 && size != 8))
-      return std::string(hsa::kHostcallRingSymbol) + " is not an 8-byte variable";
+      return std::string(hostcall::kRingSymbol) + " is not an 8-byte variable";
     if (std::string failure = start_hostcall(record.agent); !failure.empty()) return failure;
     // The variable may live in device memory: copy through the runtime, as hipMemcpyToSymbol does.
     const std::uint64_t descriptor = hostcall_->descriptor_address();
     if (real().hsa_memory_copy(reinterpret_cast<void*>(address), &descriptor, 8) !=
         HSA_STATUS_SUCCESS)
-      return std::string("could not store the ring's address in ") + hsa::kHostcallRingSymbol;
+      return std::string("could not store the ring's address in ") + hostcall::kRingSymbol;
     return "";
   }
 
   // Starts the service on first use and lets `gpu` reach the ring; returns why it could not.
   std::string start_hostcall(hsa_agent_t gpu) {
     if (!hostcall_) {
-      const hostcall::RingConfig config = hsa::kProbeRingConfig;
+      const hostcall::RingConfig config = hostcall::kProbeRingConfig;
       const std::uint64_t bytes = 128 + hostcall::RingBuffer::bytes_for(config);
       if (!arena_pool_.handle) find_arena_pool();
       void* memory = nullptr;

@@ -32,6 +32,19 @@ struct RingConfig {
   uint32_t uniform_bytes = 256;  // wave-uniform bytes per slot (multiple of 8)
 };
 
+// The symbol through which a code object's probes reach the ring (a protocol::Ring*;
+// protocol.h declares it for device code). A launcher binds it after loading: it stores the
+// ring's address in it when a loaded object defines it (the probe SDK, wavekit/probe/hostcall.h,
+// does), or binds an undefined reference to a cell holding that address; then it serves the
+// ring while the kernel runs.
+inline constexpr const char* kRingSymbol = "wavekit_hostcall_ring";
+
+// The ring launchers give probes: as many slots as the emulator's default resident waves, 8
+// words per lane (print: 7 arguments; file write: 48 bytes per lane), 256 uniform bytes (format
+// strings, paths and uniform file chunks up to that).
+inline constexpr RingConfig kProbeRingConfig{
+    .slots = 1024, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 256};
+
 // The ring's slots and ticket counter. By default it owns zeroed host memory; a GPU runtime
 // passes memory it allocated (host-coherent for the slots) and the producers' addresses of it.
 class RingBuffer {

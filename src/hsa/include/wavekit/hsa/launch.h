@@ -142,19 +142,6 @@ struct LaunchOutcome {
   std::optional<hostcall::Statistics> hostcall;
 };
 
-// The symbol through which probes reach the hostcall ring (a protocol::Ring*). When a loaded
-// object defines it (the probe SDK, wavekit/probe/hostcall.h, does) launch() stores the ring's
-// address in it after freezing; when objects only reference it, launch() binds it to a cell
-// holding that address. Either way it serves the ring (print and, with a file root, file
-// services) while the kernel runs, and reports the service's statistics.
-inline constexpr const char* kHostcallRingSymbol = "wavekit_hostcall_ring";
-
-// The ring launchers give probes: as many slots as the emulator's default resident waves, 8
-// words per lane (print: 7 arguments; file write: 48 bytes per lane), 256 uniform bytes (format
-// strings, paths and uniform file chunks up to that).
-inline constexpr hostcall::RingConfig kProbeRingConfig{
-    .slots = 1024, .lanes = 64, .words_per_lane = 8, .uniform_bytes = 256};
-
 // Loads the object, checks and binds the arguments, dispatches, and collects the results.
 // Throws wavekit::Error for anything the user can fix (bad object, unknown kernel, argument
 // mismatch, a block larger than the kernel allows). The grid need not be a multiple of the

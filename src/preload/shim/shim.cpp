@@ -15,6 +15,10 @@
 //     probes use the ring (the probe library defines `wavekit_hostcall_ring`, or the WAVEKIT note
 //     says needs_hostcall): the ring in host-coherent memory, its address stored in that variable
 //     after freezing, print to stdout, per-wave files under --tool-out, statistics in the report.
+// What docs/rewrite.md asks of any launcher (the probe library, the ring, the arena, the report)
+// is rewrite::Launcher's (wavekit/rewrite/launcher.h), given the runtime's functions behind the
+// shim's; the shim adds what only interposition needs: substitution, the shadow executable and
+// its fallbacks, proxy queues, the reporter thread, result names and the run's summary.
 // Nothing here throws across the C ABI: every failure becomes a fallback and one message.
 #include <dlfcn.h>
 #include <pthread.h>
@@ -38,12 +42,11 @@
 #include <variant>
 
 #include "real_api.h"
-#include "wavekit/hostcall/runtime.h"
-#include "wavekit/hostcall/services.h"
 #include "wavekit/hsa/emulator_extensions.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/arena.h"
+#include "wavekit/rewrite/launcher.h"
 #include "wavekit/rewrite/tools.h"
 #include "wavekit/support/file.h"
 
@@ -96,24 +99,9 @@ struct KernelRecord {
   std::string unusable;
 };
 
-// The process's hostcall service: one ring for every instrumented executable. Memory layout,
-// host-coherent and reachable by the GPUs: [ticket line: 64][descriptor: 64][slots].
-struct HostcallService {
-  void* memory = nullptr;
-  std::unique_ptr<hostcall::RingBuffer> ring;
-  std::unique_ptr<hostcall::FileEgress> egress;
-  std::unique_ptr<hostcall::Runtime> runtime;  // last: stops before the egress goes
-  std::uint64_t descriptor_address() const { return reinterpret_cast<std::uint64_t>(memory) + 64; }
-};
-static_assert(sizeof(hostcall::protocol::Ring) <= 64);
-
 struct ExecutableRecord {
   hsa_agent_t agent{};
   std::vector<std::shared_ptr<LoadedObject>> objects;
-  // SHA-256 of each probe library loaded into the executable: every instrumented object of a
-  // tool brings its own copy of the same library, which must be loaded once (twice would
-  // define its symbols twice, and the load fails).
-  std::set<std::string> probe_libraries_loaded;
 };
 
 // What the program sees as its queue. `view` must come first: the program holds &view.
@@ -129,12 +117,8 @@ struct ProxyQueue {
 struct PendingReport {
   hsa_signal_t done{};
   hsa_signal_t program_signal{};
-  void* arena = nullptr;
-  std::uint64_t arena_bytes = 0;
-  std::string kernel;
+  rewrite::PreparedDispatch prepared;
   std::uint64_t dispatch = 0;
-  std::uint64_t kernarg = 0;  // names the dispatch's files of a file-writing tool
-  const rewrite::InstrumentedKernel* note_kernel = nullptr;
 };
 
 class Shim {
@@ -200,14 +184,8 @@ class Shim {
     record.agent = agent;
     record.objects.push_back(object);
     const std::vector<std::uint8_t>& probes = object->substitution->probe_library;
-    if (!probes.empty() &&
-        record.probe_libraries_loaded.insert(rewrite::sha256_hex(probes)).second) {
-      hsa_code_object_reader_t probe_reader{};
-      hsa_status_t probe_status = real().hsa_code_object_reader_create_from_memory(
-          probes.data(), probes.size(), &probe_reader);
-      if (probe_status == HSA_STATUS_SUCCESS)
-        probe_status = real().hsa_executable_load_agent_code_object(executable, agent, probe_reader,
-                                                                    nullptr, nullptr);
+    if (!probes.empty()) {
+      hsa_status_t probe_status = launcher_->load_probe_library(executable, agent, probes);
       if (probe_status != HSA_STATUS_SUCCESS) return probe_status;
     }
     return status;
@@ -220,7 +198,10 @@ class Shim {
     auto it = executables_.find(executable.handle);
     if (it == executables_.end()) return status;
     ExecutableRecord& record = it->second;
-    const std::string ring_failure = bind_hostcall_ring(executable, record);
+    bool needs_hostcall = false;
+    for (const auto& object : record.objects)
+      needs_hostcall |= object->substitution->note.needs_hostcall;
+    const std::string ring_failure = launcher_->bind(executable, record.agent, needs_hostcall);
     if (!ring_failure.empty()) warn_once_locked(ring_failure + "; running the original kernels");
     for (const auto& object : record.objects) {
       std::uint64_t shadow = load_shadow(executable, record.agent, object->original);
@@ -338,10 +319,8 @@ class Shim {
     if (reporter_.joinable()) reporter_.join();
     {
       std::lock_guard lock(mutex_);
-      if (hostcall_) {
-        hostcall_->runtime->stop();  // services every request already published
-        summary_["hostcall"] = nlohmann::json::parse(hostcall_->runtime->statistics().to_json());
-      }
+      if (const auto statistics = launcher_ ? launcher_->stop_hostcall() : std::nullopt)
+        summary_["hostcall"] = nlohmann::json::parse(statistics->to_json());
     }
     write_summary();
   }
@@ -367,6 +346,18 @@ class Shim {
       config_ = config_from_environment();
       if (!config_.enabled()) return;
       substituter_ = std::make_unique<Substituter>(config_);
+      rewrite::HsaFunctions functions;
+#define WAVEKIT_COPY_POINTER(name) functions.name = real().name;
+      WAVEKIT_LAUNCHER_HSA_FUNCTIONS(WAVEKIT_COPY_POINTER)
+#undef WAVEKIT_COPY_POINTER
+      functions.wavekit_emu_mark_tool_memory = real().wavekit_emu_mark_tool_memory;
+      functions.wavekit_emu_set_outside_progress = real().wavekit_emu_set_outside_progress;
+      launcher_ = std::make_unique<rewrite::Launcher>(
+          functions,
+          rewrite::LauncherOptions{
+              .tool = config_.tool,
+              .file_root = config_.tool_out,
+              .fail_arena_allocation = config_.fault == InjectedFault::arena_allocation});
       summary_ = {{"tool", config_.tool},
                   {"objects", nlohmann::json::array()},
                   {"dispatches", nlohmann::json::array()},
@@ -395,8 +386,7 @@ class Shim {
     summary_.erase("hostcall");
     summary_written_ = false;
     warned_.clear();
-    if (hostcall_) {
-      (void)hostcall_.release();  // its threads were the parent's: never stopped, never freed
+    if (launcher_->abandon_hostcall_after_fork()) {
       for (auto& [object, kernel] : kernels_)
         if (kernel.unusable.empty())
           kernel.unusable = "its probes' hostcall service did not survive fork() into process " +
@@ -465,147 +455,6 @@ class Shim {
     return shadow.handle;
   }
 
-  // Binds the ring of the executable's probes, starting the service on first use. Returns why
-  // it could not ("" when it could, or when nothing uses the ring).
-  std::string bind_hostcall_ring(hsa_executable_t executable, const ExecutableRecord& record) {
-    bool needed = false;
-    for (const auto& object : record.objects) needed |= object->substitution->note.needs_hostcall;
-    hsa_executable_symbol_t symbol{};
-    hsa_agent_t agent = record.agent;
-    const bool found =
-        real().hsa_executable_get_symbol_by_name(executable, hostcall::kRingSymbol, &agent,
-                                                 &symbol) == HSA_STATUS_SUCCESS ||
-        real().hsa_executable_get_symbol_by_name(executable, hostcall::kRingSymbol, nullptr,
-                                                 &symbol) == HSA_STATUS_SUCCESS;
-    if (!found)
-      return needed ? std::string(
-                          "the instrumented object needs the hostcall service but no "
-                          "loaded object defines ") +
-                          hostcall::kRingSymbol
-                    : "";
-    hsa_symbol_kind_t kind{};
-    std::uint64_t address = 0;
-    std::uint32_t size = 0;
-    if (real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_TYPE, &kind) !=
-            HSA_STATUS_SUCCESS ||
-        kind != HSA_SYMBOL_KIND_VARIABLE ||
-        real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS,
-                                              &address) != HSA_STATUS_SUCCESS ||
-        real().hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_SIZE,
-                                              &size) != HSA_STATUS_SUCCESS ||
-        !address || (size != 0 && size != 8))
-      return std::string(hostcall::kRingSymbol) + " is not an 8-byte variable";
-    if (std::string failure = start_hostcall(record.agent); !failure.empty()) return failure;
-    // The variable may live in device memory: copy through the runtime, as hipMemcpyToSymbol does.
-    const std::uint64_t descriptor = hostcall_->descriptor_address();
-    if (real().hsa_memory_copy(reinterpret_cast<void*>(address), &descriptor, 8) !=
-        HSA_STATUS_SUCCESS)
-      return std::string("could not store the ring's address in ") + hostcall::kRingSymbol;
-    return "";
-  }
-
-  // Starts the service on first use and lets `gpu` reach the ring; returns why it could not.
-  std::string start_hostcall(hsa_agent_t gpu) {
-    if (!hostcall_) {
-      const hostcall::RingConfig config = hostcall::kProbeRingConfig;
-      const std::uint64_t bytes = 128 + hostcall::RingBuffer::bytes_for(config);
-      if (!arena_pool_.handle) find_arena_pool();
-      void* memory = nullptr;
-      if (!arena_pool_.handle ||
-          real().hsa_amd_memory_pool_allocate(arena_pool_, bytes, 0, &memory) != HSA_STATUS_SUCCESS)
-        return "could not allocate " + std::to_string(bytes) + " bytes for the hostcall ring";
-      auto service = std::make_unique<HostcallService>();
-      service->memory = memory;
-      std::memset(memory, 0, bytes);
-      auto* base = static_cast<std::uint8_t*>(memory);
-      // System memory has the same address on the host and the GPUs.
-      try {
-        service->ring = std::make_unique<hostcall::RingBuffer>(
-            config, base + 128, reinterpret_cast<std::uint64_t>(base + 128),
-            reinterpret_cast<std::uint64_t>(base));
-        std::memcpy(base + 64, &service->ring->descriptor(), sizeof(hostcall::protocol::Ring));
-        service->runtime = std::make_unique<hostcall::Runtime>(
-            *service->ring, hostcall::RuntimeOptions{.service_threads = 1});
-        hostcall::register_print_service(*service->runtime);
-        if (!config_.tool_out.empty()) {
-          service->egress = std::make_unique<hostcall::FileEgress>(config_.tool_out);
-          service->egress->register_services(*service->runtime);
-        }
-        service->runtime->start();
-      } catch (const std::exception& error) {
-        service.reset();
-        real().hsa_amd_memory_pool_free(memory);
-        return std::string("could not start the hostcall service: ") + error.what();
-      }
-      // On the emulator: the waves' writes into the ring are not the program's progress, and
-      // waves waiting on the service wait on the host, not on each other.
-      mark_tool_memory(memory);
-      if (real().wavekit_emu_set_outside_progress)
-        real().wavekit_emu_set_outside_progress(
-            [](void* runtime) {
-              return static_cast<hostcall::Runtime*>(runtime)->made_progress() ? 1 : 0;
-            },
-            service->runtime.get());
-      hostcall_ = std::move(service);
-    }
-    if (real().hsa_amd_agents_allow_access(1, &gpu, nullptr, hostcall_->memory) !=
-        HSA_STATUS_SUCCESS)
-      return "could not grant the GPU access to the hostcall ring";
-    return "";
-  }
-
-  void* allocate_arena(std::uint64_t bytes, hsa_agent_t gpu) {
-    if (config_.fault == InjectedFault::arena_allocation) return nullptr;
-    if (!arena_pool_.handle) find_arena_pool();
-    if (!arena_pool_.handle) return nullptr;
-    void* memory = nullptr;
-    if (real().hsa_amd_memory_pool_allocate(arena_pool_, bytes, 0, &memory) != HSA_STATUS_SUCCESS)
-      return nullptr;
-    if (real().hsa_amd_agents_allow_access(1, &gpu, nullptr, memory) != HSA_STATUS_SUCCESS) {
-      real().hsa_amd_memory_pool_free(memory);
-      return nullptr;
-    }
-    mark_tool_memory(memory);
-    return memory;
-  }
-
-  // On the emulated runtime: probes write their memory on every pass of a loop that may be
-  // stuck; those writes must not hide a deadlock from the emulator's no-progress report.
-  static void mark_tool_memory(void* memory) {
-    if (real().wavekit_emu_mark_tool_memory) real().wavekit_emu_mark_tool_memory(memory);
-  }
-
-  // Host-coherent memory the GPU can reach: a fine-grained global pool of a CPU agent.
-  void find_arena_pool() {
-    real().hsa_iterate_agents(
-        [](hsa_agent_t agent, void* data) {
-          hsa_device_type_t type{};
-          real().hsa_agent_get_info(agent, HSA_AGENT_INFO_DEVICE, &type);
-          if (type != HSA_DEVICE_TYPE_CPU) return HSA_STATUS_SUCCESS;
-          return real().hsa_amd_agent_iterate_memory_pools(
-              agent,
-              [](hsa_amd_memory_pool_t pool, void* out) {
-                hsa_amd_segment_t segment{};
-                std::uint32_t flags = 0;
-                bool allocatable = false;
-                real().hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
-                                                    &segment);
-                real().hsa_amd_memory_pool_get_info(pool, HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
-                                                    &flags);
-                real().hsa_amd_memory_pool_get_info(
-                    pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &allocatable);
-                if (segment == HSA_AMD_SEGMENT_GLOBAL && allocatable &&
-                    (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)) {
-                  *static_cast<hsa_amd_memory_pool_t*>(out) = pool;
-                  return HSA_STATUS_INFO_BREAK;
-                }
-                return HSA_STATUS_SUCCESS;
-              },
-              data);
-        },
-        &arena_pool_);
-  }
-
   void instrument(hsa_kernel_dispatch_packet_t& packet) {
     // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
     // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)
@@ -631,21 +480,10 @@ class Shim {
                          " and no original to fall back to");
       return;
     }
-    const std::uint32_t grid[3] = {packet.grid_size_x, packet.grid_size_y, packet.grid_size_z};
-    const std::uint16_t workgroup[3] = {packet.workgroup_size_x, packet.workgroup_size_y,
-                                        packet.workgroup_size_z};
-    std::uint64_t bytes = 0;
-    void* arena = nullptr;
-    std::string failure;
-    try {
-      bytes = rewrite::arena_size(note_kernel, grid, workgroup);
-      arena = allocate_arena(bytes, kernel.agent);
-      if (!arena)
-        failure = "could not allocate " + std::to_string(bytes) + " bytes of per-wave memory";
-    } catch (const std::exception& error) {
-      failure = error.what();
-    }
-    if (!arena) {
+    PendingReport report;
+    report.prepared = launcher_->prepare(note_kernel, kernel.agent, packet);
+    if (!report.prepared.arena) {
+      const std::string& failure = report.prepared.failure;
       if (kernel.original_kernel_object) {
         packet.kernel_object = kernel.original_kernel_object;
         warn_once_locked(failure + " for " + note_kernel.name + "; running the original kernel");
@@ -654,23 +492,11 @@ class Shim {
       }
       return;
     }
-    std::memset(arena, 0, bytes);
-    rewrite::fill_arena_header(std::span(static_cast<std::uint8_t*>(arena), bytes), note_kernel,
-                               grid, workgroup);
-    std::memcpy(static_cast<std::uint8_t*>(packet.kernarg_address) + note_kernel.arena_arg_offset,
-                &arena, sizeof arena);
-
-    PendingReport report;
     report.program_signal = packet.completion_signal;
-    report.arena = arena;
-    report.arena_bytes = bytes;
-    report.kernel = note_kernel.name;
     report.dispatch = kernel.dispatches++;
-    report.kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
-    report.note_kernel = &note_kernel;
     lock.unlock();
     if (real().hsa_signal_create(1, 0, nullptr, &report.done) != HSA_STATUS_SUCCESS) {
-      warn_once("could not create a completion signal; the report of " + report.kernel +
+      warn_once("could not create a completion signal; the report of " + note_kernel.name +
                 " dispatch " + std::to_string(report.dispatch) + " is lost");
       return;
     }
@@ -678,7 +504,7 @@ class Shim {
     {
       std::lock_guard reports_lock(reports_mutex_);
       pending_.push_back(report);
-      kernargs_in_flight_.insert(report.kernarg);
+      kernargs_in_flight_.insert(report.prepared.kernarg);
       if (!reporter_.joinable()) reporter_ = std::thread([this] { report_loop(); });
     }
     reports_changed_.notify_all();
@@ -712,10 +538,9 @@ class Shim {
                                        HSA_WAIT_STATE_BLOCKED);
       deliver(report);
       real().hsa_signal_destroy(report.done);
-      real().hsa_amd_memory_pool_free(report.arena);
       {
         std::lock_guard lock(reports_mutex_);
-        kernargs_in_flight_.erase(kernargs_in_flight_.find(report.kernarg));
+        kernargs_in_flight_.erase(kernargs_in_flight_.find(report.prepared.kernarg));
       }
       reports_changed_.notify_all();
       if (report.program_signal.handle)
@@ -723,34 +548,31 @@ class Shim {
     }
   }
 
-  void deliver(const PendingReport& report) {
-    nlohmann::json entry = {{"kernel", report.kernel}, {"dispatch", report.dispatch}};
-    try {
-      nlohmann::json result = rewrite::tool_report(
-          config_.tool, *report.note_kernel,
-          std::span(static_cast<const std::uint8_t*>(report.arena), report.arena_bytes));
-      entry["waves"] = result.contains("waves") ? result["waves"].size() : 0;
-      if (!config_.tool_out.empty() && rewrite::tool_writes_files(config_.tool)) {
-        // The probes wrote the files during the dispatch (blocking closes: all are closed by
-        // now), under a name only the dispatch's kernarg segment gave them.
-        const std::filesystem::path written = std::filesystem::path(config_.tool_out) /
-                                              rewrite::tool_files_subdirectory(report.kernarg);
-        const std::string path = result_stem(report.kernel, report.dispatch);
-        std::filesystem::remove_all(path);
-        if (std::filesystem::exists(written))
-          std::filesystem::rename(written, path);
-        else
-          std::filesystem::create_directories(path);  // a dispatch of no waves
-        entry["directory"] = path;
-      } else if (!config_.tool_out.empty()) {
+  // Completes the dispatch's report (its arena freed) and writes its result under --tool-out.
+  void deliver(PendingReport& report) {
+    const std::string& kernel = report.prepared.kernel->name;
+    nlohmann::json entry = {{"kernel", kernel}, {"dispatch", report.dispatch}};
+    const bool files = !config_.tool_out.empty() && rewrite::tool_writes_files(config_.tool);
+    const std::string stem = result_stem(kernel, report.dispatch);
+    rewrite::CompletedDispatch completed = launcher_->complete(report.prepared, files ? stem : "");
+    const nlohmann::json& result = completed.report;
+    if (!result.is_null()) entry["waves"] = result.contains("waves") ? result["waves"].size() : 0;
+    std::string error = std::move(completed.error);
+    if (error.empty() && files) {
+      entry["directory"] = stem;
+    } else if (error.empty() && !config_.tool_out.empty()) {
+      try {
         std::filesystem::create_directories(config_.tool_out);
-        std::string path = result_stem(report.kernel, report.dispatch) + ".json";
+        std::string path = stem + ".json";
         write_file(path, result.dump() + "\n");
         entry["file"] = path;
+      } catch (const std::exception& failure) {
+        error = failure.what();
       }
-    } catch (const std::exception& error) {
-      entry["error"] = error.what();
-      warn_once(std::string("report of ") + report.kernel + " failed: " + error.what());
+    }
+    if (!error.empty()) {
+      entry["error"] = error;
+      warn_once("report of " + kernel + " failed: " + error);
     }
     std::lock_guard lock(mutex_);
     summary_["dispatches"].push_back(entry);
@@ -759,15 +581,16 @@ class Shim {
   ShimConfig config_;
   std::unique_ptr<Substituter> substituter_;
 
-  std::mutex mutex_;  // readers_, executables_, kernels_, summary_, warned_, arena_pool_
+  // The launcher's calls other than complete() are made under mutex_ (it is not thread-safe).
+  std::unique_ptr<rewrite::Launcher> launcher_;  // never freed: see get()
+
+  std::mutex mutex_;  // readers_, executables_, kernels_, summary_, warned_, launcher_
   std::unordered_map<std::uint64_t, std::shared_ptr<LoadedObject>> readers_;
   std::unordered_map<std::uint64_t, ExecutableRecord> executables_;
   std::unordered_map<std::uint64_t, KernelRecord> kernels_;
   std::set<std::string> warned_;
   nlohmann::json summary_;
   bool summary_written_ = false;
-  hsa_amd_memory_pool_t arena_pool_{};
-  std::unique_ptr<HostcallService> hostcall_;  // never freed: see get()
 
   std::atomic<bool> queues_active_{false};
   std::shared_mutex queues_mutex_;

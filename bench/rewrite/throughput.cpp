@@ -308,9 +308,9 @@ int main(int argc, char** argv) try {
     const auto input = wavekit::codeobj::CodeObject::parse(bytes, linked.string());
     const double parse_seconds = seconds_since(start);
     std::printf(
-        "generated: %u kernels, %zu bytes, assembled and linked in %.1f s, parsed in "
+        "generated: %zu kernels, %zu bytes, assembled and linked in %.1f s, parsed in "
         "%.3f s\n",
-        options.kernels, bytes.size(), build_seconds, parse_seconds);
+        input.kernels().size(), bytes.size(), build_seconds, parse_seconds);
     for (const std::string& tool : options.tools) {
       std::vector<Job> jobs{{"generated." + tool, &input, plan_for(tool, input)}};
       measure(("generated " + tool).c_str(), jobs, options.reps, options.out);

@@ -7,12 +7,12 @@
 //   per kernel   prepare_kernel   decode the kernel and the device functions relocated with it;
 //                                 the new descriptor, the reserved SGPRs, the arena layout and
 //                                 the private segment its probe calls need;
-//                expand_points    the code each point inserts (one function per point kind),
+//                expand_points    the code each point inserts (one predicate per point kind),
 //                                 as chunks of pieces whose assembly text is kept for later;
-//                lay_out          one pass of LLVM's assembler over the kernel's text, then the
-//                                 chunks placed in the new section's bytes, and everything that
-//                                 does not depend on where the section lands (branch offsets,
-//                                 the address map) settled;
+//                lay_out          the kernel's text encoded (encode: the lines not seen before in
+//                                 one pass of LLVM's assembler), the chunks placed in the new
+//                                 section's bytes, and what does not depend on where the
+//                                 section lands (branch offsets, the address map) settled;
 //   once         link             the section placed, then the fixups that need its address
 //                                 (GOT slots, calls to relocated copies, s_getpc_b64
 //                                 corrections, descriptors), the probes' aliases and their

@@ -1,6 +1,6 @@
 // Host threads as producers: many calls through a small ring, each request serviced exactly
 // once and each reply delivered to the lanes that asked. The same source is built twice: the
-// full run (WAVEKIT_STRESS_CALLS = 10 million) and a ThreadSanitizer build with fewer calls.
+// full run (WAVEKIT_STRESS_CALLS = 4 million) and a ThreadSanitizer build with fewer calls.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -466,6 +466,55 @@ TEST(SvmData, BadParametersAreRefused) {
                Error);
 }
 
+void expect_has(const std::string& text, const std::string& part) {
+  EXPECT_NE(text.find(part), std::string::npos) << text;
+}
+
+// Counts, labels and indices in a model file are whole numbers in range, checked before they
+// are converted (a fuzzer found 1e21 as a label and nr_sv that overflowed their sum).
+TEST(SvmData, ModelFileNumbersAreCheckedBeforeTheyAreUsed) {
+  auto model = [](const std::string& header, const std::string& sv = "1 1:1\n-1 1:-1\n") {
+    return "svm_type c_svc\nkernel_type linear\n" + header + "SV\n" + sv;
+  };
+  auto message = [](const std::string& text) {
+    try {
+      parse_model(text, "m");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  std::string good = "nr_class 2\ntotal_sv 2\nrho 0\nlabel 1 -1\nnr_sv 1 1\n";
+  EXPECT_EQ(parse_model(model(good), "m").total_sv(), 2u);
+  expect_has(message(model("nr_class 2\ntotal_sv 2\nrho 0\nlabel 1e21 -1\nnr_sv 1 1\n")),
+             "'1e21' is not a whole number");
+  expect_has(message(model("nr_class 2.5\n")), "'2.5' is not a whole number in [1");
+  expect_has(message(model("nr_class 2\ntotal_sv 2\nrho 0\nlabel 1 -1\n"
+                           "nr_sv 2147483647 2147483647\n")),
+             "nr_sv does not add up to total_sv");
+  expect_has(message(model("nr_class 2\ntotal_sv 5555511111\n")),
+             "'5555511111' is not a whole number");
+  expect_has(message(model("nr_class 99999\nrho 0\n")), "rho needs 4999850001 values");
+  expect_has(message(model(good, "1 1e30:1\n-1 1:-1\n")), "'1e30' is not a whole");
+  std::string pre = "svm_type c_svc\nkernel_type precomputed\n" + good + "SV\n";
+  EXPECT_EQ(parse_model(pre + "1 0:1\n-1 0:2\n", "m").total_sv(), 2u);
+  expect_has(message(pre + "1 0:-7\n-1 0:2\n"), "0:SERIAL");
+  expect_has(message(pre + "1 0:1e300\n-1 0:2\n"), "0:SERIAL");
+  expect_has(message(pre + "1\n-1 0:2\n"), "found no entry");
+}
+
+// Rows are dense: a file whose indices would need more than 2 GiB that way is refused by name.
+TEST(SvmData, DataTooSparseToKeepDenseIsRefusedClearly) {
+  std::string text;
+  for (int i = 0; i < 3; ++i) text += "1 100000000:1\n";
+  try {
+    parse_libsvm(text, "wide.txt");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    expect_has(e.what(), "3 rows with feature indices up to 100000000 take 2.2 GiB");
+  }
+}
+
 TEST(SvmCli, MixedKernelOptions) {
   auto data = sklearn_set("wine");
   if (!data) GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "wavekit/support/error.h"
@@ -17,6 +18,11 @@ std::string read_text(const std::string& path) {
   auto bytes = read_file(path);
   return std::string(bytes.begin(), bytes.end());
 }
+
+// The largest feature index a data or model file may name (rows are kept dense).
+constexpr int kMaxFeatureIndex = 100000000;
+// The dense copy of a data set is refused beyond this (a clear error, not an allocation failure).
+constexpr double kMaxDenseBytes = 2.0 * (1 << 30);
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
@@ -49,6 +55,15 @@ void Dataset::add_dense_row(double label, const std::vector<double>& features) {
 void Dataset::densify() {
   if (row_start.empty()) row_start.push_back(0);
   for (int idx : index) max_index = std::max(max_index, idx);
+  double bytes = static_cast<double>(rows()) * static_cast<double>(cols()) * sizeof(double);
+  if (bytes > kMaxDenseBytes) {
+    char size[32];
+    std::snprintf(size, sizeof size, "%.1f GiB", bytes / (1 << 30));
+    fail("data set", std::to_string(rows()) + " rows with feature indices up to " +
+                         std::to_string(max_index) + " take " + size +
+                         " as dense rows, more than the 2 GiB allowed: wavekit's SVM keeps rows "
+                         "dense, so very sparse high-dimensional data does not fit");
+  }
   dense.assign(rows() * cols(), 0.0);
   for (std::size_t i = 0; i < rows(); ++i)
     for (auto k = row_start[i]; k < row_start[i + 1]; ++k) dense[i * cols() + index[k]] = value[k];
@@ -107,7 +122,7 @@ Dataset parse_libsvm(const std::string& text, const std::string& name) {
       if (end == b || *end != ':')
         fail(where(start), "expected index:value, found '" +
                                line.substr(start, line.find_first_of(" \t", start) - start) + "'");
-      if (errno == ERANGE || idx < 0 || idx > 100000000)
+      if (errno == ERANGE || idx < 0 || idx > kMaxFeatureIndex)
         fail(where(start), "feature index " + std::string(b, static_cast<std::size_t>(end - b)) +
                                " is out of range");
       if (idx <= last)
@@ -214,6 +229,19 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
     if (end == s.c_str() || *end) bad("'" + s + "' is not a number");
     return v;
   };
+  // A count, label or index: a whole number in [lo, hi], checked before it is converted.
+  auto whole = [&](const std::string& s, double lo, double hi) {
+    double v = num(s);
+    if (!(v >= lo && v <= hi) || v != std::floor(v))
+      bad("'" + s + "' is not a whole number in [" + std::to_string(std::int64_t(lo)) + ", " +
+          std::to_string(std::int64_t(hi)) + "]");
+    return static_cast<int>(v);
+  };
+  constexpr double kIntMax = std::numeric_limits<int>::max();
+  constexpr double kIntMin = std::numeric_limits<int>::min();
+  auto pairs = [&] {
+    return static_cast<std::size_t>(m.nr_class) * static_cast<std::size_t>(m.nr_class - 1) / 2;
+  };
   int total = -1;
   bool sv_section = false;
   while (std::getline(in, line)) {
@@ -250,29 +278,27 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
                           : m.params.kernel;
       std::string base = key.substr(0, key.find('_'));
       double v = num(vals[0]);
-      if (base == "degree") s.degree = static_cast<int>(v);
+      if (base == "degree") s.degree = whole(vals[0], 0, kIntMax);
       if (base == "gamma") s.gamma = v;
       if (base == "coef0") s.coef0 = v;
     } else if (key == "nr_class") {
       need(1);
-      m.nr_class = static_cast<int>(num(vals[0]));
-      if (m.nr_class < 1 || m.nr_class > 100000) bad("nr_class out of range");
+      m.nr_class = whole(vals[0], 1, 100000);
     } else if (key == "total_sv") {
       need(1);
-      total = static_cast<int>(num(vals[0]));
-      if (total < 0) bad("total_sv < 0");
+      total = whole(vals[0], 0, kIntMax);
     } else if (key == "rho") {
-      need(static_cast<std::size_t>(m.nr_class * (m.nr_class - 1) / 2));
+      need(pairs());
       for (auto& v : vals) m.rho.push_back(num(v));
     } else if (key == "label") {
       need(m.nr_class);
-      for (auto& v : vals) m.label.push_back(static_cast<int>(num(v)));
+      for (auto& v : vals) m.label.push_back(whole(v, kIntMin, kIntMax));
     } else if (key == "probA" || key == "probB") {
-      need(static_cast<std::size_t>(m.nr_class * (m.nr_class - 1) / 2));
+      need(pairs());
       for (auto& v : vals) (key == "probA" ? m.prob_a : m.prob_b).push_back(num(v));
     } else if (key == "nr_sv") {
       need(m.nr_class);
-      for (auto& v : vals) m.nr_sv.push_back(static_cast<int>(num(v)));
+      for (auto& v : vals) m.nr_sv.push_back(whole(v, 0, kIntMax));
     } else if (key == "SV") {
       sv_section = true;
       break;
@@ -283,7 +309,7 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
   if (!sv_section) bad("no SV section");
   if (total < 0 || m.label.size() != std::size_t(m.nr_class) || m.nr_sv.size() != m.label.size())
     bad("missing nr_class, total_sv, label or nr_sv");
-  int sum = 0;
+  std::int64_t sum = 0;
   for (int n : m.nr_sv) sum += n;
   if (sum != total) bad("nr_sv does not add up to total_sv");
   if (static_cast<std::size_t>(total) >
@@ -304,12 +330,20 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
     for (std::string tok; ls >> tok;) {
       auto colon = tok.find(':');
       if (colon == std::string::npos) bad("expected index:value, found '" + tok + "'");
-      int idx = static_cast<int>(num(tok.substr(0, colon)));
-      if (idx < 0 || idx <= last) bad("feature indices must increase");
+      int idx = whole(tok.substr(0, colon), 0, kMaxFeatureIndex);
+      if (idx <= last) bad("feature indices must increase");
       last = idx;
+      double value = num(tok.substr(colon + 1));
+      // A precomputed kernel's support vector is "0:N", N the training sample's serial number.
+      if (m.params.kernel.type == Kernel::precomputed &&
+          (idx != 0 || !(value >= 1 && value <= kMaxFeatureIndex) || value != std::floor(value)))
+        bad("a precomputed kernel's support vector is 0:SERIAL (a whole number >= 1), found '" +
+            tok + "'");
       m.sv.index.push_back(idx);
-      m.sv.value.push_back(num(tok.substr(colon + 1)));
+      m.sv.value.push_back(value);
     }
+    if (m.params.kernel.type == Kernel::precomputed && last != 0)
+      bad("a precomputed kernel's support vector is 0:SERIAL, found no entry");
     m.sv.y.push_back(0);
     m.sv.row_start.push_back(static_cast<std::int64_t>(m.sv.index.size()));
   }

@@ -13,8 +13,14 @@ The oldest point in flight completes first (as in wavekit's tune_tuner_quality),
 reproducible. Prints the same CSV: function,tuner,seed,best_at_64,best_at_128.
 
 usage: python tuner_quality.py [seeds=20] [budget=128] [in_flight=4] [tuners=skopt,optuna]
+                               [functions=branin,hartmann6]
+  seeds: a count N (seeds 1..N) or a list of seeds and ranges ("1,9-20").
+  With TUNER_QUALITY_TRACE=DIR set, each run's whole value sequence (one value a line, %.17g,
+  in evaluation order) is written to DIR/FUNCTION_TUNER_SEED.txt, so that runs on two
+  machines can be compared value by value (bench/tune/run_skopt_seeds.sh uses it).
 """
 import math
+import os
 import sys
 import warnings
 
@@ -87,17 +93,33 @@ def run_random(f, bounds, seed, budget, in_flight):
     return [f([rng.uniform(lo, hi) for lo, hi in bounds]) for _ in range(budget)]
 
 
+def parse_seeds(spec):
+    if spec.isdigit():
+        return list(range(1, int(spec) + 1))
+    seeds = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        seeds += list(range(int(lo), int(hi or lo) + 1))
+    return seeds
+
+
 def main():
-    seeds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    seeds = parse_seeds(sys.argv[1] if len(sys.argv) > 1 else "20")
     budget = int(sys.argv[2]) if len(sys.argv) > 2 else 128
     in_flight = int(sys.argv[3]) if len(sys.argv) > 3 else 4
     tuners = (sys.argv[4] if len(sys.argv) > 4 else "skopt,optuna").split(",")
+    functions = (sys.argv[5] if len(sys.argv) > 5 else ",".join(FUNCTIONS)).split(",")
+    trace = os.environ.get("TUNER_QUALITY_TRACE")
     runners = {"skopt": run_skopt, "optuna": run_optuna, "random-numpy": run_random}
     print("function,tuner,seed,best_at_64,best_at_128", flush=True)
-    for seed in range(1, seeds + 1):  # seeds outermost: a cut-short run still covers both
-        for name, (f, bounds) in FUNCTIONS.items():
+    for seed in seeds:  # seeds outermost: a cut-short run still covers both
+        for name in functions:
+            f, bounds = FUNCTIONS[name]
             for tuner in tuners:
                 ys = runners[tuner](f, bounds, seed, budget, in_flight)
+                if trace:
+                    with open(os.path.join(trace, "%s_%s_%d.txt" % (name, tuner, seed)), "w") as t:
+                        t.writelines("%.17g\n" % y for y in ys)
                 best = np.minimum.accumulate(ys)
                 print("%s,%s,%d,%.9g,%.9g" % (name, tuner, seed, best[min(63, budget - 1)],
                                                best[-1]), flush=True)

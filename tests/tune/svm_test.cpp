@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "test_util.h"
+#include "vector_math.h"  // the tune part's internal header (src/tune/src): the math switch
 #include "wavekit/support/error.h"
 
 namespace wavekit::tune {
@@ -149,9 +150,21 @@ TEST(LibsvmOracleCli, ProbabilityOutput) {
   EXPECT_EQ(read_text(file + ".our").substr(0, 13), "labels 0 1 2\n");
 }
 
+// The mixed-kernel oracles run with the vector tanh/exp (vector_math.h) and with it off (glibc's
+// scalar functions, the path of a machine without AVX2): both must meet them.
+class MixedKernel : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override { detail::enable_vector_math(GetParam()); }
+  void TearDown() override { detail::enable_vector_math(true); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Math, MixedKernel, ::testing::Bool(), [](const auto& info) {
+  return std::string(info.param ? "vector" : "scalar");
+});
+
 // The mixed kernel from a Gram matrix this test computes by the definition (squared distance,
 // not norms), handed to LIBSVM as -t 4: same objective, support vectors and predictions.
-TEST(MixedKernel, AgainstLibsvmPrecomputed) {
+TEST_P(MixedKernel, AgainstLibsvmPrecomputed) {
   if (!have(WAVEKIT_SVM_TRAIN) || !have(WAVEKIT_SVM_PREDICT))
     GTEST_SKIP() << "Debian's LIBSVM (libsvm-tools) is not installed";
   auto full = sklearn_set("breast_cancer");
@@ -219,7 +232,7 @@ TEST(MixedKernel, AgainstLibsvmPrecomputed) {
 }
 
 // The study's own path: sklearn's SVC with the mixed kernel as a Python callable.
-TEST(MixedKernel, AgainstSklearnCallable) {
+TEST_P(MixedKernel, AgainstSklearnCallable) {
   if (!have(WAVEKIT_SYSTEM_PYTHON) ||
       run_command(std::string(WAVEKIT_SYSTEM_PYTHON) + " -c 'import sklearn'").status != 0)
     GTEST_SKIP() << "/usr/bin/python3 with Debian's python3-sklearn is not installed";

@@ -14,6 +14,7 @@
 #include <numeric>
 
 #include "parallel.h"
+#include "vector_math.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::tune {
@@ -59,7 +60,53 @@ double component_dist(const KernelSpec& s, double d, double dist2) {
   return component(s, d, 0, 0);
 }
 
+// One component of the mixed kernel over a row: d the dot products, dist2 the squared
+// distances (read by rbf only), in whichever form (training or prediction) the caller made
+// them. tanh and exp go over the whole row in one call, the part of the row's time that counts.
+void component_row(const KernelSpec& s, const double* d, const double* dist2, std::size_t n,
+                   double* out) {
+  switch (s.type) {
+    case Kernel::rbf:
+      for (std::size_t j = 0; j < n; ++j) out[j] = -s.gamma * dist2[j];
+      return detail::exp_in_place(out, n);
+    case Kernel::sigmoid:
+      for (std::size_t j = 0; j < n; ++j) out[j] = s.gamma * d[j] + s.coef0;
+      return detail::tanh_in_place(out, n);
+    default:
+      for (std::size_t j = 0; j < n; ++j) out[j] = component(s, d[j], 0, 0);
+  }
+}
+
+bool needs_distance(const SvmParams& p) {
+  return p.kernel.type == Kernel::rbf ||
+         (p.kernel.type == Kernel::mixed &&
+          (p.first.type == Kernel::rbf || p.second.type == Kernel::rbf));
+}
+
+// (1 - a) K1 + a K2 over a row into out[0, n), which may be d itself. Every mixed-kernel value
+// comes from here, single ones too (the diagonal, one prediction), so that a value is the
+// same wherever it is computed.
+void mixed_row(const SvmParams& p, const double* d, const double* dist2, std::size_t n,
+               double* out) {
+  // At a = 0 or 1 the kernel is one built-in kernel, computed as that kernel is (glibc's
+  // functions: LIBSVM's bits); the other component, weighted 0, is not computed.
+  if (p.mix == 0 || p.mix == 1) {
+    const KernelSpec& only = p.mix == 0 ? p.first : p.second;
+    for (std::size_t j = 0; j < n; ++j) out[j] = component_dist(only, d[j], dist2[j]);
+    return;
+  }
+  thread_local std::vector<double> first, second;
+  first.resize(n);
+  second.resize(n);
+  component_row(p.first, d, dist2, n, first.data());
+  component_row(p.second, d, dist2, n, second.data());
+  for (std::size_t j = 0; j < n; ++j) out[j] = (1 - p.mix) * first[j] + p.mix * second[j];
+}
+
 bool uses_gamma(Kernel k) { return k == Kernel::poly || k == Kernel::rbf || k == Kernel::sigmoid; }
+
+// How many dot products a kernel row's loops keep in registers at once.
+constexpr std::size_t kDotBlock = 8;
 
 // The training kernel over rows given by pointers (permuted by the solver's swaps), with a
 // feature-major copy so that a row of dot products vectorises across samples while each dot
@@ -87,34 +134,51 @@ struct TrainKernel {
     if (!xt.empty())
       for (std::size_t k = 0; k < dim; ++k) std::swap(xt[k * l + i], xt[k * l + j]);
   }
-  double value(double d, int i, int j) const {
+  // The dot products out[0, n) of row i with rows [b, b + n) become kernel values.
+  void finish_row(int i, int b, std::size_t n, double* out) const {
     const SvmParams& q = *p;
-    if (q.kernel.type == Kernel::mixed)
-      return (1 - q.mix) * component(q.first, d, xsq[i], xsq[j]) +
-             q.mix * component(q.second, d, xsq[i], xsq[j]);
-    return component(q.kernel, d, xsq[i], xsq[j]);
+    if (q.kernel.type != Kernel::mixed) {
+      for (std::size_t j = 0; j < n; ++j)
+        out[j] = component(q.kernel, out[j], xsq[i], xsq[b + static_cast<int>(j)]);
+      return;
+    }
+    thread_local std::vector<double> dist2;
+    dist2.resize(n);
+    for (std::size_t j = 0; j < n; ++j)
+      dist2[j] = xsq[i] + xsq[b + static_cast<int>(j)] - 2 * out[j];
+    mixed_row(q, out, dist2.data(), n, out);
   }
   double operator()(int i, int j) const {
     if (p->kernel.type == Kernel::precomputed) return x[i][static_cast<int>(x[j][0])];
-    return value(dot(x[i], x[j], dim), i, j);
+    double k = dot(x[i], x[j], dim);
+    finish_row(i, j, 1, &k);
+    return k;
   }
   // K(i, j) for j in [b, e) into out[0, e - b).
-  void row(int i, int b, int e, double* out) const;
   void compute_row(int i, int b, int e, double* out) const {
     std::size_t n = static_cast<std::size_t>(e - b);
     if (p->kernel.type == Kernel::precomputed) {
       for (std::size_t j = 0; j < n; ++j) out[j] = (*this)(i, b + static_cast<int>(j));
       return;
     }
-    std::fill(out, out + n, 0.0);
+    std::size_t j = 0;
+    for (; j + kDotBlock <= n; j += kDotBlock) dot_block<kDotBlock>(i, b + j, out + j);
+    for (; j < n; ++j) dot_block<1>(i, b + j, out + j);
+    finish_row(i, b, n, out);
+  }
+  // The dot products of row i with the M rows from `first` (M sums held in registers across the
+  // features, rather than a pass over the whole row per feature), each in feature order.
+  template <std::size_t M>
+  void dot_block(int i, std::size_t first, double* out) const {
+    double sum[M] = {};
     const double* xi = x[i];
     for (std::size_t k = 0; k < dim; ++k) {
       double v = xi[k];
       if (v == 0) continue;  // adds only zeros: the sum is unchanged
-      const double* col = xt.data() + k * l + b;
-      for (std::size_t j = 0; j < n; ++j) out[j] += v * col[j];
+      const double* col = xt.data() + k * l + first;
+      for (std::size_t m = 0; m < M; ++m) sum[m] += v * col[m];
     }
-    for (std::size_t j = 0; j < n; ++j) out[j] = value(out[j], i, b + static_cast<int>(j));
+    for (std::size_t m = 0; m < M; ++m) out[m] = sum[m];
   }
 };
 
@@ -163,17 +227,15 @@ class SharedGram {
   detail::ParallelFor* pool_;
 };
 
-void TrainKernel::row(int i, int b, int e, double* out) const {
-  if (!gram) return compute_row(i, b, e, out);
-  const float* g = gram->row(orig[i]);
-  for (int j = b; j < e; ++j) out[j - b] = g[orig[j]];
-}
-
 // LIBSVM's kernel cache: rows of Q as floats, each holding its first `len` entries, least
-// recently used first out, never fewer than two full rows.
+// recently used first out, never fewer than two full rows. LIBSVM applies a shrinking swap to
+// every cached row at once (a cache miss per row per swap: most of a long solve's time); here
+// swaps go to a log that a row replays when it is next used, with the same effect on its
+// entries and the same rule for dropping a row the swap cuts. Which rows stay cached changes
+// only what is computed again, never a value, so iterations and results are LIBSVM's.
 class Cache {
  public:
-  Cache(int l, double megabytes) : head_(l + 1) {
+  Cache(int l, double megabytes) : head_(l + 1), log_limit_(std::max(l, 64)) {
     long long floats = static_cast<long long>(megabytes * (1 << 20)) / 4;
     floats -= static_cast<long long>(l) * 4;
     size_ = std::max<long long>(floats, 2LL * l);
@@ -183,15 +245,16 @@ class Cache {
   // The row of `index` holding at least `len` entries; *start is where new entries begin.
   float* get(int index, int len, int* start) {
     Head& h = head_[index];
-    if (h.len) unlink(index);
+    if (h.len) {
+      unlink(index);
+      replay(h);
+    }
     int more = len - h.len;
     if (more > 0) {
       while (size_ < more) {
         int old = head_[lru_].next;
         unlink(old);
-        size_ += head_[old].len;
-        std::vector<float>().swap(head_[old].data);
-        head_[old].len = 0;
+        drop(head_[old]);
       }
       h.data.resize(len);
       size_ -= more;
@@ -200,6 +263,7 @@ class Cache {
     } else {
       *start = len;
     }
+    h.replayed = log_.size();
     link(index);
     return h.data.data();
   }
@@ -209,22 +273,20 @@ class Cache {
     if (head_[j].len) unlink(j);
     std::swap(head_[i].data, head_[j].data);
     std::swap(head_[i].len, head_[j].len);
+    std::swap(head_[i].replayed, head_[j].replayed);
     if (head_[i].len) link(i);
     if (head_[j].len) link(j);
-    if (i > j) std::swap(i, j);
-    for (int h = head_[lru_].next; h != lru_;) {
-      int next = head_[h].next;
-      if (head_[h].len > i) {
-        if (head_[h].len > j) {
-          std::swap(head_[h].data[i], head_[h].data[j]);
-        } else {
-          unlink(h);
-          size_ += head_[h].len;
-          std::vector<float>().swap(head_[h].data);
-          head_[h].len = 0;
-        }
+    log_.push_back({std::min(i, j), std::max(i, j)});
+    // A bounded log: replaying every row now and then costs no more than LIBSVM's own walk.
+    if (log_.size() >= log_limit_) {
+      for (int h = head_[lru_].next; h != lru_;) {
+        int next = head_[h].next;
+        replay(head_[h]);
+        if (!head_[h].len) unlink(h);
+        h = next;
       }
-      h = next;
+      log_.clear();
+      for (auto& h : head_) h.replayed = 0;
     }
   }
 
@@ -233,7 +295,27 @@ class Cache {
     int prev = -1, next = -1;
     std::vector<float> data;
     int len = 0;
+    std::size_t replayed = 0;  // log_[0, replayed) is applied to data
   };
+  // The swaps the row has not seen: entries i and j trade places where the row holds both;
+  // a row holding i but not j is dropped, as LIBSVM drops it.
+  void replay(Head& h) {
+    for (std::size_t k = h.replayed; k < log_.size() && h.len; ++k) {
+      auto [i, j] = log_[k];
+      if (h.len > i) {
+        if (h.len > j)
+          std::swap(h.data[i], h.data[j]);
+        else
+          drop(h);
+      }
+    }
+    h.replayed = log_.size();
+  }
+  void drop(Head& h) {
+    size_ += h.len;
+    std::vector<float>().swap(h.data);
+    h.len = 0;
+  }
   void unlink(int h) {
     head_[head_[h].prev].next = head_[h].next;
     head_[head_[h].next].prev = head_[h].prev;
@@ -245,6 +327,8 @@ class Cache {
     head_[lru_].prev = h;
   }
   std::vector<Head> head_;
+  std::vector<std::pair<int, int>> log_;  // swaps (i < j) in the order they happened
+  std::size_t log_limit_;
   long long size_;
   int lru_;
 };
@@ -264,18 +348,25 @@ class SvcQ {
   const float* get_q(int i, int len) {
     int start;
     float* data = cache_.get(i, len, &start);
-    if (start < len) {
+    if (start < len && k_.gram) {
+      // A lookup in the shared matrix (whose rows use the pool themselves): y_i y_j (float)K
+      // is (float)K or its negation, exactly.
+      const float* g = k_.gram->row(k_.orig[i]);
+      for (int j = start; j < len; ++j) {
+        float v = g[k_.orig[j]];
+        data[j] = y_[i] == y_[j] ? v : -v;
+      }
+    } else if (start < len) {
       auto fill = [&](std::size_t b, std::size_t e) {
         thread_local std::vector<double> buf;
         buf.resize(e - b);
         int jb = start + static_cast<int>(b), je = start + static_cast<int>(e);
-        k_.row(i, jb, je, buf.data());
+        k_.compute_row(i, jb, je, buf.data());
         for (int jj = jb; jj < je; ++jj)
           data[jj] = static_cast<float>(y_[i] * y_[jj] * buf[jj - jb]);
       };
       std::size_t n = static_cast<std::size_t>(len - start);
-      // With a shared Gram matrix the row is a lookup (its computation uses the pool itself).
-      if (pool_ && !k_.gram && n * (k_.dim + 8) >= 4096)
+      if (pool_ && n * (k_.dim + 8) >= 4096)
         pool_->run(n, fill);
       else
         fill(0, n);
@@ -1076,9 +1167,7 @@ double predict_kernel(const SvmParams& p, const double* x, std::size_t xdim, con
     return col < xdim ? x[col] : 0.0;
   }
   std::size_t n = std::min(xdim, svdim);
-  bool need_dist = p.kernel.type == Kernel::rbf ||
-                   (p.kernel.type == Kernel::mixed &&
-                    (p.first.type == Kernel::rbf || p.second.type == Kernel::rbf));
+  bool need_dist = needs_distance(p);
   double d = 0, dist = 0;
   if (need_dist) {
     for (std::size_t k = 0; k < n; ++k) {
@@ -1091,9 +1180,10 @@ double predict_kernel(const SvmParams& p, const double* x, std::size_t xdim, con
   } else {
     d = dot(x, sv, n);
   }
-  if (p.kernel.type == Kernel::mixed)
-    return (1 - p.mix) * component_dist(p.first, d, dist) +
-           p.mix * component_dist(p.second, d, dist);
+  if (p.kernel.type == Kernel::mixed) {
+    mixed_row(p, &d, &dist, 1, &d);
+    return d;
+  }
   return component_dist(p.kernel, d, dist);
 }
 
@@ -1196,6 +1286,36 @@ int decide(const SvmModel& model, const std::vector<double>& kvalue,
   return nr_class > 0 ? model.label[best] : 0;
 }
 
+// Dot products and squared distances of x with the M support vectors from `first` (of `l`, in
+// the feature-major copy `svt` of `svdim` columns), the sums in registers and in feature order.
+template <std::size_t M>
+void sv_block(const std::vector<double>& svt, std::size_t svdim, std::size_t l, std::size_t first,
+              const double* x, std::size_t xdim, bool need_dist, double* dot_out,
+              double* dist_out) {
+  double d[M] = {}, d2[M] = {};
+  std::size_t n = std::max(xdim, svdim);
+  for (std::size_t k = 0; k < n; ++k) {
+    double v = k < xdim ? x[k] : 0.0;
+    const double* col = k < svdim ? svt.data() + k * l + first : nullptr;
+    if (need_dist) {
+      if (col) {
+        for (std::size_t m = 0; m < M; ++m) {
+          double t = v - col[m];
+          d2[m] += t * t;
+        }
+      } else if (v != 0) {
+        for (std::size_t m = 0; m < M; ++m) d2[m] += v * v;
+      }
+    }
+    if (col && v != 0)
+      for (std::size_t m = 0; m < M; ++m) d[m] += v * col[m];
+  }
+  for (std::size_t m = 0; m < M; ++m) {
+    dot_out[m] = d[m];
+    dist_out[m] = d2[m];
+  }
+}
+
 // Kernel values of one row against all support vectors, vectorised across the support
 // vectors (feature-major copy `svt`, `dim` features), each sum still in feature order.
 void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::size_t dim,
@@ -1209,34 +1329,20 @@ void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::s
       kvalue[i] = predict_kernel(p, x, xdim, model.sv.row(i), model.sv.cols());
     return;
   }
-  bool need_dist = p.kernel.type == Kernel::rbf ||
-                   (p.kernel.type == Kernel::mixed &&
-                    (p.first.type == Kernel::rbf || p.second.type == Kernel::rbf));
-  std::size_t svdim = model.sv.cols(), n = std::max(xdim, svdim);
-  if (need_dist) dist.assign(l, 0.0);
-  for (std::size_t k = 0; k < n; ++k) {
-    double v = k < xdim ? x[k] : 0.0;
-    const double* col = k < svdim ? svt.data() + k * l : nullptr;
-    if (need_dist) {
-      if (col) {
-        for (std::size_t j = 0; j < l; ++j) {
-          double t = v - col[j];
-          dist[j] += t * t;
-        }
-      } else if (v != 0) {
-        for (std::size_t j = 0; j < l; ++j) dist[j] += v * v;
-      }
-    }
-    if (col && v != 0)
-      for (std::size_t j = 0; j < l; ++j) kvalue[j] += v * col[j];
-  }
+  bool need_dist = needs_distance(p);
+  dist.assign(l, 0.0);
+  std::size_t j = 0;
+  for (; j + kDotBlock <= l; j += kDotBlock)
+    sv_block<kDotBlock>(svt, model.sv.cols(), l, j, x, xdim, need_dist, &kvalue[j], &dist[j]);
+  for (; j < l; ++j)
+    sv_block<1>(svt, model.sv.cols(), l, j, x, xdim, need_dist, &kvalue[j], &dist[j]);
   (void)dim;
-  for (std::size_t j = 0; j < l; ++j) {
-    double d = kvalue[j], d2 = need_dist ? dist[j] : 0.0;
-    kvalue[j] = p.kernel.type == Kernel::mixed ? (1 - p.mix) * component_dist(p.first, d, d2) +
-                                                     p.mix * component_dist(p.second, d, d2)
-                                               : component_dist(p.kernel, d, d2);
+  if (p.kernel.type == Kernel::mixed) {
+    mixed_row(p, kvalue.data(), dist.data(), l, kvalue.data());
+    return;
   }
+  for (std::size_t k = 0; k < l; ++k)
+    kvalue[k] = component_dist(p.kernel, kvalue[k], need_dist ? dist[k] : 0.0);
 }
 
 std::vector<double> feature_major(const Dataset& d) {

@@ -1,0 +1,20 @@
+// Element-wise tanh and exp over arrays, for the mixed kernel's rows: glibc's libmvec AVX2
+// functions (four doubles a call) where the build found libmvec and the CPU has AVX2, glibc's
+// scalar tanh/exp otherwise. libmvec is within 4 ulp of the scalar functions, not equal to
+// them, so the built-in kernels never come here: their rows must stay LIBSVM's to the bit.
+#pragma once
+
+#include <cstddef>
+
+namespace wavekit::tune::detail {
+
+// x[k] = tanh(x[k]) and x[k] = exp(x[k]) for k in [0, n).
+void tanh_in_place(double* x, std::size_t n);
+void exp_in_place(double* x, std::size_t n);
+
+// Whether the functions above take the vector path. Tests turn it off to check the scalar
+// fallback and to compare the two; `enable` true still needs the build's libmvec and AVX2.
+bool vector_math_active();
+void enable_vector_math(bool enable);
+
+}  // namespace wavekit::tune::detail

@@ -15,11 +15,6 @@ namespace wavekit::tune::detail {
 namespace {
 
 #if WAVEKIT_TUNE_LIBMVEC
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2");
-  return has;
-}
-
 // The tail goes through the same vector function, padded, so that a value's result does not
 // depend on where in a row it falls (a row computed in pieces equals the row in one piece).
 template <__m256d (*f)(__m256d)>
@@ -38,6 +33,11 @@ __attribute__((target("avx2"))) void apply_avx2(double* x, std::size_t n) {
 std::atomic<bool> vector_enabled{true};
 
 }  // namespace
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
 
 bool vector_math_active() {
 #if WAVEKIT_TUNE_LIBMVEC

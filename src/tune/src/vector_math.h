@@ -12,6 +12,9 @@ namespace wavekit::tune::detail {
 void tanh_in_place(double* x, std::size_t n);
 void exp_in_place(double* x, std::size_t n);
 
+// Whether the CPU runs AVX2 code (the kernel rows' loops have an AVX2 build too).
+bool cpu_has_avx2();
+
 // Whether the functions above take the vector path. Tests turn it off to check the scalar
 // fallback and to compare the two; `enable` true still needs the build's libmvec and AVX2.
 bool vector_math_active();

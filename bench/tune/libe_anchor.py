@@ -17,9 +17,11 @@ The task (the SVM task of docs/benchmarks/tune.md section 3): the HEP SURROGATE
 (make_hep_surrogate.py N 11), 70/30 stratified holdout (Random(42), as svm_tuner_quality.py),
 the study's narrowed HEP space; objective 3-fold stratified CV balanced accuracy on the training
 part, the scaler fit inside each fold, the SAME folds on both sides (sklearn's
-StratifiedKFold(3, shuffle=True, random_state=0), given to wavekit as --groups). After the runs (untimed) every configuration
-that was the best so far is trained on the whole training part (sklearn, no Platt) and scored on
-the held-out part, so each run gets a held-out balanced accuracy against time and evaluations.
+StratifiedKFold(3, shuffle=True, random_state=0), given to wavekit as --groups). After the runs
+(untimed) every configuration that was the best so far is trained on the whole training part
+(sklearn, no Platt) and scored on the held-out part, so each run gets a held-out balanced
+accuracy against time and evaluations. Completion times: libEnsemble's from the simulation's
+own clock, wavekit's from when its --history line appears (polled every 20 ms).
 
 usage (in a venv with libensemble and scikit-optimize, over Debian's sklearn;
 bench/tune/run_libe_anchor.sh makes it):

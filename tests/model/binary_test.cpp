@@ -88,6 +88,14 @@ TEST(Binary, IntegerDivisionIsNoFlop) {
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), n);   // only the add
 }
 
+TEST(Binary, ExpfIsCountedAsNvidiasExpansion) {
+  KernelModel k =
+      count_launch(spec("exponential", {"f32rand:{n}:-4:4", "zeros:{4*n}", "i32:{n}"}, "1000"));
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.exp"), 1000);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * 1000);
+  EXPECT_TRUE(check_kernel(k).empty());
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(
@@ -144,6 +152,35 @@ TEST(Binary, LdsBytesOfABlockSum) {
   EXPECT_EQ(k.count("resources.lds_bytes_per_block"), 1024);
 }
 
+TEST(Binary, DynamicLdsIsGivenAtLaunch) {
+  LaunchSpec s = spec("dynamic_block_sum", {"f32rand:{n}", "zeros:{4*n/256}"}, "1024");
+  s.dynamic_lds = "{4*256}";
+  KernelModel k = count_launch(s);
+  KernelModel fixed = count_launch(spec("block_sum", {"f32rand:{n}", "zeros:{4*n/256}"}, "1024"));
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), fixed.count("flops.fp32"));
+  EXPECT_DOUBLE_EQ(k.count("memory.lds.store.bytes"), fixed.count("memory.lds.store.bytes"));
+  // The occupancy limit sees the launch's LDS, not only the kernel's fixed segment.
+  EXPECT_EQ(k.count("resources.lds_bytes_per_block"), 1024);
+  s.dynamic_lds = "-4";
+  EXPECT_NE(error_of([&] { count_launch(s); }).find("--lds"), std::string::npos);
+}
+
+TEST(Binary, ShimComesBeforeTheSourcesHeaders) {
+  // As hipcc's runtime wrapper: a header included before hip_runtime.h (clang's
+  // cuda_wrappers/<algorithm>) needs __host__ __device__ and ::malloc; __ldg and exp(float) are
+  // HIP's.
+  fs::path source = fs::temp_directory_path() / "wavekit-model-order.hip";
+  std::ofstream(source) << "#include <algorithm>\n#include <hip/hip_runtime.h>\n"
+                           "__global__ void k(const float* x, float* y) {\n"
+                           "  y[threadIdx.x] = exp(__ldg(x + threadIdx.x));\n}\n";
+  std::string object;
+  EXPECT_EQ(error_of([&] {
+              object = build_hip(source.string(), (fs::temp_directory_path() / "wkm").string());
+            }),
+            "");
+  EXPECT_TRUE(fs::exists(object));
+}
+
 TEST(Binary, FindsACppKernelByItsName) {
   KernelModel k = count_launch(spec("scale", {"f32rand:{n}", "f32:3", "i32:{n}"}, "256"));
   EXPECT_EQ(k.name.substr(0, 12), "void scale<f");
@@ -194,10 +231,27 @@ TEST(Binary, FitExtrapolatesAndIsCheckedAtAHeldOutSize) {
   EXPECT_NEAR(fit_counts("n", two, skewed).worst_check_error, 0.5 / 1.5, 1e-9);
 }
 
+TEST(Binary, TrafficFitsGrowNoFasterThanTheBytesMoved) {
+  // Global bytes linear in n, the L2 model's DRAM bytes curving up at the small sizes (its
+  // warm-up): the DRAM fit is held to degree 1, linear through the last two runs.
+  std::vector<KernelModel> runs(3);
+  for (int i = 0; i < 3; ++i) {
+    double n = i + 1;
+    runs[i].name = "k";
+    runs[i].parameters["n"] = n;
+    runs[i].counts["memory.global.load.bytes"] = 100 * n;
+    runs[i].counts["dram.read.bytes"] = std::vector<double>{100, 190, 310}[i];
+  }
+  KernelModel at = fit_counts("n", runs, std::nullopt).model.at({{"n", 100}});
+  EXPECT_DOUBLE_EQ(at.count("memory.global.load.bytes"), 10000);
+  EXPECT_DOUBLE_EQ(at.count("dram.read.bytes"), 120 * 100 - 50);
+}
+
 TEST(Binary, FitPolynomialPicksTheLowestDegree) {
   EXPECT_EQ(*fit_polynomial("n", {1, 2, 3}, {5, 5, 5}, 1e-9), "5");
   EXPECT_EQ(*fit_polynomial("n", {1, 2, 3, 4}, {3, 8, 15, 24}, 1e-9), "1*n^2 + 2*n");
   EXPECT_FALSE(fit_polynomial("n", {1, 2, 3, 4, 5, 6}, {1, 0, 1, 0, 1, 0}, 1e-9).has_value());
+  EXPECT_FALSE(fit_polynomial("n", {1, 2, 3, 4}, {3, 8, 15, 24}, 1e-9, 1).has_value());
 }
 
 TEST(Cli, ModelOfAHipSourceAsJson) {

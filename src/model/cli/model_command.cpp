@@ -303,6 +303,7 @@ int run_model(cli::Arguments args) {
     if (verb == "agent") return run_agent(args.subspan(1));
   }
   std::string file, kernel, blocks, grid, block = "256", fit, check, at, save, program, build_dir;
+  std::string lds;
   std::vector<std::string> arguments, machines, params, flags;
   bool json = false, peak = false, no_cache = false;
   std::string threads_text;
@@ -319,6 +320,7 @@ int run_model(cli::Arguments args) {
   parser.option("--blocks", &blocks, "X[,Y[,Z]]", "workgroups (blocks) per dimension");
   parser.option("--grid", &grid, "X[,Y[,Z]]", "work-items per dimension (instead of --blocks)");
   parser.option("--block", &block, "X[,Y[,Z]]", "work-items per workgroup (default 256)");
+  parser.option("--lds", &lds, "BYTES", "dynamic LDS (shared memory) per workgroup, as launched");
   parser.repeated(
       "--arg", &arguments, "SPEC",
       "argument (wavekit launch's forms, or f32rand:N[:LO:HI] f64rand:N i32rand:N:LO:HI "
@@ -355,6 +357,7 @@ int run_model(cli::Arguments args) {
   if (!blocks.empty()) spec.blocks = split(blocks, ',');
   if (!grid.empty()) spec.grid = split(grid, ',');
   spec.block = split(block, ',');
+  spec.dynamic_lds = lds;
   spec.arguments = arguments;
   spec.parameters = parse_parameters(params);
   if (!threads_text.empty())

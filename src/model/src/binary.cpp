@@ -214,6 +214,7 @@ struct Decoded {
   InstructionClass cls;
   std::string mnemonic;
   bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt: a dependent memory phase
+  bool multiplies_by_log2e = false;      // a v_mul_f32 by the literal +-log2(e): expf begins
 };
 
 }  // namespace
@@ -313,7 +314,8 @@ TrafficResult simulate_traffic(
   std::size_t current_wave = 0;
   std::vector<std::uint64_t> sectors;
   auto process = [&](const emu::MemoryAccessRecord& record) {
-    if (record.kind != emu::MemoryAccessKind::global && record.kind != emu::MemoryAccessKind::flat)
+    if (record.kind != emu::MemoryAccessKind::global &&
+        record.kind != emu::MemoryAccessKind::flat && record.kind != emu::MemoryAccessKind::scalar)
       return;
     std::optional<AccessInfo> access = info(record);
     if (!access) return;
@@ -391,6 +393,15 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     else
       request.arguments.push_back(hsa::parse_argument(text));
   }
+  if (!spec.dynamic_lds.empty()) {
+    std::string text = spec.dynamic_lds;
+    if (text.size() > 1 && text.front() == '{' && text.back() == '}')
+      text = text.substr(1, text.size() - 2);
+    double lds = evaluate(text, spec.parameters);
+    if (!(lds >= 0 && lds <= 0xffffffffu))
+      throw Error("--lds: not a byte count: " + spec.dynamic_lds);
+    request.dynamic_lds_bytes = std::uint32_t(std::ceil(lds));
+  }
   request.host_threads = spec.host_threads;
   request.record_instruction_counts = true;
   request.record_memory_accesses = options.simulate_cache;
@@ -425,7 +436,10 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     Decoded d{classify(inst->mnemonic, std::string(isa::to_string(inst->memory)),
                        std::string(isa::to_string(inst->access)), dst),
               inst->mnemonic,
-              inst->mnemonic == "s_waitcnt" && inst->text.find("vmcnt") != std::string::npos};
+              inst->mnemonic == "s_waitcnt" && inst->text.find("vmcnt") != std::string::npos,
+              inst->mnemonic.rfind("v_mul_f32", 0) == 0 &&
+                  (inst->text.find("0x3fb8aa3b") != std::string::npos ||
+                   inst->text.find("0xbfb8aa3b") != std::string::npos)};
     decoded.emplace(count.pc, std::move(d));
   }
   // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
@@ -484,6 +498,29 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     }
   }
 
+  // expf: LLVM's gfx90a expansion (v_mul_f32 by log2(e), a v_fma/v_fmac pair for the low bits,
+  // v_rndne, v_sub, v_add, then v_exp_f32, v_ldexp and range selects) has 7 FLOP; NVIDIA's
+  // (4 FFMA, an FADD and an FMUL around MUFU.EX2) has 10. As for divisions, the FP instructions
+  // from the multiply to the v_exp_f32, in address order, count no FLOPs of their own and the
+  // v_exp_f32 carries NVIDIA's count (docs/model.md). exp2f and the shim's powf have no such
+  // multiply and keep their own count.
+  {
+    bool open = false;
+    for (auto& [pc, d] : decoded) {
+      auto& lanes = d.cls.per_lane;
+      if (d.multiplies_by_log2e) open = true;
+      if (!open) continue;
+      lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                 [](const auto& e) { return e.first == "flops.fp32"; }),
+                  lanes.end());
+      if (d.mnemonic.rfind("v_exp_f32", 0) == 0) {
+        lanes.emplace_back("ops.fp32.exp", 1);
+        lanes.emplace_back("flops.fp32", 10);
+        open = false;
+      }
+    }
+  }
+
   KernelModel model;
   model.name = llvm::demangle(symbol);
   model.symbol = symbol;
@@ -509,7 +546,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   }
   if (kernel_info) {
     model.counts["resources.lds_bytes_per_block"] =
-        kernel_info->descriptor.group_segment_fixed_size;
+        double(kernel_info->descriptor.group_segment_fixed_size) + request.dynamic_lds_bytes;
     model.counts["resources.vgprs"] = kernel_info->descriptor.vgpr_grant(object.target());
   }
   if (options.simulate_cache) {
@@ -548,10 +585,11 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
 
 std::optional<std::string> fit_polynomial(const std::string& parameter,
                                           const std::vector<double>& x,
-                                          const std::vector<double>& y, double tolerance) {
+                                          const std::vector<double>& y, double tolerance,
+                                          std::size_t max_degree) {
   const std::size_t n = x.size();
   if (n == 0 || n != y.size()) return std::nullopt;
-  for (std::size_t degree = 0; degree <= std::min<std::size_t>(3, n - 1); ++degree) {
+  for (std::size_t degree = 0; degree <= std::min<std::size_t>(max_degree, n - 1); ++degree) {
     const std::size_t k = degree + 1;
     // Least squares in scaled x (x / max x), normal equations, Gaussian elimination.
     double scale = 1;
@@ -633,10 +671,25 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
   std::set<std::string> keys;
   for (const auto& run : runs)
     for (const auto& [key, value] : run.counts) keys.insert(key);
-  std::vector<std::string> inexact;
-  for (const auto& key : keys) {
+  auto values = [&](const std::string& key) {
     std::vector<double> y;
     for (const auto& run : runs) y.push_back(run.count(key));
+    return y;
+  };
+  // The L2 model's traffic cannot grow faster than the bytes the kernel moves: its fits are
+  // held to the highest degree of the global memory bytes' exact fits. A higher degree through
+  // sector-granular runs follows the L2 model's warm-up at the small sizes and explodes when
+  // extrapolated (hypterm_2: 14x the measured DRAM bytes at 77 z-blocks from runs at 2-4).
+  std::size_t traffic_degree = 0;
+  for (const auto& key : keys) {
+    if (key.rfind("memory.global.", 0) != 0 || !key.ends_with(".bytes")) continue;
+    std::size_t degree = 0;
+    while (degree < 3 && !fit_polynomial(parameter, x, values(key), tolerance, degree)) ++degree;
+    traffic_degree = std::max(traffic_degree, degree);
+  }
+  std::vector<std::string> inexact;
+  for (const auto& key : keys) {
+    std::vector<double> y = values(key);
     if (key == "l2.hit_rate" || key == "l1.hit_rate" || key.rfind("resources.", 0) == 0) {
       model.counts[key] = y.back();  // a rate and the kernel's resources are not extrapolated
       continue;
@@ -645,7 +698,8 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
     bool traffic =
         key.rfind("dram.", 0) == 0 || key.rfind("footprint.", 0) == 0 || key.rfind("l2.", 0) == 0;
     auto expression =
-        fit_polynomial(parameter, x, y, traffic ? std::max(tolerance, 0.02) : tolerance);
+        traffic ? fit_polynomial(parameter, x, y, std::max(tolerance, 0.02), traffic_degree)
+                : fit_polynomial(parameter, x, y, tolerance);
     if (!expression) {
       inexact.push_back(key);
       // Best effort: linear through the last two runs.
@@ -725,7 +779,11 @@ std::string build_hip(const std::string& source, const std::string& output_direc
   std::string command = quote(WAVEKIT_MODEL_CLANG) +
                         " -x hip --offload-device-only --no-gpu-bundle-output -nogpulib -nogpuinc"
                         " -O2 -mcode-object-version=5 --offload-arch=" +
-                        target + " -I" + quote(WAVEKIT_MODEL_HIP_INCLUDE) + " -I" +
+                        target + " -I" + quote(WAVEKIT_MODEL_HIP_INCLUDE) +
+                        // The shim comes first, as hipcc's runtime wrapper header does: headers
+                        // a source includes before it (clang's cuda_wrappers/<algorithm>) use
+                        // __host__ __device__.
+                        " -include hip/hip_runtime.h -I" +
                         quote(fs::path(source).parent_path().string());
   for (const auto& flag : extra_flags) command += " " + quote(flag);
   command += " -o " + quote(output.string()) + " " + quote(source) + " 2>&1";

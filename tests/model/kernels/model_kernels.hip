@@ -59,6 +59,25 @@ extern "C" __global__ void block_sum(const float* x, float* sums) {
   if (t == 0) sums[blockIdx.x] = part[0];
 }
 
+// The same sum with its LDS sized at launch (extern __shared__: the launch's dynamic LDS).
+extern "C" __global__ void dynamic_block_sum(const float* x, float* sums) {
+  extern __shared__ float dynamic_part[];
+  unsigned t = threadIdx.x;
+  dynamic_part[t] = x[blockIdx.x * 256 + t];
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (t < s) dynamic_part[t] += dynamic_part[t + s];
+    __syncthreads();
+  }
+  if (t == 0) sums[blockIdx.x] = dynamic_part[0];
+}
+
+// expf per element: LLVM's expansion, counted as NVIDIA's expf (10 FLOP).
+extern "C" __global__ void exponential(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = expf(x[i]);
+}
+
 // A C++ kernel (mangled name), found by its plain name.
 template <typename T>
 __global__ void scale(T* x, T s, int n) {

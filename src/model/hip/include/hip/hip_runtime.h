@@ -8,6 +8,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+// clang's cuda_wrappers/<new> (reached through <algorithm>) names ::malloc and ::free.
+#include <stdlib.h>
 
 #define __global__ __attribute__((global))
 #define __device__ __attribute__((device))
@@ -22,7 +24,8 @@
 
 struct dim3 {
   unsigned x, y, z;
-  __host__ __device__ constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  __host__ __device__ constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1)
+      : x(x_), y(y_), z(z_) {}
 };
 
 #ifdef __HIP_DEVICE_COMPILE__
@@ -51,9 +54,15 @@ struct __wk_block_dim {
   __declspec(property(get = get_z)) unsigned z;
 };
 struct __wk_grid_dim {
-  __device__ unsigned get_x() const { return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x(); }
-  __device__ unsigned get_y() const { return __builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y(); }
-  __device__ unsigned get_z() const { return __builtin_amdgcn_grid_size_z() / __builtin_amdgcn_workgroup_size_z(); }
+  __device__ unsigned get_x() const {
+    return __builtin_amdgcn_grid_size_x() / __builtin_amdgcn_workgroup_size_x();
+  }
+  __device__ unsigned get_y() const {
+    return __builtin_amdgcn_grid_size_y() / __builtin_amdgcn_workgroup_size_y();
+  }
+  __device__ unsigned get_z() const {
+    return __builtin_amdgcn_grid_size_z() / __builtin_amdgcn_workgroup_size_z();
+  }
   __declspec(property(get = get_x)) unsigned x;
   __declspec(property(get = get_y)) unsigned y;
   __declspec(property(get = get_z)) unsigned z;
@@ -64,7 +73,9 @@ static constexpr __device__ __wk_block_dim blockDim;
 static constexpr __device__ __wk_grid_dim gridDim;
 static constexpr int warpSize = 64;
 #else
-struct __wk_host_idx { unsigned x, y, z; };
+struct __wk_host_idx {
+  unsigned x, y, z;
+};
 extern __wk_host_idx threadIdx, blockIdx, blockDim, gridDim;
 static constexpr int warpSize = 64;
 #endif
@@ -75,18 +86,29 @@ __device__ inline void __syncthreads() {
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
 }
 __device__ inline void __threadfence() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "agent"); }
-__device__ inline void __threadfence_block() { __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup"); }
-
+__device__ inline void __threadfence_block() {
+  __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "workgroup");
+}
 
 // Vector types (the layout HIP gives them: 3-component types unpadded) and make_*.
-#define WK_VEC2(T, N, A) struct __attribute__((aligned(A))) N##2 { T x, y; }; \
+#define WK_VEC2(T, N, A)                    \
+  struct __attribute__((aligned(A))) N##2 { \
+    T x, y;                                 \
+  };                                        \
   __host__ __device__ inline N##2 make_##N##2(T x, T y) { return {x, y}; }
-#define WK_VEC3(T, N) struct N##3 { T x, y, z; }; \
+#define WK_VEC3(T, N) \
+  struct N##3 {       \
+    T x, y, z;        \
+  };                  \
   __host__ __device__ inline N##3 make_##N##3(T x, T y, T z) { return {x, y, z}; }
-#define WK_VEC4(T, N, A) struct __attribute__((aligned(A))) N##4 { T x, y, z, w; }; \
+#define WK_VEC4(T, N, A)                    \
+  struct __attribute__((aligned(A))) N##4 { \
+    T x, y, z, w;                           \
+  };                                        \
   __host__ __device__ inline N##4 make_##N##4(T x, T y, T z, T w) { return {x, y, z, w}; }
-#define WK_VECS(T, N, S) WK_VEC2(T, N, 2 * S) WK_VEC3(T, N) WK_VEC4(T, N, 4 * S) \
-  struct N##1 { T x; }; __host__ __device__ inline N##1 make_##N##1(T x) { return {x}; }
+#define WK_VECS(T, N, S)                                                        \
+  WK_VEC2(T, N, 2 * S) WK_VEC3(T, N) WK_VEC4(T, N, 4 * S) struct N##1 { T x; }; \
+  __host__ __device__ inline N##1 make_##N##1(T x) { return {x}; }
 WK_VECS(float, float, 4)
 WK_VECS(double, double, 8)
 WK_VECS(int, int, 4)
@@ -101,16 +123,28 @@ typedef unsigned int uint;
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned long ulong;
-#define WK_VOPS(N) \
+#define WK_VOPS(N)                                                                             \
   __host__ __device__ inline N##2 operator+(N##2 a, N##2 b) { return {a.x + b.x, a.y + b.y}; } \
   __host__ __device__ inline N##2 operator-(N##2 a, N##2 b) { return {a.x - b.x, a.y - b.y}; } \
   __host__ __device__ inline N##2 operator*(N##2 a, N##2 b) { return {a.x * b.x, a.y * b.y}; } \
-  __host__ __device__ inline N##4 operator+(N##4 a, N##4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w}; } \
-  __host__ __device__ inline N##4 operator-(N##4 a, N##4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w}; } \
-  __host__ __device__ inline N##4 operator*(N##4 a, N##4 b) { return {a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w}; } \
-  __host__ __device__ inline N##3 operator+(N##3 a, N##3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; } \
-  __host__ __device__ inline N##3 operator-(N##3 a, N##3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; } \
-  __host__ __device__ inline N##3 operator*(N##3 a, N##3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
+  __host__ __device__ inline N##4 operator+(N##4 a, N##4 b) {                                  \
+    return {a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w};                                       \
+  }                                                                                            \
+  __host__ __device__ inline N##4 operator-(N##4 a, N##4 b) {                                  \
+    return {a.x - b.x, a.y - b.y, a.z - b.z, a.w - b.w};                                       \
+  }                                                                                            \
+  __host__ __device__ inline N##4 operator*(N##4 a, N##4 b) {                                  \
+    return {a.x * b.x, a.y * b.y, a.z * b.z, a.w * b.w};                                       \
+  }                                                                                            \
+  __host__ __device__ inline N##3 operator+(N##3 a, N##3 b) {                                  \
+    return {a.x + b.x, a.y + b.y, a.z + b.z};                                                  \
+  }                                                                                            \
+  __host__ __device__ inline N##3 operator-(N##3 a, N##3 b) {                                  \
+    return {a.x - b.x, a.y - b.y, a.z - b.z};                                                  \
+  }                                                                                            \
+  __host__ __device__ inline N##3 operator*(N##3 a, N##3 b) {                                  \
+    return {a.x * b.x, a.y * b.y, a.z * b.z};                                                  \
+  }
 WK_VOPS(float)
 WK_VOPS(double)
 __device__ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
@@ -149,6 +183,11 @@ __device__ inline float sqrt(float x) { return __builtin_sqrtf(x); }
 __device__ inline float fabs(float x) { return __builtin_fabsf(x); }
 __device__ inline float rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
 __device__ inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
+// The float overloads HIP's <cmath> gives device code (exp(x) of a float is expf).
+__device__ inline float exp(float x) { return __builtin_expf(x); }
+__device__ inline float log(float x) { return __builtin_logf(x); }
+__device__ inline float sin(float x) { return __builtin_sinf(x); }
+__device__ inline float cos(float x) { return __builtin_cosf(x); }
 __device__ inline float fmaf(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 __device__ inline double fma(double a, double b, double c) { return __builtin_fma(a, b, c); }
 __device__ inline float fminf(float a, float b) { return __builtin_fminf(a, b); }
@@ -163,26 +202,41 @@ __device__ inline float __cosf(float x) { return __builtin_cosf(x); }
 __device__ inline float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
 // powf through exp2/log2 (the device libraries' powf has more steps; the FLOPs differ).
 __device__ inline float powf(float x, float y) { return __builtin_exp2f(y * __builtin_log2f(x)); }
+// tanhf as 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x: an exp2 and a division, the shape
+// of NVIDIA's (MUFU.EX2 and a reciprocal); not its small-|x| polynomial, so the FLOPs differ.
 __device__ inline float tanhf(float x) {
-  float e = __builtin_expf(2.0f * x);
-  return (e - 1.0f) / (e + 1.0f);
+  float e = __builtin_exp2f(2.885390043f * __builtin_fabsf(x));
+  return __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
 }
-__device__ inline float __saturatef(float x) { return __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f); }
+__device__ inline float __saturatef(float x) {
+  return __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f);
+}
 __device__ inline int __float2int_rn(float x) { return int(__builtin_rintf(x)); }
 __device__ inline int __float2int_rz(float x) { return int(x); }
 __device__ inline unsigned __popc(unsigned x) { return __builtin_popcount(x); }
 __device__ inline int __clz(int x) { return x ? __builtin_clz(unsigned(x)) : 32; }
 __device__ inline int __ffs(int x) { return __builtin_ffs(x); }
-__device__ inline unsigned __umulhi(unsigned a, unsigned b) { return unsigned((unsigned long long)a * b >> 32); }
+__device__ inline unsigned __umulhi(unsigned a, unsigned b) {
+  return unsigned((unsigned long long)a * b >> 32);
+}
 __device__ inline int __mul24(int a, int b) { return a * b; }
+// A read-only-cache load on NVIDIA; a plain load here.
+template <typename T>
+__device__ inline T __ldg(const T* p) {
+  return *p;
+}
 __device__ inline float __int_as_float(int x) { return __builtin_bit_cast(float, x); }
 __device__ inline int __float_as_int(float x) { return __builtin_bit_cast(int, x); }
 __device__ inline unsigned __float_as_uint(float x) { return __builtin_bit_cast(unsigned, x); }
 __device__ inline float __uint_as_float(unsigned x) { return __builtin_bit_cast(float, x); }
 __device__ inline double __longlong_as_double(long long x) { return __builtin_bit_cast(double, x); }
-__device__ inline long long __double_as_longlong(double x) { return __builtin_bit_cast(long long, x); }
+__device__ inline long long __double_as_longlong(double x) {
+  return __builtin_bit_cast(long long, x);
+}
 // Wave-wide shuffles on ds_bpermute (wave64; width divides 64).
-__device__ inline int __wk_lane() { return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u)); }
+__device__ inline int __wk_lane() {
+  return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+}
 __device__ inline int __shfl(int v, int src, int width = 64) {
   int lane = __wk_lane();
   int target = (lane & ~(width - 1)) + (src & (width - 1));
@@ -208,23 +262,34 @@ __device__ inline int __shfl_xor(int v, int mask, int width = 64) {
 __device__ inline float __shfl_xor(float v, int mask, int width = 64) {
   return __int_as_float(__shfl_xor(__float_as_int(v), mask, width));
 }
-template <typename T> __host__ __device__ inline T min(T a, T b) { return a < b ? a : b; }
-template <typename T> __host__ __device__ inline T max(T a, T b) { return a > b ? a : b; }
+template <typename T>
+__host__ __device__ inline T min(T a, T b) {
+  return a < b ? a : b;
+}
+template <typename T>
+__host__ __device__ inline T max(T a, T b) {
+  return a > b ? a : b;
+}
 
 // Atomics.
-template <typename T> __device__ inline T atomicAdd(T* p, T v) {
+template <typename T>
+__device__ inline T atomicAdd(T* p, T v) {
   return __hip_atomic_fetch_add(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-template <typename T> __device__ inline T atomicMax(T* p, T v) {
+template <typename T>
+__device__ inline T atomicMax(T* p, T v) {
   return __hip_atomic_fetch_max(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-template <typename T> __device__ inline T atomicMin(T* p, T v) {
+template <typename T>
+__device__ inline T atomicMin(T* p, T v) {
   return __hip_atomic_fetch_min(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-template <typename T> __device__ inline T atomicExch(T* p, T v) {
+template <typename T>
+__device__ inline T atomicExch(T* p, T v) {
   return __hip_atomic_exchange(p, v, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
 }
-template <typename T> __device__ inline T atomicCAS(T* p, T compare, T v) {
+template <typename T>
+__device__ inline T atomicCAS(T* p, T compare, T v) {
   __hip_atomic_compare_exchange_strong(p, &compare, v, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
                                        __HIP_MEMORY_SCOPE_AGENT);
   return compare;
@@ -234,22 +299,44 @@ template <typename T> __device__ inline T atomicCAS(T* p, T compare, T v) {
 // parses the host code but never links it).
 typedef int hipError_t;
 #define hipSuccess 0
-enum hipMemcpyKind { hipMemcpyHostToHost, hipMemcpyHostToDevice, hipMemcpyDeviceToHost,
-                     hipMemcpyDeviceToDevice, hipMemcpyDefault };
+enum hipMemcpyKind {
+  hipMemcpyHostToHost,
+  hipMemcpyHostToDevice,
+  hipMemcpyDeviceToHost,
+  hipMemcpyDeviceToDevice,
+  hipMemcpyDefault
+};
 typedef struct ihipStream_t* hipStream_t;
 typedef struct ihipEvent_t* hipEvent_t;
-struct hipDeviceProp_t { char name[256]; size_t totalGlobalMem; int multiProcessorCount; int warpSize; int maxThreadsPerBlock; };
+struct hipDeviceProp_t {
+  char name[256];
+  size_t totalGlobalMem;
+  int multiProcessorCount;
+  int warpSize;
+  int maxThreadsPerBlock;
+};
 hipError_t hipMalloc(void** p, size_t bytes);
-template <typename T> hipError_t hipMalloc(T** p, size_t bytes) { return hipMalloc((void**)p, bytes); }
+template <typename T>
+hipError_t hipMalloc(T** p, size_t bytes) {
+  return hipMalloc((void**)p, bytes);
+}
 hipError_t hipHostMalloc(void** p, size_t bytes, unsigned flags = 0);
-template <typename T> hipError_t hipHostMalloc(T** p, size_t bytes, unsigned flags = 0) { return hipHostMalloc((void**)p, bytes, flags); }
+template <typename T>
+hipError_t hipHostMalloc(T** p, size_t bytes, unsigned flags = 0) {
+  return hipHostMalloc((void**)p, bytes, flags);
+}
 hipError_t hipMallocManaged(void** p, size_t bytes, unsigned flags = 1);
-template <typename T> hipError_t hipMallocManaged(T** p, size_t bytes, unsigned flags = 1) { return hipMallocManaged((void**)p, bytes, flags); }
+template <typename T>
+hipError_t hipMallocManaged(T** p, size_t bytes, unsigned flags = 1) {
+  return hipMallocManaged((void**)p, bytes, flags);
+}
 hipError_t hipFree(void* p);
 hipError_t hipHostFree(void* p);
 hipError_t hipMemcpy(void* dst, const void* src, size_t bytes, hipMemcpyKind kind);
-hipError_t hipMemcpyAsync(void* dst, const void* src, size_t bytes, hipMemcpyKind kind, hipStream_t s = 0);
-hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset = 0, hipMemcpyKind kind = hipMemcpyHostToDevice);
+hipError_t hipMemcpyAsync(void* dst, const void* src, size_t bytes, hipMemcpyKind kind,
+                          hipStream_t s = 0);
+hipError_t hipMemcpyToSymbol(const void* symbol, const void* src, size_t bytes, size_t offset = 0,
+                             hipMemcpyKind kind = hipMemcpyHostToDevice);
 hipError_t hipMemset(void* p, int value, size_t bytes);
 hipError_t hipMemsetAsync(void* p, int value, size_t bytes, hipStream_t s = 0);
 hipError_t hipDeviceSynchronize();
@@ -268,8 +355,11 @@ hipError_t hipEventSynchronize(hipEvent_t);
 hipError_t hipEventElapsedTime(float*, hipEvent_t, hipEvent_t);
 hipError_t hipEventDestroy(hipEvent_t);
 hipError_t hipFuncSetAttribute(const void*, int, int);
-extern "C" int hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args, size_t shared_bytes, hipStream_t stream);
-extern "C" unsigned __hipPushCallConfiguration(dim3 grid, dim3 block, size_t shared = 0, hipStream_t stream = 0);
-extern "C" hipError_t __hipPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, hipStream_t* stream);
+extern "C" int hipLaunchKernel(const void* function, dim3 grid, dim3 block, void** args,
+                               size_t shared_bytes, hipStream_t stream);
+extern "C" unsigned __hipPushCallConfiguration(dim3 grid, dim3 block, size_t shared = 0,
+                                               hipStream_t stream = 0);
+extern "C" hipError_t __hipPopCallConfiguration(dim3* grid, dim3* block, size_t* shared,
+                                                hipStream_t* stream);
 #define hipLaunchKernelGGL(kernel, grid, block, shared, stream, ...) \
   kernel<<<(grid), (block), (shared), (stream)>>>(__VA_ARGS__)

@@ -54,6 +54,11 @@ struct LaunchSpec {
   std::vector<std::string> blocks;
   std::vector<std::string> grid;
   std::vector<std::string> block{"256"};
+  // Dynamic LDS per block (the launch's shared-memory bytes, HIP's `extern __shared__`), an
+  // expression of the parameters (braces optional, as in the geometry); empty: none. Kernels that
+  // size their LDS at launch read past a zero-sized segment without it, and occupancy depends on
+  // it.
+  std::string dynamic_lds;
   // Arguments, in the kernel's order. The forms of `wavekit launch --arg` (file:PATH,
   // zeros:BYTES, i32:V, u32:V, i64:V, u64:V, f32:V, f64:V) and generated buffers:
   // f32rand:COUNT[:LO:HI], f64rand:COUNT[:LO:HI], i32rand:COUNT:LO:HI, u32iota:COUNT,
@@ -122,10 +127,12 @@ struct FitOutcome {
 FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelModel>& runs,
                       const std::optional<KernelModel>& check, double tolerance = 1e-6);
 
-// A polynomial through (x, y) points, as an expression of `parameter` (helper of fit_counts).
+// A polynomial through (x, y) points, as an expression of `parameter` (helper of fit_counts):
+// the lowest degree up to max_degree (and the points' count - 1) within the tolerance.
 std::optional<std::string> fit_polynomial(const std::string& parameter,
                                           const std::vector<double>& x,
-                                          const std::vector<double>& y, double tolerance);
+                                          const std::vector<double>& y, double tolerance,
+                                          std::size_t max_degree = 3);
 
 // Builds a HIP source for gfx90a with clang-22 (device code only, -O2, wavekit's HIP shim
 // headers), returning the code object's path under `output_directory`. Throws wavekit::Error

@@ -734,7 +734,8 @@ FitOutcome fit_counts(const std::string& parameter, const std::vector<KernelMode
     std::string list;
     for (const auto& k : inexact) list += (list.empty() ? "" : ", ") + k;
     model.notes.push_back(
-        "no polynomial of degree <= 3 fits exactly (linear through the last two runs): " + list);
+        "no polynomial of degree <= 3 (traffic: <= " + std::to_string(traffic_degree) +
+        ", the global bytes' degree) fits (linear through the last two runs): " + list);
   }
   if (check) {
     auto found = check->parameters.find(parameter);

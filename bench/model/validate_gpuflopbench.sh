@@ -5,6 +5,7 @@
 # compares the predictions with gpuFLOPBench's RTX 3080 table and with our H200 Nsight Compute
 # table (bench/model/h200/ncu.csv).
 #   bench/model/validate_gpuflopbench.sh BUILD_DIR [OUTPUT_DIR]
+# KERNELS=FILE runs another list of the same form (a few kernels while adding them).
 set -u
 BUILD=${1:?build directory with the wavekit binary}
 OUTDIR=${2:-$BUILD/model-validation}
@@ -14,13 +15,17 @@ SRC=$DATA/hecbench/src
 mkdir -p "$OUTDIR"
 : > "$OUTDIR/failures.txt"
 i=0
-while IFS='|' read -r program source kernel block blocks fit check at args; do
+while IFS='|' read -r program source kernel block blocks fit check at args lds flags; do
   case "$program" in ''|'#'*) continue;; esac
   i=$((i + 1))
   out="$OUTDIR/$(printf %02d $i)-${program}.json"
   cmd=("$BUILD/wavekit" model "$SRC/$source" --kernel "$kernel" --block "$block" --blocks "$blocks"
        --machine rtx3080 --machine h200 --program "$program" --threads 2 --json
-       --build-dir "$OUTDIR/co" --hip-flag=-std=c++17 --save-model "${out%.json}.model.json")
+       --build-dir "$OUTDIR/co" --hip-flag=-std=c++17 --save-model "${out%.json}.model.json"
+       --hip-flag=-I"$SRC/$program")
+  # (The HIP programs' Makefiles take headers they share with the CUDA version from there.)
+  [ -n "$lds" ] && cmd+=(--lds "$lds")
+  for f in $flags; do cmd+=(--hip-flag="$f"); done
   for a in $args; do cmd+=(--arg "$a"); done
   if [ -n "$fit" ]; then
     cmd+=(--fit "$fit" --check "$check" --at "$at")
@@ -35,7 +40,7 @@ while IFS='|' read -r program source kernel block blocks fit check at args; do
     rm -f "$out"
     printf '%-26s %-28s FAILED\n' "$program" "$kernel"
   fi
-done < "$ROOT/bench/model/hecbench_kernels.txt"
+done < "${KERNELS:-$ROOT/bench/model/hecbench_kernels.txt}"
 # One predictions document, then the comparisons.
 python3 - "$OUTDIR" <<'PY'
 import json, sys, glob, os

@@ -94,6 +94,10 @@ TEST(Binary, ExpfIsCountedAsNvidiasExpansion) {
   EXPECT_DOUBLE_EQ(k.count("ops.fp32.exp"), 1000);
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * 1000);
   EXPECT_TRUE(check_kernel(k).empty());
+  KernelModel fast = count_launch(
+      spec("fast_exponential", {"f32rand:{n}:-4:4", "zeros:{4*n}", "i32:{n}"}, "1000"));
+  EXPECT_DOUBLE_EQ(fast.count("ops.fp32.exp"), 0);
+  EXPECT_DOUBLE_EQ(fast.count("flops.fp32"), 1000);
 }
 
 TEST(Binary, DoubleLoopFlops) {

@@ -502,22 +502,32 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   // v_rndne, v_sub, v_add, then v_exp_f32, v_ldexp and range selects) has 7 FLOP; NVIDIA's
   // (4 FFMA, an FADD and an FMUL around MUFU.EX2) has 10. As for divisions, the FP instructions
   // from the multiply to the v_exp_f32, in address order, count no FLOPs of their own and the
-  // v_exp_f32 carries NVIDIA's count (docs/model.md). exp2f and the shim's powf have no such
-  // multiply and keep their own count.
+  // v_exp_f32 carries NVIDIA's count (docs/model.md). Only with the v_rndne of its range
+  // reduction: a multiply by log2(e) straight into v_exp_f32 is the fast __expf, NVIDIA's FMUL
+  // and MUFU.EX2, already its count. exp2f and the shim's powf have no such multiply.
   {
-    bool open = false;
+    std::vector<Decoded*> window;  // from the multiply by log2(e), in address order
+    bool reduced = false;          // a v_rndne_f32 in the window
     for (auto& [pc, d] : decoded) {
-      auto& lanes = d.cls.per_lane;
-      if (d.multiplies_by_log2e) open = true;
-      if (!open) continue;
-      lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
-                                 [](const auto& e) { return e.first == "flops.fp32"; }),
-                  lanes.end());
-      if (d.mnemonic.rfind("v_exp_f32", 0) == 0) {
-        lanes.emplace_back("ops.fp32.exp", 1);
-        lanes.emplace_back("flops.fp32", 10);
-        open = false;
+      if (d.multiplies_by_log2e) {
+        window.clear();
+        reduced = false;
       }
+      if (window.empty() && !d.multiplies_by_log2e) continue;
+      window.push_back(&d);
+      if (d.mnemonic.rfind("v_rndne_f32", 0) == 0) reduced = true;
+      if (d.mnemonic.rfind("v_exp_f32", 0) != 0) continue;
+      if (reduced) {
+        for (Decoded* member : window) {
+          auto& lanes = member->cls.per_lane;
+          lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                     [](const auto& e) { return e.first == "flops.fp32"; }),
+                      lanes.end());
+        }
+        d.cls.per_lane.emplace_back("ops.fp32.exp", 1);
+        d.cls.per_lane.emplace_back("flops.fp32", 10);
+      }
+      window.clear();
     }
   }
 

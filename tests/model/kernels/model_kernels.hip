@@ -78,6 +78,12 @@ extern "C" __global__ void exponential(const float* x, float* y, int n) {
   if (i < n) y[i] = expf(x[i]);
 }
 
+// The fast __expf: a multiply by log2(e) and the hardware exp2, 1 FLOP as on NVIDIA.
+extern "C" __global__ void fast_exponential(const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __expf(x[i]);
+}
+
 // A C++ kernel (mangled name), found by its plain name.
 template <typename T>
 __global__ void scale(T* x, T s, int n) {

@@ -78,6 +78,20 @@ TEST(Errors, CoresToPus) {
                        "core 8 does not exist (the node has 8 cores)"));
 }
 
+// hwloc truncates an index beyond int (355555555552777779 became another CPU) and allocates
+// its bitmap up to the largest index: a list naming one is refused before hwloc sees it.
+TEST(Errors, ListIndexesBeyondAnyMachineAreRefused) {
+  std::string message = error_of([] { Bitmap::parse_list("0-3,355555555552777779,1", "cpus"); });
+  EXPECT_TRUE(contains(message,
+                       "cpus: '0-3,355555555552777779,1': index 355555555552777779 is "
+                       "out of range (at most 1048575)"))
+      << message;
+  message = error_of([] { Bitmap::parse_list("2147483648-2147483650", "cpus"); });
+  EXPECT_TRUE(contains(message, "index 2147483648 is out of range")) << message;
+  EXPECT_EQ(Bitmap::parse_list("1048575", "cpus").list(), "1048575");
+  EXPECT_EQ(Bitmap::parse_list("0007,9", "cpus").list(), "7,9");
+}
+
 TEST(Errors, Parameters) {
   TopologyView view = TopologyView::build(testing::machine("packages=2,cores=4,smt=2"));
   Params params;

@@ -12,6 +12,11 @@
 namespace wavekit::bind {
 namespace {
 
+// The largest index a list may name: beyond any machine's CPUs or NUMA nodes. hwloc itself
+// truncates larger numbers to int (silently naming another index) or allocates the bitmap up
+// to them (256 MiB for one index near 2^31).
+constexpr unsigned long kMaxListIndex = (1ul << 20) - 1;
+
 hwloc_bitmap_t allocate() {
   hwloc_bitmap_t bitmap = hwloc_bitmap_alloc();
   if (bitmap == nullptr) throw std::bad_alloc();
@@ -48,9 +53,19 @@ Bitmap Bitmap::parse_list(std::string_view text, std::string_view what) {
   // ',' and '-' only, and no empty items.
   std::string list(text);
   bool item_has_digit = false;
+  unsigned long number = 0;
   for (std::size_t i = 0; i < list.size(); ++i) {
     char c = list[i];
     if (c >= '0' && c <= '9') {
+      number = item_has_digit ? number * 10 + static_cast<unsigned long>(c - '0')
+                              : static_cast<unsigned long>(c - '0');
+      if (number > kMaxListIndex) {
+        const std::size_t begin = list.find_last_of(",-", i) + 1;  // npos + 1 == 0
+        const std::size_t stop = list.find_first_of(",-", i);
+        fail(std::string(what), "'" + list + "': index " + list.substr(begin, stop - begin) +
+                                    " is out of range (at most " + std::to_string(kMaxListIndex) +
+                                    ")");
+      }
       item_has_digit = true;
     } else if (c == '-' && item_has_digit && i + 1 < list.size() && list[i + 1] >= '0' &&
                list[i + 1] <= '9') {

@@ -401,6 +401,56 @@ TEST(Analysis, CallsResolveAndLivenessCrossesThem) {
   EXPECT_EQ(liveness.live_before(0, 0), set_of({}, {0, 1, 2, 3}, false, true));
 }
 
+TEST(Analysis, TailCallsAreCallsAndLivenessFlowsThroughThem) {
+  // The kernel calls f; f ends in a sibling call to g (s_setpc_b64 to g's entry, as clang -O2
+  // emits `return g(...)`); g returns to the kernel. After the call the kernel stores v0.
+  auto code = assemble(
+      "s_getpc_b64 s[4:5]\n"
+      "s_add_u32 s4, s4, 24\n"  // f at 0x101c
+      "s_addc_u32 s5, s5, 0\n"
+      "s_swappc_b64 s[30:31], s[4:5]\n"
+      "global_store_dword v[2:3], v0, off\n"
+      "s_endpgm\n"
+      "v_mov_b32_e32 v1, v0\n"  // f
+      "s_getpc_b64 s[4:5]\n"
+      "s_add_u32 s4, s4, 12\n"  // s_getpc_b64 gives 0x1024; g is at 0x1030
+      "s_addc_u32 s5, s5, 0\n"
+      "s_setpc_b64 s[4:5]\n"
+      "v_add_u32_e32 v0, 1, v1\n"  // g
+      "s_setpc_b64 s[30:31]\n",
+      {{"k", 0x1000}});
+  const Program& program = code.program;
+  ASSERT_EQ(program.functions.size(), 3u);
+  const Function& f = program.functions[1];
+  EXPECT_EQ(program.functions[2].start, 0x1030u);
+  ASSERT_EQ(f.calls.size(), 1u);
+  EXPECT_TRUE(f.calls[0].tail);
+  EXPECT_FALSE(program.functions[0].calls[0].tail);
+  EXPECT_EQ(f.calls[0].address, 0x102cu);
+  EXPECT_EQ(f.calls[0].target, 0x1030u);
+  EXPECT_EQ(program.callees, (std::vector<std::vector<std::size_t>>{{1}, {2}, {}}));
+
+  Liveness liveness(program, {.vector_writes_kill = true});
+  // g returns to the kernel: what the kernel keeps live after its call to f (v[2:3], exec)
+  // passes through g; v0 is g's result.
+  EXPECT_EQ(liveness.entry_live(2), set_of({30, 31}, {1, 2, 3}, false, true));
+  // Before the tail call: g's entry and the target pair, nothing more (not "everything").
+  EXPECT_EQ(liveness.live_before(1, 4), set_of({4, 5, 30, 31}, {1, 2, 3}, false, true));
+  EXPECT_EQ(liveness.entry_live(1), set_of({30, 31}, {0, 2, 3}, false, true));
+  // A computed s_setpc_b64 that is neither a return nor resolved stays no call.
+  auto computed = assemble(
+      "s_getpc_b64 s[4:5]\n"
+      "s_add_u32 s4, s4, 24\n"
+      "s_addc_u32 s5, s5, 0\n"
+      "s_swappc_b64 s[30:31], s[4:5]\n"
+      "global_store_dword v[2:3], v0, off\n"
+      "s_endpgm\n"
+      "s_setpc_b64 s[6:7]\n",
+      {{"k", 0x1000}});
+  ASSERT_EQ(computed.program.functions.size(), 2u);
+  EXPECT_TRUE(computed.program.functions[1].calls.empty());
+}
+
 TEST(Analysis, BadCodeIsReportedNotFatal) {
   // A branch into the middle of an 8-byte instruction and an undecodable word after it.
   std::vector<std::uint8_t> bytes = wavekit::isa::Assembler("gfx90a").assemble(

@@ -3,9 +3,11 @@
 // calls (through a probe that has a stack of its own) at every block, the rewritten kernel's
 // outputs must be bit-identical to the original's, and the counts must be what the emulator's
 // ground truth for the original implies:
-//   function entries = function returns = the calls the wave executed (the blocks that end in an
-//   s_swappc_b64, in the kernel and in its functions, recursion included), counted once from the
-//   call blocks and once from the blocks that end in a return;
+//   function returns = the calls the wave executed (the blocks that end in an s_swappc_b64, in
+//   the kernel and in its functions, recursion included), counted once from the call blocks and
+//   once from the blocks that end in a return; function entries = those calls plus the tail
+//   calls (blocks that end in an s_setpc_b64 to a function: the callee is entered, and returns
+//   for its caller);
 //   after_instruction points = the executions of the blocks holding the chosen instructions, and
 //   before_instruction points at the same instructions (now also inside functions) as many.
 #include <gtest/gtest.h>
@@ -29,16 +31,18 @@ std::vector<Case> cases() {
   return corpus_cases([](const corpus::CorpusObject& o) { return !o.fat_binary; });
 }
 
-// The instructions an after_instruction point may follow (not a branch, return or s_endpgm).
+// The instructions an after_instruction point may follow (not a branch, return, tail call or
+// s_endpgm).
 bool falls_through(const InstructionView& inst) {
-  return !inst.is_branch && !inst.is_return && !inst.is_end;
+  return !inst.is_branch && !inst.is_return && !inst.is_tail_call && !inst.is_end;
 }
 
 // What the ground truth implies, per wave id.
 struct Expected {
-  std::uint64_t calls = 0;    // from the blocks that end in s_swappc_b64
-  std::uint64_t returns = 0;  // from the blocks that end in a return
-  std::uint64_t afters = 0;   // sum over the chosen instructions of their blocks' executions
+  std::uint64_t calls = 0;       // from the blocks that end in s_swappc_b64
+  std::uint64_t tail_calls = 0;  // from the blocks that end in a tail call
+  std::uint64_t returns = 0;     // from the blocks that end in a return
+  std::uint64_t afters = 0;      // sum over the chosen instructions of their blocks' executions
 };
 
 enum class Where { every_instruction, first_of_block };
@@ -62,14 +66,16 @@ class FunctionPoints : public testing::TestWithParam<Case> {
       EXPECT_TRUE(function.refusal.empty()) << function.refusal;
       for (const BlockView& block : function.blocks) blocks.push_back(&block);
     }
-    // Optimised, call_chain reaches polynomial and mix, recursive_fib fibonacci (from the
-    // source; -O0 code also calls helpers of the device library).
-    if ((c.kernel == "call_chain" || c.kernel == "recursive_fib") &&
-        c.object.find("_O0_") == std::string::npos)
-      EXPECT_EQ(kernel->callees.size(), c.kernel == "call_chain" ? 2u : 1u);
+    // Optimised, call_chain reaches polynomial and mix, recursive_fib fibonacci, tail_call
+    // shifted_scaled_sum and, through its tail call, scaled_sum (from the source; -O0 code also
+    // calls helpers of the device library).
+    const bool optimised = c.object.find("_O0_") == std::string::npos;
+    if ((c.kernel == "call_chain" || c.kernel == "recursive_fib" || c.kernel == "tail_call") &&
+        optimised)
+      EXPECT_EQ(kernel->callees.size(), c.kernel == "recursive_fib" ? 1u : 2u);
     std::vector<std::uint64_t> addresses;
     std::map<std::uint64_t, std::uint64_t> per_block;  // block start -> chosen instructions
-    std::vector<std::uint64_t> call_blocks, return_blocks;
+    std::vector<std::uint64_t> call_blocks, tail_call_blocks, return_blocks;
     for (const BlockView* block : blocks) {
       for (const InstructionView& inst : block->instructions) {
         if (!falls_through(inst) ||
@@ -79,6 +85,7 @@ class FunctionPoints : public testing::TestWithParam<Case> {
         ++per_block[block->start];
       }
       if (block->instructions.back().is_call) call_blocks.push_back(block->start);
+      if (block->instructions.back().is_tail_call) tail_call_blocks.push_back(block->start);
       if (block->instructions.back().is_return) return_blocks.push_back(block->start);
     }
 
@@ -164,6 +171,9 @@ class FunctionPoints : public testing::TestWithParam<Case> {
         const std::uint64_t n = count.get<std::uint64_t>();
         if (std::find(call_blocks.begin(), call_blocks.end(), start) != call_blocks.end())
           e.calls += n;
+        if (std::find(tail_call_blocks.begin(), tail_call_blocks.end(), start) !=
+            tail_call_blocks.end())
+          e.tail_calls += n;
         if (std::find(return_blocks.begin(), return_blocks.end(), start) != return_blocks.end())
           e.returns += n;
         if (auto chosen = per_block.find(start); chosen != per_block.end())
@@ -172,7 +182,7 @@ class FunctionPoints : public testing::TestWithParam<Case> {
     }
     const InstrumentedKernel* instrumented = result.note.find_kernel(c.kernel);
     ASSERT_NE(instrumented, nullptr);
-    std::uint64_t total_calls = 0;
+    std::uint64_t total_calls = 0, total_tail_calls = 0;
     for (const WaveSlot& slot : read_arena(tool.arena, *instrumented)) {
       std::uint64_t got[4];
       for (std::size_t p = 0; p < 4; ++p)
@@ -180,12 +190,14 @@ class FunctionPoints : public testing::TestWithParam<Case> {
             call ? read_element(slot, *instrumented->layout.find("counts"), 2 * p)
                  : read_element(slot, *instrumented->layout.find("count" + std::to_string(p)), 0);
       const Expected& e = expected[slot.wave_id];
-      EXPECT_EQ(got[0], e.calls) << "function entries, wave " << slot.wave_id;
+      EXPECT_EQ(got[0], e.calls + e.tail_calls) << "function entries, wave " << slot.wave_id;
       EXPECT_EQ(got[1], e.returns) << "function returns, wave " << slot.wave_id;
       EXPECT_EQ(got[2], e.afters) << "after_instruction points, wave " << slot.wave_id;
       EXPECT_EQ(got[3], e.afters) << "before_instruction points, wave " << slot.wave_id;
       total_calls += got[0];
+      total_tail_calls += e.tail_calls;
     }
+    if (c.kernel == "tail_call" && optimised) EXPECT_GT(total_tail_calls, 0u);
     // The corpus's calling kernels (call_chain, recursive_fib; at -O0 scratch_array too, for
     // the work-item id) make calls: the check above is not vacuous for them.
     if (c.object.starts_with("calls_") &&

@@ -49,7 +49,7 @@ const ProbeFootprint& probe(const std::vector<ProbeFootprint>& probes, const std
 TEST(ProbeLibrary, AliasesAreObjectsAtTheProbes) {
   const std::string listing =
       run(std::string(WAVEKIT_LLVM_READELF) + " --dyn-syms -W " + WAVEKIT_SAMPLE_PROBES);
-  for (const std::string name : {"count_hits", "record_scrambled"}) {
+  for (const std::string name : {"count_hits", "record_scrambled", "tail_spread"}) {
     const std::regex function("([0-9a-f]{16}) +\\d+ FUNC +GLOBAL +DEFAULT +\\d+ " + name + "\\n");
     const std::regex alias("([0-9a-f]{16}) +\\d+ OBJECT +GLOBAL +DEFAULT +\\d+ __wavekit_probe\\." +
                            name + "\\n");
@@ -67,7 +67,7 @@ TEST(ProbeLibrary, FootprintsAgreeWithTheCompiler) {
       codeobj::CodeObject::parse(read_file(WAVEKIT_SAMPLE_PROBES), WAVEKIT_SAMPLE_PROBES);
   const std::optional<std::vector<ProbeFootprint>> probes = find_probe_note(library);
   ASSERT_TRUE(probes);
-  ASSERT_EQ(probes->size(), 2u);
+  ASSERT_EQ(probes->size(), 3u);
 
   const ProbeFootprint& leaf = probe(*probes, "count_hits");
   EXPECT_EQ(long(leaf.vgpr_count), compiler_says("count_hits", "num_vgpr"));
@@ -85,6 +85,16 @@ TEST(ProbeLibrary, FootprintsAgreeWithTheCompiler) {
   EXPECT_TRUE(caller.scratch_unbounded);
   EXPECT_FALSE(leaf.scratch_unbounded);
   EXPECT_TRUE(caller.writes_scc);
+
+  // A sibling call (s_setpc_b64 to the helper) is a call: the helper's registers are the
+  // probe's footprint, though the probe itself touches fewer.
+  const ProbeFootprint& tail = probe(*probes, "tail_spread");
+  ASSERT_EQ(tail.callees.size(), 1u);
+  EXPECT_NE(tail.callees[0].find("spread"), std::string::npos);
+  const long helper_vgprs = compiler_says("_ZL6spreadPmj", "num_vgpr");
+  ASSERT_GT(helper_vgprs, 0);
+  EXPECT_GE(long(tail.vgpr_count), helper_vgprs);
+  EXPECT_GE(long(tail.sgpr_count), compiler_says("_ZL6spreadPmj", "numbered_sgpr"));
 }
 
 }  // namespace

@@ -113,7 +113,16 @@ Liveness::Liveness(const Program& program, LivenessOptions options) : program_(p
           case ControlFlow::indirect: {
             bool is_return = function.kind == Function::Kind::device && last.reads.sgpr[30] &&
                              last.reads.sgpr[31];
-            out |= is_return ? return_live[f] : everything();
+            if (is_return) {
+              out |= return_live[f];
+            } else if (auto callee = callee_of(function, last.address)) {
+              // A tail call: the callee reads what it reads on entry, and returns to this
+              // function's caller, so what that caller keeps live it must keep too.
+              out |= entry_live[*callee];
+              next_return_live[*callee] |= return_live[f];
+            } else {
+              out |= everything();
+            }
             break;
           }
           default:

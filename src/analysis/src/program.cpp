@@ -110,12 +110,21 @@ std::optional<std::uint64_t> pc_relative_value(const isa::Decoder& decoder,
   return std::nullopt;
 }
 
+// A device function's s_setpc_b64 that is not its return (the link pair s[30:31]): a jump, which
+// is a tail call when its target resolves to a function entry.
+bool is_jump_out(const Function& function, const Instruction& inst) {
+  return function.kind == Function::Kind::device && inst.flow == ControlFlow::indirect &&
+         inst.mnemonic == "s_setpc_b64" && !(inst.reads.sgpr[30] && inst.reads.sgpr[31]);
+}
+
 CallSite resolve_call(const isa::Decoder& decoder, const std::vector<Instruction>& code,
                       std::size_t call_index, const ProgramInput& input) {
   const Instruction& call = code[call_index];
   CallSite site;
   site.address = call.address;
-  auto target_reg = first_sgpr(decoder, call, 1);  // s_swappc_b64 sdst, ssrc
+  site.tail = call.flow != ControlFlow::call;
+  // s_swappc_b64 sdst, ssrc; s_setpc_b64 ssrc
+  auto target_reg = first_sgpr(decoder, call, site.tail ? 0 : 1);
   if (!target_reg) return site;
   if (auto value = pc_relative_value(decoder, code, call_index, *target_reg)) {
     site.resolution = CallSite::Resolution::pc_relative;
@@ -436,8 +445,16 @@ Program analyze(const ProgramInput& input) {
     }
     Function function = build_function(entry, limit, code);
     for (std::size_t i = 0; i < function.instructions.size(); ++i) {
-      if (function.instructions[i].flow != ControlFlow::call) continue;
+      const bool jump = is_jump_out(function, function.instructions[i]);
+      if (function.instructions[i].flow != ControlFlow::call && !jump) continue;
       CallSite site = resolve_call(decoder, function.instructions, i, input);
+      // A jump into this function's own reachable code (other than its entry) is a branch the
+      // analysis cannot follow, not a call. A target beyond it is another function's entry,
+      // even where no symbol says so (a stripped object).
+      if (jump &&
+          (site.resolution == CallSite::Resolution::unresolved ||
+           (site.target && *site.target != address && function.block_containing(*site.target))))
+        continue;
       if (site.target && code.range_end(*site.target) && code.at(*site.target)) {
         if (!entries.count(*site.target)) {
           entries[*site.target] = {"function_" + hex(*site.target), Function::Kind::device,

@@ -116,6 +116,7 @@ nlohmann::json object_json(const Analyzed& analyzed, const ReportOptions& option
       if (call.target) entry["target"] = *call.target;
       if (call.got_slot) entry["got_slot"] = *call.got_slot;
       if (!call.target_name.empty()) entry["target_name"] = call.target_name;
+      if (call.tail) entry["tail"] = true;
       calls.push_back(std::move(entry));
     }
     nlohmann::json errors = nlohmann::json::array();
@@ -196,7 +197,7 @@ void append_functions_text(std::ostringstream& out, const Analyzed& analyzed) {
       out << "\n";
     }
     for (const CallSite& call : function.calls) {
-      out << "  call at " << hex(call.address) << " -> ";
+      out << (call.tail ? "  tail call at " : "  call at ") << hex(call.address) << " -> ";
       if (!call.target_name.empty()) {
         out << call.target_name;
       } else if (call.target) {
@@ -322,7 +323,7 @@ std::string inspect_dot(std::span<const std::uint8_t> file, const std::string& n
         if (!call.target || !one.program.function_containing(*call.target)) continue;
         const Block* from = function.block_containing(call.address);
         out << "  " << node(from->start) << " -> " << node(*call.target)
-            << " [style=dashed, label=\"call\"];\n";
+            << " [style=dashed, label=\"" << (call.tail ? "tail call" : "call") << "\"];\n";
       }
     }
     ++object_index;

@@ -164,6 +164,8 @@ struct KernelCode {
   // Per instruction: reachable from the entry; a reachable block start.
   std::vector<bool> reachable, leader;
   std::vector<std::uint64_t> leaders;  // reachable block starts, ascending
+  // Device functions: the s_setpc_b64 the analysis resolved as tail calls to a function's entry.
+  std::set<std::uint64_t> tail_calls;
   std::string label() const { return (function ? "function '" : "kernel '") + name + "'"; }
 };
 
@@ -177,6 +179,15 @@ const codeobj::Section& code_section(const codeobj::CodeObject& object, std::uin
 // A device function's return: s_setpc_b64 to the link pair s_swappc_b64 wrote.
 bool is_return(const isa::Instruction& inst) {
   return inst.mnemonic == "s_setpc_b64" && inst.reads.sgpr[30] && inst.reads.sgpr[31];
+}
+
+// The resolved tail calls of `function` (CallSite::tail), by address.
+std::set<std::uint64_t> tail_calls_of(const analysis::Function* function) {
+  std::set<std::uint64_t> calls;
+  if (function)
+    for (const analysis::CallSite& call : function->calls)
+      if (call.tail) calls.insert(call.address);
+  return calls;
 }
 
 // The original addresses of the reachable calls (s_swappc_b64) in `code`, ascending.
@@ -219,9 +230,11 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
     while (!walked_at.count(address)) {
       isa::Instruction inst = decode_at(address);
       end = std::max(end, address + inst.size);
-      // A device function's return goes back to its caller, wherever that runs; any other
-      // computed jump has targets the rewriter cannot relocate.
-      if (inst.flow == isa::ControlFlow::indirect && !(code.function && is_return(inst)))
+      // A device function's return goes back to its caller, wherever that runs, and a tail
+      // call to a function's entry is retargeted like a call; any other computed jump has
+      // targets the rewriter cannot relocate.
+      if (inst.flow == isa::ControlFlow::indirect &&
+          !(code.function && (is_return(inst) || code.tail_calls.count(address))))
         fail(object.name(), label + ": computed jump or return (" + inst.text + " at " +
                                 hex(address) + ") is not supported yet");
       // Blocks as the analysis library and the emulator's ground truth define them: every
@@ -1098,6 +1111,7 @@ void Engine::relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& c
     code.function = true;
     code.name = function && function->start == entry ? function->name : hex(entry);
     code.entry = entry;
+    code.tail_calls = tail_calls_of(function);
     try {
       k.functions.push_back(decode_code(input_, decoder_, std::move(code)));
     } catch (const Error& error) {
@@ -1328,7 +1342,7 @@ std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) 
   if (inst.flow == isa::ControlFlow::end_program) at.text += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
 
   std::optional<std::string> replaced_call;
-  if (reachable && inst.flow == isa::ControlFlow::call) {
+  if (reachable && (inst.flow == isa::ControlFlow::call || code.tail_calls.count(inst.address))) {
     const auto target = call_targets_.find(inst.address);
     if (target != call_targets_.end() && at.kernel.relocated.count(target->second))
       replaced_call = retarget_call(at, inst);
@@ -1342,10 +1356,10 @@ std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) 
 // A call to a device function relocated with this kernel goes to the copy: the target pair
 // (which the s_getpc_b64 correction makes the original entry) plus the distance, in the
 // reserved temporary pair so that the code's own pair keeps its value, SCC kept. Returns the
-// call that replaces the original.
+// call that replaces the original (a tail call's s_setpc_b64 stays a jump, to the copy).
 std::string Engine::retarget_call(Cursor& at, const isa::Instruction& inst) {
   flush(at);
-  unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
+  unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1] or s_setpc_b64 s[pair:pair+1]
   while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
   const unsigned t = at.kernel.reserved.temporary();
   const std::string scc = sgpr_name(at.kernel.reserved.scc_save());
@@ -1355,7 +1369,8 @@ std::string Engine::retarget_call(Cursor& at, const isa::Instruction& inst) {
                               std::to_string(t + 1) + ", s" + std::to_string(pair + 1) +
                               ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
   at.kernel.retargeted.push_back({piece, call_targets_.at(inst.address)});
-  return "s_swappc_b64 s[30:31], s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]\n";
+  const bool tail = inst.flow != isa::ControlFlow::call;
+  return (tail ? "s_setpc_b64 " : "s_swappc_b64 s[30:31], ") + pair_name(t) + "\n";
 }
 
 // A target computed at run time (unoptimised code reloads it from a spill) is the original
@@ -1852,7 +1867,8 @@ std::vector<BlockView> block_views(const KernelCode& code) {
       iv.is_branch = inst.flow == isa::ControlFlow::branch ||
                      inst.flow == isa::ControlFlow::conditional_branch;
       iv.is_call = inst.flow == isa::ControlFlow::call;
-      iv.is_return = inst.flow == isa::ControlFlow::indirect;
+      iv.is_return = inst.flow == isa::ControlFlow::indirect && is_return(inst);
+      iv.is_tail_call = code.tail_calls.count(inst.address) > 0;
       iv.is_end = inst.flow == isa::ControlFlow::end_program;
       iv.memory = memory_kind_of(inst.memory);
       block.end = inst.address + inst.size;
@@ -1923,6 +1939,7 @@ std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object) {
     code.function = true;
     code.name = function.name;
     code.entry = function.start;
+    code.tail_calls = tail_calls_of(&function);
     try {
       view.blocks = block_views(decode_code(object, decoder, std::move(code)));
     } catch (const Error& error) {

@@ -18,6 +18,12 @@ int mix(int a, int b) { return (a * 31) ^ (b + 17); }
 
 int fibonacci(int n) { return n < 2 ? n : fibonacci(n - 1) + fibonacci(n - 2); }
 
+int scaled_sum(int x, int k) {
+  int result = 0;
+  for (int d = 0; d < k; ++d) result = result * 3 + x;
+  return result;
+}
+
 }  // namespace
 
 void add_memory_kernels(std::vector<CorpusKernel>& out) {
@@ -144,6 +150,26 @@ void add_memory_kernels(std::vector<CorpusKernel>& out) {
                    auto n = scalar_value<std::uint32_t>(args[2]);
                    for (std::uint32_t i = 0; i < n; ++i)
                      args[1].data<std::int32_t>()[i] = fibonacci(args[0].data<std::int32_t>()[i]);
+                 }});
+
+  // Inputs in [0, 63]: k = (v >> 4) & 3 takes all four trip counts, so lanes diverge.
+  out.push_back({"tail_call",
+                 "calls",
+                 {2, 1, 1},
+                 {96, 1, 1},
+                 [](std::uint64_t seed) {
+                   Random random(seed);
+                   const std::uint32_t n = 150;
+                   auto value = [&] { return static_cast<std::int32_t>(random.range(0, 63)); };
+                   return std::vector<Argument>{buffer("in", generate<std::int32_t>(n, value)),
+                                                output<std::int32_t>("out", n), scalar("n", n)};
+                 },
+                 [](std::vector<Argument>& args) {
+                   auto n = scalar_value<std::uint32_t>(args[2]);
+                   for (std::uint32_t i = 0; i < n; ++i) {
+                     int v = args[0].data<std::int32_t>()[i];
+                     args[1].data<std::int32_t>()[i] = scaled_sum(v + 7, (v >> 4) & 3) + 1;
+                   }
                  }});
 
   out.push_back({"scratch_array",

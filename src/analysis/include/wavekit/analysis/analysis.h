@@ -61,7 +61,11 @@ struct Block {
 };
 
 struct CallSite {
-  std::uint64_t address = 0;  // the s_swappc_b64
+  std::uint64_t address = 0;  // the s_swappc_b64, or a tail call's s_setpc_b64
+  // A sibling (tail) call: s_setpc_b64 to another function's entry, which then returns to this
+  // function's caller (clang -O2 emits it for `return f(...)`). Only resolved ones are listed;
+  // any other computed s_setpc_b64 but a return stays a jump the analysis cannot follow.
+  bool tail = false;
   // How the target register pair got its value.
   enum class Resolution { unresolved, pc_relative, got } resolution = Resolution::unresolved;
   std::optional<std::uint64_t> target;    // pc_relative: the callee's address

@@ -40,7 +40,8 @@ struct InstructionView {
   std::string mnemonic;              // "s_cbranch_execz"
   bool is_branch = false;            // direct SOPP branch (conditional or not)
   bool is_call = false;              // s_swappc_b64
-  bool is_return = false;            // s_setpc_b64 (the compiler's return)
+  bool is_return = false;            // s_setpc_b64 s[30:31] (the compiler's return)
+  bool is_tail_call = false;         // s_setpc_b64 to another function's entry
   bool is_end = false;               // s_endpgm
   std::optional<MemoryKind> memory;  // for memory instructions
 };

@@ -553,6 +553,35 @@ TEST(SvmCli, MixedKernelOptions) {
   EXPECT_EQ(run_command(wavekit("svm-train -t 5 -k 4,2 " + file)).status, 2);
 }
 
+// With threads, a -b 1 fit runs Platt's five folds and the final fit at once: the model file,
+// the progress text (each fit's, in LIBSVM's order) and the probabilities are the one-thread ones.
+TEST(SvmCli, ThreadedProbabilityFitIsTheOneThreadFit) {
+  for (auto [set, opts] : {std::pair{"breast_cancer", "-t 5 -a 0.3 -g 0.01 -r 0 -G 0.05 -B 1"},
+                           std::pair{"wine", "-t 2 -g 0.05 -c 10"}}) {
+    auto data = sklearn_set(set);
+    if (!data) GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";
+    std::string file = temp_path(std::string(set) + "_threads.txt");
+    write_text(file, format_libsvm(*data));
+    auto fit = [&](const std::string& threads) {
+      std::string model = file + ".j" + threads;
+      auto train = run_command(
+          wavekit("svm-train -b 1 -j " + threads + " " + opts + " " + file + " " + model));
+      EXPECT_EQ(train.status, 0) << train.output;
+      auto predict =
+          run_command(wavekit("svm-predict -b 1 " + file + " " + model + " " + model + ".out"));
+      EXPECT_EQ(predict.status, 0) << predict.output;
+      auto cv = run_command(wavekit("svm-train -b 1 -v 3 -j " + threads + " " + opts + " " + file));
+      EXPECT_EQ(cv.status, 0) << cv.output;
+      return std::vector<std::string>{train.output, read_text(model), read_text(model + ".out"),
+                                      cv.output};
+    };
+    auto one = fit("1");
+    EXPECT_NE(one[0].find("optimization finished"), std::string::npos) << set;
+    EXPECT_EQ(fit("2"), one) << set;
+    EXPECT_EQ(fit("3"), one) << set;
+  }
+}
+
 TEST(SvmCli, ErrorsAndHelp) {
   auto help = run_command(wavekit("svm-train --help"));
   EXPECT_EQ(help.status, 0);

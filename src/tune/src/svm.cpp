@@ -7,11 +7,17 @@
 #include "wavekit/tune/svm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdarg>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <string>
 
 #include "parallel.h"
 #include "vector_math.h"
@@ -22,6 +28,28 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kTau = 1e-12;
+
+// Where a fit's progress text goes: stdout, or a buffer while the fit runs beside others
+// (Platt's folds in parallel), printed in LIBSVM's sequential order once they are all done.
+thread_local std::string* progress_buffer = nullptr;
+
+__attribute__((format(printf, 1, 2))) void progress(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  if (progress_buffer) {
+    va_list again;
+    va_copy(again, args);
+    int n = std::vsnprintf(nullptr, 0, format, again);
+    va_end(again);
+    std::size_t old = progress_buffer->size();
+    progress_buffer->resize(old + static_cast<std::size_t>(n) + 1);
+    std::vsnprintf(progress_buffer->data() + old, static_cast<std::size_t>(n) + 1, format, args);
+    progress_buffer->resize(old + static_cast<std::size_t>(n));
+  } else {
+    std::vprintf(format, args);
+  }
+  va_end(args);
+}
 
 double powi(double base, int times) {
   double tmp = base, ret = 1.0;
@@ -201,8 +229,8 @@ struct TrainKernel {
 // and a sign change commutes with rounding, so y_i y_j (float)K is the same float.
 class SharedGram {
  public:
-  SharedGram(const Dataset& data, const SvmParams& params, detail::ParallelFor* pool)
-      : rows_(data.rows()), pool_(pool) {
+  explicit SharedGram(const Dataset& data, const SvmParams& params)
+      : rows_(data.rows()), once_(new std::once_flag[data.rows()]) {
     std::size_t n = data.rows();
     k_.p = &params_;
     params_ = params;
@@ -215,9 +243,11 @@ class SharedGram {
     double n = static_cast<double>(data.rows());
     return n * n * 4 <= 2.0 * (1u << 30);
   }
-  const float* row(int r) {
+  // Row r, computed on first use; safe to call from fits running at once. The pool is the
+  // caller's (none inside a fit that runs beside others: one pool cannot serve two at once).
+  const float* row(int r, detail::ParallelFor* pool) {
     std::vector<float>& row = rows_[r];
-    if (row.empty()) {
+    std::call_once(once_[r], [&] {
       std::size_t n = rows_.size();
       row.resize(n);
       auto fill = [&](std::size_t b, std::size_t e) {
@@ -225,11 +255,11 @@ class SharedGram {
         k_.compute_row(r, static_cast<int>(b), static_cast<int>(e), buf.data());
         for (std::size_t j = b; j < e; ++j) row[j] = static_cast<float>(buf[j - b]);
       };
-      if (pool_ && n * (k_.dim + 8) >= 4096)
-        pool_->run(n, fill);
+      if (pool && n * (k_.dim + 8) >= 4096)
+        pool->run(n, fill);
       else
         fill(0, n);
-    }
+    });
     return row.data();
   }
 
@@ -237,7 +267,7 @@ class SharedGram {
   SvmParams params_;
   TrainKernel k_;
   std::vector<std::vector<float>> rows_;
-  detail::ParallelFor* pool_;
+  std::unique_ptr<std::once_flag[]> once_;
 };
 
 // LIBSVM's kernel cache: rows of Q as floats, each holding its first `len` entries, least
@@ -362,9 +392,9 @@ class SvcQ {
     int start;
     float* data = cache_.get(i, len, &start);
     if (start < len && k_.gram) {
-      // A lookup in the shared matrix (whose rows use the pool themselves): y_i y_j (float)K
-      // is (float)K or its negation, exactly.
-      const float* g = k_.gram->row(k_.orig[i]);
+      // A lookup in the shared matrix (a row it lacks is computed with this Q's pool): y_i y_j
+      // (float)K is (float)K or its negation, exactly.
+      const float* g = k_.gram->row(k_.orig[i], pool_);
       for (int j = start; j < len; ++j) {
         float v = g[k_.orig[j]];
         data[j] = y_[i] == y_[j] ? v : -v;
@@ -567,7 +597,7 @@ class Solver {
     si.upper_bound_p = cp_;
     si.upper_bound_n = cn_;
     si.iterations = static_cast<int>(iter);
-    if (!quiet_) std::printf("\noptimization finished, #iter = %d\n", si.iterations);
+    if (!quiet_) progress("\noptimization finished, #iter = %d\n", si.iterations);
     return si;
   }
 
@@ -586,7 +616,10 @@ class Solver {
   bool is_lower(int i) const { return status_[i] == kLower; }
   bool is_free(int i) const { return status_[i] == kFree; }
   void info(const char* s) const {
-    if (!quiet_) {
+    if (quiet_) return;
+    if (progress_buffer) {
+      *progress_buffer += s;
+    } else {
       std::fputs(s, stdout);
       std::fflush(stdout);
     }
@@ -789,11 +822,11 @@ Decision train_one(const std::vector<const double*>& x, const std::vector<signed
   if (!params.quiet) {
     double sum_alpha = 0;
     for (double a : alpha) sum_alpha += a;
-    if (cp == cn) std::printf("nu = %f\n", sum_alpha / (cp * l));
+    if (cp == cn) progress("nu = %f\n", sum_alpha / (cp * l));
   }
   for (int i = 0; i < l; ++i) alpha[i] *= y[i];
   if (!params.quiet) {
-    std::printf("obj = %f, rho = %f\n", si.obj, si.rho);
+    progress("obj = %f, rho = %f\n", si.obj, si.rho);
     int nsv = 0, nbsv = 0;
     for (int i = 0; i < l; ++i) {
       if (std::fabs(alpha[i]) > 0) {
@@ -805,7 +838,7 @@ Decision train_one(const std::vector<const double*>& x, const std::vector<signed
         }
       }
     }
-    std::printf("nSV = %d, nBSV = %d\n", nsv, nbsv);
+    progress("nSV = %d, nBSV = %d\n", nsv, nbsv);
   }
   d.alpha = std::move(alpha);
   d.rho = si.rho;
@@ -873,12 +906,12 @@ void sigmoid_train(const std::vector<double>& dec, const std::vector<double>& la
       step = step / 2.0;
     }
     if (step < min_step) {
-      if (!quiet) std::printf("Line search fails in two-class probability estimates\n");
+      if (!quiet) progress("Line search fails in two-class probability estimates\n");
       break;
     }
   }
   if (iter >= max_iter && !quiet)
-    std::printf("Reaching maximal iterations in two-class probability estimates\n");
+    progress("Reaching maximal iterations in two-class probability estimates\n");
   *a = A;
   *b = B;
 }
@@ -992,10 +1025,38 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
 std::vector<double> first_decision_values(const SvmModel& m, const Dataset& data,
                                           const std::vector<int>& rows, detail::ParallelFor* pool);
 
-// LIBSVM's svm_binary_svc_probability: 5-fold decision values, then the sigmoid fit.
-void binary_probability(const Dataset& sub, const SvmParams& params, double cp, double cn,
-                        GlibcRand& rng, detail::ParallelFor* pool, SharedGram* gram,
-                        const std::vector<int>& origin, double* a, double* b) {
+// Runs tasks 0..n-1, several at once on the pool's threads (each without a pool of its own:
+// the pool is busy running them); returns each task's progress text, for the caller to print
+// in the order that running them one after another would have printed it.
+std::vector<std::string> run_tasks(std::size_t n, detail::ParallelFor& pool,
+                                   const std::function<void(std::size_t)>& task) {
+  std::vector<std::string> text(n);
+  std::vector<std::exception_ptr> error(n);
+  std::atomic<std::size_t> next{0};
+  // Any chunk split serves: each thread takes the next task when it is free.
+  pool.run(static_cast<std::size_t>(pool.threads()), [&](std::size_t, std::size_t) {
+    for (std::size_t t; (t = next++) < n;) {
+      progress_buffer = &text[t];
+      try {
+        task(t);
+      } catch (...) {
+        error[t] = std::current_exception();
+      }
+      progress_buffer = nullptr;
+    }
+  });
+  for (auto& e : error)
+    if (e) std::rethrow_exception(e);
+  return text;
+}
+
+// LIBSVM's svm_binary_svc_probability: 5-fold decision values, then the sigmoid fit; and the
+// pair's own fit (`fit`, which LIBSVM runs next). The folds' order is the one draw from `rng`;
+// after it the six fits are independent, so with a pool they run at once, their text in order.
+Decision binary_probability(const Dataset& sub, const SvmParams& params, double cp, double cn,
+                            GlibcRand& rng, detail::ParallelFor* pool, SharedGram* gram,
+                            const std::vector<int>& origin, double* a, double* b,
+                            const std::function<Decision(detail::ParallelFor*)>& fit) {
   const int nr_fold = 5;
   int l = static_cast<int>(sub.rows());
   std::vector<int> perm(l);
@@ -1005,7 +1066,9 @@ void binary_probability(const Dataset& sub, const SvmParams& params, double cp, 
     std::swap(perm[i], perm[j]);
   }
   std::vector<double> dec(l, 0.0);
-  for (int f = 0; f < nr_fold; ++f) {
+  // Fold f writes dec only at its own rows; a fold's train_impl draws nothing from rng (its
+  // params have no probability), so folds may share it.
+  auto fold = [&](int f, detail::ParallelFor* fold_pool) {
     int begin = f * l / nr_fold, end = (f + 1) * l / nr_fold;
     std::vector<std::size_t> rows;
     for (int j = 0; j < begin; ++j) rows.push_back(perm[j]);
@@ -1028,13 +1091,31 @@ void binary_probability(const Dataset& sub, const SvmParams& params, double cp, 
       sp.balanced = false;
       sp.C = 1.0;
       sp.weights = {{1, cp}, {-1, cn}};
-      SvmModel m = train_impl(part, sp, rng, pool, gram, part_origin);
-      std::vector<int> fold(perm.begin() + begin, perm.begin() + end);
-      std::vector<double> dv = first_decision_values(m, sub, fold, pool);
+      SvmModel m = train_impl(part, sp, rng, fold_pool, gram, part_origin);
+      std::vector<int> rows_out(perm.begin() + begin, perm.begin() + end);
+      std::vector<double> dv = first_decision_values(m, sub, rows_out, fold_pool);
       for (int j = begin; j < end; ++j) dec[perm[j]] = dv[j - begin] * m.label[0];
     }
+  };
+  if (!pool) {
+    for (int f = 0; f < nr_fold; ++f) fold(f, nullptr);
+    sigmoid_train(dec, sub.y, a, b, params.quiet);
+    return fit(nullptr);
   }
+  // The pair's fit (the largest) first, so that no thread is left with it at the end; its text
+  // comes after the folds' and the sigmoid's, as in LIBSVM.
+  Decision d;
+  std::vector<std::string> text = run_tasks(nr_fold + 1, *pool, [&](std::size_t t) {
+    if (t == 0)
+      d = fit(nullptr);
+    else
+      fold(static_cast<int>(t) - 1, nullptr);
+  });
+  for (int f = 1; f <= nr_fold; ++f) progress("%s", text[f].c_str());
   sigmoid_train(dec, sub.y, a, b, params.quiet);
+  progress("%s", text[0].c_str());
+  std::fflush(stdout);
+  return d;
 }
 
 SvmParams resolved(const SvmParams& given, const Dataset& data) {
@@ -1069,7 +1150,7 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
 
   Grouped g = group_classes(data);
   if (g.nr_class == 1 && !params.quiet)
-    std::printf("WARNING: training data in only one class. See README for details.\n");
+    progress("WARNING: training data in only one class. See README for details.\n");
   int nr_class = g.nr_class;
   std::size_t l = data.rows(), dim = data.cols();
   std::vector<const double*> x(l);
@@ -1113,24 +1194,29 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
         sx.push_back(x[sj + k]);
         sy.push_back(-1);
       }
+      Dataset sub;
+      std::vector<int> sub_origin;
       if (params.probability) {
         std::vector<std::size_t> rows;
         for (int k = 0; k < ci; ++k) rows.push_back(g.perm[si + k]);
         for (int k = 0; k < cj; ++k) rows.push_back(g.perm[sj + k]);
-        Dataset sub = data.subset(rows);
+        sub = data.subset(rows);
         for (std::size_t k = 0; k < sub.rows(); ++k) sub.y[k] = k < std::size_t(ci) ? 1 : -1;
-        std::vector<int> sub_origin;
         if (gram)
           for (auto r : rows) sub_origin.push_back(origin[r]);
-        binary_probability(sub, params, weighted_c[i], weighted_c[j], rng, pool, gram, sub_origin,
-                           &model.prob_a[p], &model.prob_b[p]);
       }
       std::vector<int> orig;
       if (gram) {
         for (int k = 0; k < ci; ++k) orig.push_back(origin[g.perm[si + k]]);
         for (int k = 0; k < cj; ++k) orig.push_back(origin[g.perm[sj + k]]);
       }
-      f[p] = train_one(sx, sy, dim, params, weighted_c[i], weighted_c[j], pool, gram, orig);
+      auto fit = [&](detail::ParallelFor* fit_pool) {
+        return train_one(sx, sy, dim, params, weighted_c[i], weighted_c[j], fit_pool, gram, orig);
+      };
+      f[p] = params.probability
+                 ? binary_probability(sub, params, weighted_c[i], weighted_c[j], rng, pool, gram,
+                                      sub_origin, &model.prob_a[p], &model.prob_b[p], fit)
+                 : fit(pool);
       for (int k = 0; k < ci; ++k)
         if (!nonzero[si + k] && std::fabs(f[p].alpha[k]) > 0) nonzero[si + k] = true;
       for (int k = 0; k < cj; ++k)
@@ -1153,7 +1239,7 @@ SvmModel train_impl(const Dataset& data, const SvmParams& given, GlibcRand& rng,
         sv_rows.push_back(g.perm[g.start[c] + k]);
         model.sv_indices.push_back(g.perm[g.start[c] + k] + 1);
       }
-  if (!params.quiet) std::printf("Total nSV = %zu\n", sv_rows.size());
+  if (!params.quiet) progress("Total nSV = %zu\n", sv_rows.size());
   model.sv = data.subset(sv_rows);
   std::vector<int> nz_start(nr_class, 0);
   for (int c = 1; c < nr_class; ++c) nz_start[c] = nz_start[c - 1] + model.nr_sv[c - 1];
@@ -1259,7 +1345,7 @@ SvmModel train(const Dataset& data, const SvmParams& params) {
   bool several = data.rows() > 0 && (params.probability || group_classes(data).nr_class > 2);
   if (several && params.kernel.type != Kernel::precomputed && data.rows() > 0 &&
       SharedGram::worth_it(data)) {
-    gram = std::make_unique<SharedGram>(data, resolved(params, data), pp);
+    gram = std::make_unique<SharedGram>(data, resolved(params, data));
     origin.resize(data.rows());
     std::iota(origin.begin(), origin.end(), 0);
   }
@@ -1472,7 +1558,7 @@ std::vector<int> cross_validation(const Dataset& data, const SvmParams& params, 
   check_params(params);
   std::unique_ptr<SharedGram> gram;
   if (params.kernel.type != Kernel::precomputed && l > 0 && SharedGram::worth_it(data))
-    gram = std::make_unique<SharedGram>(data, resolved(params, data), pp);
+    gram = std::make_unique<SharedGram>(data, resolved(params, data));
   std::vector<int> perm(l), fold_start(nr_fold + 1);
   if (static_cast<std::size_t>(nr_fold) > l) {
     nr_fold = static_cast<int>(l);

@@ -100,7 +100,7 @@ inline testing::AssertionResult same_buffers(const hsa::LaunchOutcome& original,
   for (std::size_t i = 0; i < original.buffers.size(); ++i)
     if (rewritten.buffers[i].first != original.buffers[i].first ||
         !(rewritten.buffers[i].second == original.buffers[i].second))
-      differing += (differing.empty() ? "" : ", ") + original.buffers[i].first;
+      differing += (differing.empty() ? "" : ", ") + std::to_string(original.buffers[i].first);
   if (differing.empty()) return testing::AssertionSuccess();
   return testing::AssertionFailure()
          << "argument(s) " << differing << " differ after the rewritten run";

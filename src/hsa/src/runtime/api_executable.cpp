@@ -384,7 +384,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol_handl
   const auto* kernel = symbol->kernel;
   const auto* variable = symbol->variable;
   const std::string name = symbol->name();
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_EXECUTABLE_SYMBOL_INFO_TYPE:
       return put(value, kernel ? HSA_SYMBOL_KIND_KERNEL : HSA_SYMBOL_KIND_VARIABLE);
     case HSA_EXECUTABLE_SYMBOL_INFO_NAME_LENGTH:
@@ -404,7 +404,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol_handl
       return put<bool>(value, true);
   }
   if (variable) {
-    switch (static_cast<int>(attribute)) {
+    switch (enum_value(attribute)) {
       case HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ADDRESS:
         return put<std::uint64_t>(value, variable->address);
       case HSA_EXECUTABLE_SYMBOL_INFO_VARIABLE_ALLOCATION:
@@ -420,7 +420,7 @@ hsa_status_t hsa_executable_symbol_get_info(hsa_executable_symbol_t symbol_handl
     }
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT:
       return put<std::uint64_t>(value, kernel->descriptor_address);
     case HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE:

@@ -179,7 +179,7 @@ hsa_status_t hsa_shut_down() {
 hsa_status_t hsa_status_string(hsa_status_t status, const char** status_string) {
   if (!status_string) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const char* text = nullptr;
-  switch (static_cast<int>(status)) {
+  switch (enum_value(status)) {
     case HSA_STATUS_SUCCESS:
       text = "HSA_STATUS_SUCCESS: The function has been executed successfully.";
       break;
@@ -331,7 +331,7 @@ hsa_status_t hsa_status_string(hsa_status_t status, const char** status_string) 
 hsa_status_t hsa_system_get_info(hsa_system_info_t attribute, void* value) {
   WAVEKIT_REQUIRE_INIT();
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_SYSTEM_INFO_VERSION_MAJOR:
       return put<std::uint16_t>(value, 1);
     case HSA_SYSTEM_INFO_VERSION_MINOR:
@@ -424,7 +424,7 @@ hsa_status_t hsa_agent_get_info(hsa_agent_t agent_handle, hsa_agent_info_t attri
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   const bool gpu = agent->type == HSA_DEVICE_TYPE_GPU;
   GpuFigures gpu_figures = figures(agent->processor);
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_AGENT_INFO_NAME:
       return put_string(value, agent->name, 64);
     case HSA_AGENT_INFO_VENDOR_NAME:
@@ -602,7 +602,7 @@ hsa_status_t hsa_region_get_info(hsa_region_t region_handle, hsa_region_info_t a
   Region* region = region_of(region_handle.handle);
   if (!region) return HSA_STATUS_ERROR_INVALID_REGION;
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_REGION_INFO_SEGMENT:
       return put(value, region->segment);
     case HSA_REGION_INFO_GLOBAL_FLAGS:
@@ -653,7 +653,7 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool_handle,
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   if (pool->segment == HSA_REGION_SEGMENT_GROUP) {
     // As ROCr reports the LDS pool: its size per workgroup, no runtime allocation.
-    switch (static_cast<int>(attribute)) {
+    switch (enum_value(attribute)) {
       case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
         return put(value, HSA_AMD_SEGMENT_GROUP);
       case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
@@ -670,7 +670,7 @@ hsa_status_t hsa_amd_memory_pool_get_info(hsa_amd_memory_pool_t pool_handle,
     }
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   }
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
       return put(value, HSA_AMD_SEGMENT_GLOBAL);
     case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
@@ -699,7 +699,7 @@ hsa_status_t hsa_amd_agent_memory_pool_get_info(hsa_agent_t agent_handle,
   Region* pool = region_of(pool_handle.handle);
   if (!pool) return static_cast<hsa_status_t>(HSA_STATUS_ERROR_INVALID_MEMORY_POOL);
   if (!value) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  switch (static_cast<int>(attribute)) {
+  switch (enum_value(attribute)) {
     case HSA_AMD_AGENT_MEMORY_POOL_INFO_ACCESS:
       if (pool->segment == HSA_REGION_SEGMENT_GROUP)
         return put(value, pool->owner == agent ? HSA_AMD_MEMORY_POOL_ACCESS_ALLOWED_BY_DEFAULT

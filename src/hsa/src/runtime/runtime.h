@@ -13,6 +13,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -198,6 +199,18 @@ hsa_status_t destroy_queue(hsa_queue_t* queue);
 std::uint64_t system_timestamp();
 
 // Whether a signal value satisfies a wait condition (hsa_signal_wait_*, async handlers).
+// An HSA enum argument's value as an int. HSA passes its extensions' values (hsa_amd_agent_info_t
+// through hsa_agent_info_t, HSA_AMD_SYSTEM_INFO_* through hsa_system_info_t) in the core enums'
+// types, outside their declared enumerators; loading such a value as the enum type is undefined
+// (UBSan's -fsanitize=enum stops CLR's first hsa_agent_get_info), so its bytes are read instead.
+template <typename Enum>
+int enum_value(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(int));
+  int bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
 inline bool condition_met(std::int64_t value, hsa_signal_condition_t condition,
                           std::int64_t compare) {
   switch (condition) {

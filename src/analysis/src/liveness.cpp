@@ -111,9 +111,7 @@ Liveness::Liveness(const Program& program, LivenessOptions options) : program_(p
           case ControlFlow::end_program:
             break;
           case ControlFlow::indirect: {
-            bool is_return = function.kind == Function::Kind::device && last.reads.sgpr[30] &&
-                             last.reads.sgpr[31];
-            if (is_return) {
+            if (function.kind == Function::Kind::device && last.is_return()) {
               out |= return_live[f];
             } else if (auto callee = callee_of(function, last.address)) {
               // A tail call: the callee reads what it reads on entry, and returns to this

@@ -110,13 +110,6 @@ std::optional<std::uint64_t> pc_relative_value(const isa::Decoder& decoder,
   return std::nullopt;
 }
 
-// A device function's s_setpc_b64 that is not its return (the link pair s[30:31]): a jump, which
-// is a tail call when its target resolves to a function entry.
-bool is_jump_out(const Function& function, const Instruction& inst) {
-  return function.kind == Function::Kind::device && inst.flow == ControlFlow::indirect &&
-         inst.mnemonic == "s_setpc_b64" && !(inst.reads.sgpr[30] && inst.reads.sgpr[31]);
-}
-
 CallSite resolve_call(const isa::Decoder& decoder, const std::vector<Instruction>& code,
                       std::size_t call_index, const ProgramInput& input) {
   const Instruction& call = code[call_index];
@@ -445,7 +438,9 @@ Program analyze(const ProgramInput& input) {
     }
     Function function = build_function(entry, limit, code);
     for (std::size_t i = 0; i < function.instructions.size(); ++i) {
-      const bool jump = is_jump_out(function, function.instructions[i]);
+      // A device function's jump is a tail call when its target resolves to a function entry.
+      const bool jump =
+          function.kind == Function::Kind::device && function.instructions[i].is_jump();
       if (function.instructions[i].flow != ControlFlow::call && !jump) continue;
       CallSite site = resolve_call(decoder, function.instructions, i, input);
       // A jump into this function's own reachable code (other than its entry) is a branch the

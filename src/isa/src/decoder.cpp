@@ -325,4 +325,10 @@ bool Instruction::ends_flow() const {
          flow == ControlFlow::end_program;
 }
 
+bool Instruction::is_return() const {
+  return mnemonic == "s_setpc_b64" && reads.sgpr[30] && reads.sgpr[31];
+}
+
+bool Instruction::is_jump() const { return mnemonic == "s_setpc_b64" && !is_return(); }
+
 }  // namespace wavekit::isa

@@ -176,11 +176,6 @@ const codeobj::Section& code_section(const codeobj::CodeObject& object, std::uin
   fail(object.name(), label + ": entry " + hex(address) + " is not in an executable section");
 }
 
-// A device function's return: s_setpc_b64 to the link pair s_swappc_b64 wrote.
-bool is_return(const isa::Instruction& inst) {
-  return inst.mnemonic == "s_setpc_b64" && inst.reads.sgpr[30] && inst.reads.sgpr[31];
-}
-
 // The resolved tail calls of `function` (CallSite::tail), by address.
 std::set<std::uint64_t> tail_calls_of(const analysis::Function* function) {
   std::set<std::uint64_t> calls;
@@ -234,7 +229,7 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
       // call to a function's entry is retargeted like a call; any other computed jump has
       // targets the rewriter cannot relocate.
       if (inst.flow == isa::ControlFlow::indirect &&
-          !(code.function && (is_return(inst) || code.tail_calls.count(address))))
+          !(code.function && (inst.is_return() || code.tail_calls.count(address))))
         fail(object.name(), label + ": computed jump or return (" + inst.text + " at " +
                                 hex(address) + ") is not supported yet");
       // Blocks as the analysis library and the emulator's ground truth define them: every
@@ -1215,7 +1210,7 @@ bool at_memory(const PointSpec& point, const isa::Instruction& inst) {
 }
 bool at_call_site(const isa::Instruction& inst) { return inst.flow == isa::ControlFlow::call; }
 bool at_function_return(const KernelCode& code, const isa::Instruction& inst) {
-  return code.function && is_return(inst);
+  return code.function && inst.is_return();
 }
 
 std::string pair_name(unsigned first) {
@@ -1867,7 +1862,7 @@ std::vector<BlockView> block_views(const KernelCode& code) {
       iv.is_branch = inst.flow == isa::ControlFlow::branch ||
                      inst.flow == isa::ControlFlow::conditional_branch;
       iv.is_call = inst.flow == isa::ControlFlow::call;
-      iv.is_return = inst.flow == isa::ControlFlow::indirect && is_return(inst);
+      iv.is_return = inst.is_return();
       iv.is_tail_call = code.tail_calls.count(inst.address) > 0;
       iv.is_end = inst.flow == isa::ControlFlow::end_program;
       iv.memory = memory_kind_of(inst.memory);

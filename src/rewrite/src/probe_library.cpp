@@ -47,21 +47,13 @@ std::optional<std::int64_t> immediate(const llvm::MCInst& inst, unsigned index) 
   return std::nullopt;
 }
 
-// A tail call: `s_setpc_b64 s[x:x+1]` to anything but the link pair s[30:31] (clang -O2 turns
-// `return f(...)` into one). The callee runs in the probe's place, so its footprint is the
-// probe's too.
-bool is_tail_jump(const isa::Instruction& inst) {
-  return inst.flow == isa::ControlFlow::indirect && inst.mnemonic == "s_setpc_b64" &&
-         !(inst.reads.sgpr[30] && inst.reads.sgpr[31]);
-}
-
 // The callee of `s_swappc_b64 s[30:31], s[x:x+1]` (or of a tail call's `s_setpc_b64 s[x:x+1]`)
 // at `index`, from the compiler's pc-relative shape: s_getpc_b64 s[x:x+1]; s_add_u32 sx, sx,
 // lo; s_addc_u32 sx+1, sx+1, hi.
 std::optional<std::uint64_t> call_target(const std::vector<isa::Instruction>& code,
                                          std::size_t index, const isa::Decoder& decoder) {
   const llvm::MCInst& call = code[index].mc;
-  const unsigned operand = is_tail_jump(code[index]) ? 0 : 1;
+  const unsigned operand = code[index].is_jump() ? 0 : 1;
   if (call.getNumOperands() <= operand || !call.getOperand(operand).isReg()) return std::nullopt;
   const isa::RegisterSet target = decoder.register_set(call.getOperand(operand).getReg());
   std::optional<std::int64_t> lo, hi;
@@ -159,12 +151,12 @@ std::vector<std::uint8_t> post_process_probe_library(const codeobj::CodeObject& 
       } else if (reads_frame_pointer && !sets_up_frame && !saves_frame_pointer(function, i)) {
         function.frame_unbounded = true;
       }
-      if (inst.flow == isa::ControlFlow::call || is_tail_jump(inst)) {
+      if (inst.flow == isa::ControlFlow::call || inst.is_jump()) {
         const std::optional<std::uint64_t> target = call_target(function.instructions, i, decoder);
         if (!target)
           fail(library.name(), "function '" + symbol.name + "' makes an indirect " +
-                                   (is_tail_jump(inst) ? "jump" : "call") + " at " +
-                                   hex(inst.address) + ": its footprint cannot be bounded");
+                                   (inst.is_jump() ? "jump" : "call") + " at " + hex(inst.address) +
+                                   ": its footprint cannot be bounded");
         function.callees.push_back(*target);
       }
     }

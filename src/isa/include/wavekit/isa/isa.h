@@ -103,6 +103,12 @@ struct Instruction {
   std::span<const std::uint8_t> bytes() const { return {encoding.data(), size}; }
   // Control does not fall through to the next instruction (branch, indirect, end_program).
   bool ends_flow() const;
+  // s_setpc_b64 through the link pair s[30:31] that s_swappc_b64 wrote: a device function's
+  // return.
+  bool is_return() const;
+  // s_setpc_b64 through any other pair: a computed jump, which is a tail call when its target
+  // is a function's entry (clang -O2 emits one for `return f(...)`).
+  bool is_jump() const;
 };
 
 // Bytes LLVM could not decode at `address`.

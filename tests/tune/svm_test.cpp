@@ -524,7 +524,7 @@ TEST(SvmData, DataTooSparseToKeepDenseIsRefusedClearly) {
     parse_libsvm(text, "wide.txt");
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
-    expect_has(e.what(), "3 rows with feature indices up to 100000000 take 2.2 GiB");
+    expect_has(e.what(), "wide.txt: 3 rows with feature indices up to 100000000 take 2.2 GiB");
   }
 }
 

@@ -52,17 +52,19 @@ void Dataset::add_dense_row(double label, const std::vector<double>& features) {
   max_index = std::max(max_index, static_cast<int>(features.size()));
 }
 
-void Dataset::densify() {
+void Dataset::densify(const std::string& source) {
   if (row_start.empty()) row_start.push_back(0);
   for (int idx : index) max_index = std::max(max_index, idx);
   double bytes = static_cast<double>(rows()) * static_cast<double>(cols()) * sizeof(double);
   if (bytes > kMaxDenseBytes) {
     char size[32];
     std::snprintf(size, sizeof size, "%.1f GiB", bytes / (1 << 30));
-    fail("data set", std::to_string(rows()) + " rows with feature indices up to " +
-                         std::to_string(max_index) + " take " + size +
-                         " as dense rows, more than the 2 GiB allowed: wavekit's SVM keeps rows "
-                         "dense, so very sparse high-dimensional data does not fit");
+    fail(source, std::to_string(rows()) + " rows with feature indices up to " +
+                     std::to_string(max_index) + " take " + size +
+                     " as dense rows, more than the " +
+                     std::to_string(static_cast<int>(kMaxDenseBytes / (1 << 30))) +
+                     " GiB allowed: wavekit's SVM keeps rows "
+                     "dense, so very sparse high-dimensional data does not fit");
   }
   dense.assign(rows() * cols(), 0.0);
   for (std::size_t i = 0; i < rows(); ++i)
@@ -145,7 +147,7 @@ Dataset parse_libsvm(const std::string& text, const std::string& name) {
     d.y.push_back(label);
     d.row_start.push_back(static_cast<std::int64_t>(d.index.size()));
   }
-  d.densify();
+  d.densify(name);
   return d;
 }
 
@@ -347,7 +349,7 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
     m.sv.y.push_back(0);
     m.sv.row_start.push_back(static_cast<std::int64_t>(m.sv.index.size()));
   }
-  m.sv.densify();
+  m.sv.densify(name);
   return m;
 }
 

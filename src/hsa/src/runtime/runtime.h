@@ -198,7 +198,6 @@ hsa_status_t destroy_queue(hsa_queue_t* queue);
 // also the clock of dispatch times, so no conversion between domains is needed.
 std::uint64_t system_timestamp();
 
-// Whether a signal value satisfies a wait condition (hsa_signal_wait_*, async handlers).
 // An HSA enum argument's value as an int. HSA passes its extensions' values (hsa_amd_agent_info_t
 // through hsa_agent_info_t, HSA_AMD_SYSTEM_INFO_* through hsa_system_info_t) in the core enums'
 // types, outside their declared enumerators; loading such a value as the enum type is undefined
@@ -211,6 +210,7 @@ int enum_value(const Enum& value) {
   return bits;
 }
 
+// Whether a signal value satisfies a wait condition (hsa_signal_wait_*, async handlers).
 inline bool condition_met(std::int64_t value, hsa_signal_condition_t condition,
                           std::int64_t compare) {
   switch (condition) {

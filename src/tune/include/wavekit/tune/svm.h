@@ -60,8 +60,9 @@ struct Dataset {
   const double* row(std::size_t i) const { return dense.data() + i * cols(); }
   // Append a dense row (features 1..n, zeros omitted from the sparse part), as from a CSV.
   void add_dense_row(double label, const std::vector<double>& features);
-  // Rebuild `dense` from the sparse part (after adding rows by hand).
-  void densify();
+  // Rebuild `dense` from the sparse part (after adding rows by hand). Throws wavekit::Error
+  // naming `source` when the dense rows would take more than 2 GiB.
+  void densify(const std::string& source = "data set");
   // A subset, in the order given.
   Dataset subset(const std::vector<std::size_t>& rows) const;
 };

@@ -34,13 +34,13 @@ internal: python libe_anchor.py eval TRAIN a s g coef0 C   (one evaluation, a fr
 """
 import json
 import os
-import random
 import subprocess
 import sys
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from hep_holdout import stratified_holdout
+
 
 
 class _Folds:
@@ -211,23 +211,7 @@ def run_wavekit(wavekit, train, test, space, budget, workers, tuner, seed, workd
 # ---- driver --------------------------------------------------------------------------------
 
 def make_data(n, tmp):
-    raw = os.path.join(tmp, "hep.txt")
-    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "make_hep_surrogate.py"), str(n),
-                    "11", raw], check=True)
-    by = {}
-    for line in open(raw):
-        by.setdefault(line.split()[0], []).append(line)
-    rng = random.Random(42)
-    train, test = [], []
-    for _, ls in sorted(by.items()):
-        rng.shuffle(ls)
-        k = round(0.3 * len(ls))
-        test += ls[:k]
-        train += ls[k:]
-    rng.shuffle(train)
-    tr, te = os.path.join(tmp, "train.txt"), os.path.join(tmp, "test.txt")
-    open(tr, "w").writelines(train)
-    open(te, "w").writelines(test)
+    tr, te = stratified_holdout(n, tmp)
     space = os.path.join(tmp, "space.json")
     json.dump({"parameters": [{"name": nm, "low": lo, "high": hi} for nm, lo, hi in SPACE]},
               open(space, "w"))

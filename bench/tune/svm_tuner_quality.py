@@ -13,35 +13,19 @@ so the objective, folds and held-out scoring are the same as for wavekit's tuner
 """
 import json
 import os
-import random
 import re
 import subprocess
 import sys
 import tempfile
 
-here = os.path.dirname(os.path.abspath(__file__))
+from hep_holdout import stratified_holdout
+
 wavekit = sys.argv[1]
 seeds = int(sys.argv[2]) if len(sys.argv) > 2 else 5
 budget = int(sys.argv[3]) if len(sys.argv) > 3 else 32
 tuners = (sys.argv[4] if len(sys.argv) > 4 else "gp,rf,tpe,random").split(",")
 tmp = tempfile.mkdtemp(prefix="tune_svmq_")
-raw = os.path.join(tmp, "hep.txt")
-subprocess.run(["/usr/bin/python3", os.path.join(here, "make_hep_surrogate.py"), "3000", "11",
-                raw], check=True)
-by = {}
-for l in open(raw):
-    by.setdefault(l.split()[0], []).append(l)
-rng = random.Random(42)
-train, test = [], []
-for lab, ls in sorted(by.items()):
-    rng.shuffle(ls)
-    k = round(0.3 * len(ls))
-    test += ls[:k]
-    train += ls[k:]
-rng.shuffle(train)
-tr, te = os.path.join(tmp, "train.txt"), os.path.join(tmp, "test.txt")
-open(tr, "w").writelines(train)
-open(te, "w").writelines(test)
+tr, te = stratified_holdout(3000, tmp)
 space = os.path.join(tmp, "space.json")
 SPACE = [("a", 9e-5, 9e-4), ("s", 9e-5, 9e-4), ("g", 0.96, 1.5), ("coef0", -1, 1),
          ("C", 0.37, 10)]

@@ -109,6 +109,8 @@ INSTANTIATE_TEST_SUITE_P(Kernels, LibsvmOracle,
                                            OracleCase{"wine", "-t 1 -d 3 -g 0.125 -r 1"},
                                            OracleCase{"wine", "-t 2 -c 8 -w1 2 -w3 0.5"},
                                            OracleCase{"iris", "-t 2 -c 2 -b 1"},
+                                           // the shared Gram matrix behind a small fit cache
+                                           OracleCase{"breast_cancer", "-t 2 -c 4 -b 1"},
                                            OracleCase{"digits", "-t 2 -g 0.015625 -c 4 -m 2"}),
                          [](const auto& info) {
                            std::string n =

@@ -427,6 +427,61 @@ TEST(SvmProperties, ThreadsChangeNothing) {
   EXPECT_EQ(cross_validation(*wine, p, 3), cv1);
 }
 
+// The AVX2 builds of the kernel rows' dot products, the Q rows' gathers from the shared Gram
+// matrix and the working-set selection give the scalar loops' models bit for bit: one fit, the
+// shared matrix (Platt's folds, several classes, small and large C) and cross-validation.
+TEST(SvmProperties, Avx2LoopsAreTheScalarLoops) {
+  if (!detail::avx2_loops()) GTEST_SKIP() << "the CPU has no AVX2";
+  auto bc = sklearn_set("breast_cancer");
+  auto wine = sklearn_set("wine");
+  if (!bc || !wine)
+    GTEST_SKIP() << "sklearn's bundled data sets (python3-sklearn) are not installed";
+  SvmParams mixed;
+  mixed.kernel.type = Kernel::mixed;
+  mixed.first = {Kernel::sigmoid, 3, 0.01, 0.2};
+  mixed.second = {Kernel::rbf, 3, 0.05, 0};
+  mixed.mix = 0.3;
+  mixed.balanced = true;
+  std::vector<std::pair<const Dataset*, SvmParams>> cases;
+  // wine five times over: equal gradients and kernel values, so that the selection's ties (the
+  // last of equal candidates wins) decide, within a lane and across lanes
+  std::vector<std::size_t> copies;
+  for (int k = 0; k < 5; ++k)
+    for (std::size_t i = 0; i < wine->rows(); ++i) copies.push_back(i);
+  Dataset repeated = wine->subset(copies);
+  for (double c : {0.5, 100.0}) {
+    SvmParams p = mixed;
+    p.C = c;
+    cases.push_back({&*bc, p});
+    cases.push_back({&repeated, p});
+    p.probability = true;
+    cases.push_back({&*bc, p});
+    SvmParams r = with_kernel({Kernel::rbf, 3, 0.05, 0}, c);
+    r.eps = 1e-3;
+    cases.push_back({&*wine, r});
+    r.probability = true;
+    r.threads = 2;
+    cases.push_back({&*wine, r});
+  }
+  for (auto& [data, p] : cases) {
+    auto fit = [&, data = data, p = p] {
+      std::vector<std::vector<double>> dec;
+      SvmModel m = train(*data, p);
+      predict_all(m, *data, &dec);
+      return std::pair{format_model(m), dec};
+    };
+    auto wide = fit();
+    auto cv_wide = cross_validation(*data, p, 3);
+    detail::enable_avx2_loops(false);
+    auto narrow = fit();
+    auto cv_narrow = cross_validation(*data, p, 3);
+    detail::enable_avx2_loops(true);
+    EXPECT_EQ(wide.first, narrow.first) << "C = " << p.C << ", -b " << p.probability;
+    EXPECT_EQ(wide.second, narrow.second) << "C = " << p.C << ", -b " << p.probability;
+    EXPECT_EQ(cv_wide, cv_narrow) << "C = " << p.C << ", -b " << p.probability;
+  }
+}
+
 TEST(GlibcRandTest, IsGlibcRand) {
   GlibcRand r(1);
   std::srand(1);

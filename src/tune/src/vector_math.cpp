@@ -31,6 +31,7 @@ __attribute__((target("avx2"))) void apply_avx2(double* x, std::size_t n) {
 #endif
 
 std::atomic<bool> vector_enabled{true};
+std::atomic<bool> loops_enabled{true};
 
 }  // namespace
 
@@ -38,6 +39,10 @@ bool cpu_has_avx2() {
   static const bool has = __builtin_cpu_supports("avx2");
   return has;
 }
+
+bool avx2_loops() { return loops_enabled.load(std::memory_order_relaxed) && cpu_has_avx2(); }
+
+void enable_avx2_loops(bool enable) { loops_enabled.store(enable, std::memory_order_relaxed); }
 
 bool vector_math_active() {
 #if WAVEKIT_TUNE_LIBMVEC

@@ -12,8 +12,15 @@ namespace wavekit::tune::detail {
 void tanh_in_place(double* x, std::size_t n);
 void exp_in_place(double* x, std::size_t n);
 
-// Whether the CPU runs AVX2 code (the kernel rows' loops have an AVX2 build too).
+// Whether the CPU runs AVX2 code.
 bool cpu_has_avx2();
+
+// Whether the kernel rows', the Q gathers' and the working-set selection's loops take their
+// AVX2 builds: the CPU has AVX2 and tests have not turned them off. Those builds do the scalar
+// loops' operations, unfused, on the same values: the same bits, which tests check by turning
+// them off (unlike libmvec, below, which changes bits).
+bool avx2_loops();
+void enable_avx2_loops(bool enable);
 
 // Whether the functions above take the vector path. Tests turn it off to check the scalar
 // fallback and to compare the two; `enable` true still needs the build's libmvec and AVX2.

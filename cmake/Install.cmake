@@ -10,6 +10,7 @@
 #   P/<libdir>/wavekit/.wavekit-installation      marks the directory (src/support/src/install.cpp)
 #   P/include/wavekit/probe/*.h, wavekit/hostcall/protocol.h
 #                                                 the probe SDK (device headers)
+#   P/include/wavekit/instrumentation.h           run-time control of `wavekit run`
 #   P/<libdir>/cmake/wavekit/                     find_package(wavekit): wavekit::wavekit,
 #                                                 wavekit::probe_sdk, wavekit::preload_shim,
 #                                                 wavekit::hsa_runtime, wavekit::profile_*;
@@ -38,6 +39,9 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/rewrite/sdk/include/wavekit/probe
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/wavekit FILES_MATCHING PATTERN "*.h")
 install(FILES ${PROJECT_SOURCE_DIR}/src/hostcall/include/wavekit/hostcall/protocol.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/wavekit/hostcall)
+# Run-time control of `wavekit run` for applications (a C header; links nothing).
+install(FILES ${PROJECT_SOURCE_DIR}/src/preload/include/wavekit/instrumentation.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/wavekit)
 
 # Runtime libraries, each where wavekit::companion_path looks for it.
 foreach(library_and_name IN ITEMS wavekit_preload_shim:preload_shim

@@ -19,70 +19,13 @@
 #include <sstream>
 
 #include "calls_reference.h"
+#include "run_support.h"
 #include "wavekit/support/file.h"
 
 namespace {
 
+using namespace wavekit::preload_tests;
 namespace fs = std::filesystem;
-
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-fs::path scratch(const std::string& name) {
-  fs::path path =
-      fs::temp_directory_path() / ("wavekit-run-" + name + "-" + std::to_string(getpid()));
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Runs a shell command line; stdout and stderr are kept apart.
-Outcome shell(const std::string& command) {
-  fs::path err = fs::temp_directory_path() / ("wavekit-stderr-" + std::to_string(getpid()));
-  Outcome outcome;
-  FILE* pipe = popen((command + " 2>" + err.string()).c_str(), "r");
-  if (!pipe) return outcome;
-  char buffer[4096];
-  while (std::size_t got = fread(buffer, 1, sizeof buffer, pipe)) outcome.out.append(buffer, got);
-  int status = pclose(pipe);
-  outcome.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  outcome.err = slurp(err);
-  fs::remove(err);
-  return outcome;
-}
-
-std::string example(const std::string& name) {
-  return std::string(WAVEKIT_HSA_EXAMPLES) + "/" + name;
-}
-std::string runtime_dir() { return fs::path(WAVEKIT_EMULATOR_RUNTIME_DIR_FOR_TESTS).string(); }
-
-Outcome plain(const std::string& program_and_args) {
-  return shell("LD_LIBRARY_PATH=" + runtime_dir() + " " + program_and_args);
-}
-
-Outcome instrumented(const std::string& options, const std::string& program_and_args) {
-  return shell(std::string(WAVEKIT_CLI) + " run " + options + " -- " + program_and_args);
-}
-
-// Lines the shim itself printed ("wavekit: ...") that mention `what`; `wavekit run`'s summary
-// repeats them as notes, which do not count.
-std::size_t shim_messages(const std::string& err, const std::string& what) {
-  std::size_t count = 0;
-  std::istringstream lines(err);
-  for (std::string line; std::getline(lines, line);)
-    count += line.rfind("wavekit: ", 0) == 0 && line.find(what) != std::string::npos;
-  return count;
-}
 
 // The input divergent.c makes (a fixed linear congruential sequence), as a file for launch.
 void write_divergent_input(const fs::path& path, unsigned n) {
@@ -112,62 +55,6 @@ TEST(Run, DeadlockedInstrumentedKernelIsReportedNotHung) {
   EXPECT_NE(run.err.find("(workgroup 1,0,0, wave 0 in workgroup)"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("spinning"), std::string::npos) << run.err;
   EXPECT_EQ(run.out.find("finished"), std::string::npos) << run.out;
-}
-
-// The emulator's own ground truth of every dispatch of a program run plainly, without wavekit:
-// with WAVEKIT_EMU_TRACE_BLOCKS and WAVEKIT_EMU_TRACE_SEQUENCE the emulator's HSA runtime
-// writes per dispatch what `wavekit launch --trace-blocks` / `--trace-sequence` writes for one
-// kernel (<kernel>.<n>.json, <kernel>.<n>/wave_<id>.txt). It knows nothing of the rewriter.
-struct GroundTruth {
-  Outcome run;
-  fs::path blocks;
-  fs::path sequences;
-};
-
-GroundTruth ground_truth(const std::string& program_and_args, const fs::path& dir) {
-  GroundTruth truth{{}, dir / "truth-blocks", dir / "truth-sequences"};
-  truth.run = shell("WAVEKIT_EMU_TRACE_BLOCKS=" + truth.blocks.string() +
-                    " WAVEKIT_EMU_TRACE_SEQUENCE=" + truth.sequences.string() +
-                    " LD_LIBRARY_PATH=" + runtime_dir() + " " + program_and_args);
-  return truth;
-}
-
-// The names of the entries of `dir` that are directories, or files ending in `extension`.
-std::set<std::string> entry_names(const fs::path& dir, const std::string& extension) {
-  std::set<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (extension.empty() ? entry.is_directory() : entry.path().extension() == extension)
-      names.insert(entry.path().filename().string());
-  return names;
-}
-
-// bbcount's results equal the ground truth: the same <kernel>.<n>.json files, and in each the
-// same kernel and, wave by wave, the same identity and block counts.
-void expect_counts_equal(const fs::path& truth, const fs::path& tool) {
-  const std::set<std::string> dispatches = entry_names(truth, ".json");
-  ASSERT_EQ(entry_names(tool, ".json"), dispatches);
-  for (const std::string& name : dispatches) {
-    const auto expected = nlohmann::json::parse(slurp(truth / name));
-    const auto actual = nlohmann::json::parse(slurp(tool / name));
-    ASSERT_EQ(actual["kernel"], expected["kernel"]) << name;
-    ASSERT_EQ(actual["waves"].size(), expected["waves"].size()) << name;
-    for (std::size_t i = 0; i < expected["waves"].size(); ++i)
-      ASSERT_EQ(actual["waves"][i], expected["waves"][i]) << name << ", wave " << i;
-  }
-}
-
-// blocktrace's results equal the ground truth: the same <kernel>.<n> directories, each with
-// the same wave_<id>.txt files, byte for byte.
-void expect_sequences_equal(const fs::path& truth, const fs::path& tool) {
-  const std::set<std::string> dispatches = entry_names(truth, "");
-  ASSERT_EQ(entry_names(tool, ""), dispatches);
-  for (const std::string& dispatch : dispatches) {
-    const std::set<std::string> waves = entry_names(truth / dispatch, ".txt");
-    ASSERT_EQ(entry_names(tool / dispatch, ".txt"), waves) << dispatch;
-    for (const std::string& wave : waves)
-      ASSERT_EQ(slurp(tool / dispatch / wave), slurp(truth / dispatch / wave))
-          << dispatch << "/" << wave;
-  }
 }
 
 // Whether the object's disassembly (llvm-objdump, not wavekit's decoder) has a call.

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <csignal>
 #include <filesystem>
 
 #include "wavekit/preload/config.h"
@@ -29,6 +30,10 @@ TEST(Config, EnvironmentRoundTrip) {
   config.kernels = {"a", "b"};
   config.load_time_rewrite = false;
   config.fault = InjectedFault::arena_allocation;
+  config.selection = "kernel=^a every=3";
+  config.start_enabled = false;
+  config.control_file = "/tmp/control";
+  config.control_signal = SIGUSR2;
   for (const auto& [name, value] : config_to_environment(config))
     setenv(name.c_str(), value.c_str(), 1);
   ShimConfig read = config_from_environment();
@@ -38,6 +43,10 @@ TEST(Config, EnvironmentRoundTrip) {
   EXPECT_EQ(read.kernels, (std::vector<std::string>{"a", "b"}));
   EXPECT_FALSE(read.load_time_rewrite);
   EXPECT_EQ(read.fault, InjectedFault::arena_allocation);
+  EXPECT_EQ(read.selection, "kernel=^a every=3");
+  EXPECT_FALSE(read.start_enabled);
+  EXPECT_EQ(read.control_file, "/tmp/control");
+  EXPECT_EQ(read.control_signal, SIGUSR2);
   for (const auto& [name, value] : config_to_environment(config)) unsetenv(name.c_str());
 }
 

@@ -1,4 +1,6 @@
 // `wavekit run`: instrument an unmodified application and run it.
+#include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -6,8 +8,10 @@
 
 #include "wavekit/cli/options.h"
 #include "wavekit/preload/run.h"
+#include "wavekit/preload/selection.h"
 #include "wavekit/preload/substitution.h"
 #include "wavekit/rewrite/tools.h"
+#include "wavekit/support/error.h"
 #include "wavekit/support/install.h"
 #include "wavekit/support/process.h"
 
@@ -44,6 +48,7 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
     std::string first_file;
   };
   std::map<std::string, KernelLine> kernels;
+  const nlohmann::json tallies = summary.value("kernels", nlohmann::json::object());
   for (const auto& dispatch : summary.value("dispatches", nlohmann::json::array())) {
     KernelLine& line = kernels[dispatch.value("kernel", "?")];
     ++line.dispatches;
@@ -55,10 +60,18 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
     if (line.first_file.empty() && dispatch.contains("file"))
       line.first_file = dispatch["file"].get<std::string>();
   }
+  for (const auto& [kernel, tally] : tallies.items())
+    kernels.try_emplace(kernel);  // dispatched, none instrumented
   for (const auto& [kernel, line] : kernels) {
-    std::cerr << "  " << kernel << ": " << line.dispatches
-              << (line.dispatches == 1 ? " dispatch, " : " dispatches, ") << line.waves
-              << " waves reported";
+    const nlohmann::json tally = tallies.value(kernel, nlohmann::json::object());
+    const std::size_t all = tally.value("dispatches", line.dispatches);
+    std::cerr << "  " << kernel << ": ";
+    if (all == line.dispatches)
+      std::cerr << line.dispatches << (line.dispatches == 1 ? " dispatch, " : " dispatches, ");
+    else
+      std::cerr << line.dispatches << " of " << all << " dispatches instrumented ("
+                << (line.dispatches ? tally.value("instrumented_dispatches", "") : "none") << "), ";
+    std::cerr << line.waves << " waves reported";
     if (line.failed) std::cerr << ", " << line.failed << " reports failed";
     if (!line.first_file.empty())
       std::cerr << " -> " << line.first_file << (line.dispatches > 1 ? " ..." : "");
@@ -70,6 +83,20 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
               << hostcall.value("failed", std::uint64_t{0}) << " failed), "
               << hostcall.value("bytes", std::uint64_t{0}) << " bytes, service p99 "
               << hostcall["latency_ns"].value("p99", std::uint64_t{0}) << " ns\n";
+  }
+  if (const nlohmann::json proxy = summary.value("proxy_queue", nlohmann::json::object());
+      proxy.contains("shim_host_ns"))
+    std::cerr << "  proxy queue: " << proxy.value("packets_timed", std::uint64_t{0})
+              << " packets, the shim's host time per packet median "
+              << proxy["shim_host_ns"].value("median", 0u) << " ns, p99 "
+              << proxy["shim_host_ns"].value("p99", 0u) << " ns\n";
+  for (const auto& change : summary.value("control", nlohmann::json::array())) {
+    std::cerr << "  from dispatch " << change.value("from_dispatch", std::uint64_t{0}) << ": ";
+    if (change.contains("enabled"))
+      std::cerr << "instrumentation " << (change["enabled"].get<bool>() ? "on" : "off") << "\n";
+    else
+      std::cerr << "selection " << change.value("selection", "?") << " ("
+                << change.value("source", "?") << ")\n";
   }
   for (const auto& message : summary.value("messages", nlohmann::json::array()))
     std::cerr << "  note: " << message.get<std::string>() << "\n";
@@ -102,18 +129,43 @@ void report_unknown_kernels(const nlohmann::json& summary,
   }
 }
 
+// "USR1", "SIGUSR1" or a number.
+int signal_number(const std::string& name) {
+  const std::string bare = name.starts_with("SIG") ? name.substr(3) : name;
+  for (int number = 1; number < NSIG; ++number)
+    if (const char* abbreviation = sigabbrev_np(number); abbreviation && bare == abbreviation)
+      return number;
+  char* end = nullptr;
+  const long number = std::strtol(name.c_str(), &end, 10);
+  if (!name.empty() && *end == '\0' && number > 0 && number < NSIG) return static_cast<int>(number);
+  throw UsageError("--control-signal: '" + name +
+                   "' is not a signal (e.g. USR1, USR2, or a number)");
+}
+
 int run_run(wavekit::cli::Arguments args) {
   preload::RunOptions options;
   std::string device, kernels_text;
-  bool no_load_time_rewrite = false;
+  bool no_load_time_rewrite = false, start_off = false;
   std::vector<std::string> kernels;
+  std::string selection, dispatches, first, every, time_window, kernel_regex, control_signal;
   wavekit::cli::OptionParser parser(
       "wavekit run",
       "Runs an unmodified application with its AMD GPU kernels instrumented: the preload shim\n"
       "substitutes rewritten code objects (from --cache, or rewritten at load time), gives each\n"
       "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
       "GPU the application runs on wavekit's emulator. The application's own output is left\n"
-      "alone; wavekit's summary goes to stderr. The ready-made tools:\n" +
+      "alone; wavekit's summary goes to stderr.\n\n"
+      "Every dispatch of an instrumented kernel chooses at the queue between the instrumented\n"
+      "and the original kernel: --select (or its shorthands --dispatches, --first, --every,\n"
+      "--time-window, --kernel-regex, which add clauses) says which run instrumented, and the\n"
+      "rest run the original at full speed. SELECTION: clauses, all of which must hold --\n"
+      "kernel=REGEX, dispatches=10-20,40,100- (positions among the dispatches of the kernels\n"
+      "that match, from 0), first=N, every=N (positions 0, N, 2N...), time=A-B (seconds after\n"
+      "the selection took effect), all. The program can change it at run time\n"
+      "(wavekit/instrumentation.h, the wavekit_instrumentation Python module), and so can\n"
+      "--control-file (lines: on, off, or a SELECTION; read when it changes) and\n"
+      "--control-signal (toggles on/off). Changes take effect at the next dispatch.\n\n"
+      "The ready-made tools:\n" +
           wavekit::rewrite::tool_help());
   std::string tools;
   for (const std::string& name : wavekit::rewrite::tool_names())
@@ -133,6 +185,18 @@ int run_run(wavekit::cli::Arguments args) {
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel");
   parser.flag("--no-load-time-rewrite", &no_load_time_rewrite,
               "use only cached rewrites; run the others uninstrumented");
+  parser.option("--select", &selection, "SELECTION", "which dispatches run instrumented (above)");
+  parser.option("--dispatches", &dispatches, "RANGES", "same as --select dispatches=RANGES");
+  parser.option("--first", &first, "N", "same as --select first=N");
+  parser.option("--every", &every, "N", "same as --select every=N");
+  parser.option("--time-window", &time_window, "A-B", "same as --select time=A-B");
+  parser.option("--kernel-regex", &kernel_regex, "REGEX", "same as --select kernel=REGEX");
+  parser.flag("--start-off", &start_off,
+              "start with instrumentation off (for a switch at run time)");
+  parser.option("--control-file", &options.shim.control_file, "FILE",
+                "switch from outside: write on, off or a SELECTION into FILE");
+  parser.option("--control-signal", &control_signal, "SIG",
+                "a signal (USR1, USR2, ...) that toggles instrumentation on and off");
   parser.rest("CMD [ARGS]", &options.command, "the application and its arguments");
   if (auto exit_code = parser.parse(args)) return *exit_code;
 
@@ -153,6 +217,22 @@ int run_run(wavekit::cli::Arguments args) {
   options.shim.tool_out = std::filesystem::absolute(options.shim.tool_out).string();
   options.shim.kernels = kernels;
   options.shim.load_time_rewrite = !no_load_time_rewrite;
+  for (const auto& [clause, value] : {std::pair{"dispatches=", dispatches},
+                                      {"first=", first},
+                                      {"every=", every},
+                                      {"time=", time_window},
+                                      {"kernel=", kernel_regex}})
+    if (!value.empty()) selection += (selection.empty() ? "" : " ") + (clause + value);
+  try {
+    preload::DispatchSelection::parse(selection);
+  } catch (const wavekit::Error& error) {
+    throw UsageError(error.what());
+  }
+  options.shim.selection = selection;
+  options.shim.start_enabled = !start_off;
+  if (!options.shim.control_file.empty())
+    options.shim.control_file = std::filesystem::absolute(options.shim.control_file).string();
+  if (!control_signal.empty()) options.shim.control_signal = signal_number(control_signal);
 
   // An unknown tool or a bad plan is the user's mistake: say so here, before the application
   // starts (inside it the shim could only switch itself off).

@@ -7,10 +7,12 @@
 //     the original object, so that any dispatch that cannot be instrumented correctly still
 //     runs the original kernel (fail-safe),
 //   - hands the program proxy queues: packets the program writes are forwarded to the real
-//     queue when it rings the doorbell, and on the way every dispatch of an instrumented
-//     kernel gets its per-wave arena (size from the rewritten object's own note) written into
-//     the appended kernel argument and a completion signal of the shim's, after which the
-//     tool's reporter runs and the program's own signal is decremented,
+//     queue when it rings the doorbell, and on the way each dispatch of an instrumented kernel
+//     chooses its variant by the run-time selection (control.h): selected, it gets its per-wave
+//     arena (size from the rewritten object's own note) written into the appended kernel
+//     argument and a completion signal of the shim's, after which the tool's reporter runs and
+//     the program's own signal is decremented; not selected, it runs the original kernel from
+//     the shadow executable with the program's packet otherwise untouched,
 //   - runs the hostcall service for the process's lifetime once an instrumented executable's
 //     probes use the ring (the probe library defines `wavekit_hostcall_ring`, or the WAVEKIT note
 //     says needs_hostcall): the ring in host-coherent memory, its address stored in that variable
@@ -24,7 +26,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +45,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "control.h"
 #include "real_api.h"
 #include "wavekit/hsa/emulator_extensions.h"
 #include "wavekit/preload/config.h"
@@ -87,13 +92,41 @@ struct LoadedObject {
   std::optional<Substitution> substitution;  // empty: the original runs
 };
 
+// What happened to the dispatches of one kernel (by name: executables that load the same
+// object share it, and its result files are named by it).
+struct KernelTally {
+  std::uint64_t dispatches = 0;  // every dispatch, instrumented or not
+  // A child of fork() goes on numbering where its parent was; this many were the parent's.
+  std::uint64_t inherited = 0;
+  std::uint64_t instrumented = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> instrumented_ranges;  // inclusive
+
+  void count_instrumented(std::uint64_t dispatch) {
+    ++instrumented;
+    if (!instrumented_ranges.empty() && instrumented_ranges.back().second + 1 == dispatch)
+      instrumented_ranges.back().second = dispatch;
+    else
+      instrumented_ranges.emplace_back(dispatch, dispatch);
+  }
+  std::string ranges_text() const {
+    std::string text;
+    for (const auto& [first, last] : instrumented_ranges)
+      text += (text.empty() ? "" : ",") + std::to_string(first) +
+              (last == first ? "" : "-" + std::to_string(last));
+    return text;
+  }
+};
+
 // An instrumented kernel of a frozen executable.
 struct KernelRecord {
   const rewrite::InstrumentedKernel* note_kernel = nullptr;
   hsa_agent_t agent{};  // the GPU its executable was loaded for (arena access is granted to it)
   std::shared_ptr<LoadedObject> object;
   std::uint64_t original_kernel_object = 0;  // in the shadow executable; 0: no fallback
-  std::uint64_t dispatches = 0;
+  KernelTally* tally = nullptr;
+  // Whether the selection of generation `selection_generation` takes this kernel's dispatches.
+  std::uint64_t selection_generation = UINT64_MAX;
+  bool matches_selection = false;
   // Why every dispatch must run the original kernel (its probes' ring could not be set up);
   // empty: instrument.
   std::string unusable;
@@ -112,7 +145,13 @@ struct ProxyQueue {
   std::atomic<std::uint64_t> read_index{0};
   std::mutex forwarding;
   void* ring = nullptr;
+  // The shim's own host time per forwarded packet (taking it from the program's ring, choosing
+  // and preparing the dispatch; not the real queue's submission, which a plain run pays too),
+  // in ns, under `forwarding`; the first kMaxTimedPackets of the queue.
+  std::vector<std::uint32_t> shim_ns;
 };
+
+constexpr std::size_t kMaxTimedPackets = std::size_t{1} << 20;
 
 struct PendingReport {
   hsa_signal_t done{};
@@ -213,6 +252,7 @@ class Shim {
           continue;
         }
         KernelRecord& kernel_record = kernels_[kernel_object];
+        kernel_record.tally = &tallies_[kernel.name];
         kernel_record.unusable = ring_failure;
         kernel_record.note_kernel = &kernel;
         kernel_record.agent = record.agent;
@@ -279,6 +319,10 @@ class Shim {
       queues_.erase(it);
       doorbells_.erase(proxy->view.doorbell_signal.handle);
     }
+    {
+      std::scoped_lock lock(proxy->forwarding, retired_mutex_);
+      retired_shim_ns_.insert(retired_shim_ns_.end(), proxy->shim_ns.begin(), proxy->shim_ns.end());
+    }
     hsa_status_t status = real().hsa_queue_destroy(proxy->real_queue);
     real().hsa_signal_destroy(proxy->view.doorbell_signal);
     std::free(proxy->ring);
@@ -296,11 +340,18 @@ class Shim {
       std::uint32_t header_word =
           __atomic_load_n(reinterpret_cast<std::uint32_t*>(slot), __ATOMIC_ACQUIRE);
       if (((header_word >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_INVALID) return;
+      const auto taken = std::chrono::steady_clock::now();
       alignas(kPacketBytes) std::uint8_t packet[kPacketBytes];
       std::memcpy(packet, slot, kPacketBytes);
       std::memcpy(packet, &header_word, sizeof header_word);
       if (((header_word >> HSA_PACKET_HEADER_TYPE) & 0xff) == HSA_PACKET_TYPE_KERNEL_DISPATCH)
         instrument(*reinterpret_cast<hsa_kernel_dispatch_packet_t*>(packet));
+      if (proxy.shim_ns.size() < kMaxTimedPackets)
+        proxy.shim_ns.push_back(static_cast<std::uint32_t>(std::min<std::int64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() -
+                                                                 taken)
+                .count(),
+            UINT32_MAX)));
       submit(*proxy.real_queue, packet);
       __atomic_store_n(reinterpret_cast<std::uint16_t*>(slot),
                        std::uint16_t{HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE},
@@ -326,6 +377,8 @@ class Shim {
   }
 
   void write_summary() {
+    // Before mutex_: forward() takes a queue's lock, then mutex_.
+    nlohmann::json proxy_queue = proxy_queue_statistics();
     std::lock_guard lock(mutex_);
     if (summary_written_ || config_.report_directory.empty()) return;
     summary_written_ = true;
@@ -333,6 +386,12 @@ class Shim {
       // One file per process: an application that forks, or runs several processes, reports
       // each of them (`wavekit run` merges them).
       summary_["pid"] = static_cast<std::int64_t>(getpid());
+      summary_["proxy_queue"] = std::move(proxy_queue);
+      summary_["kernels"] = nlohmann::json::object();
+      for (const auto& [name, tally] : tallies_)
+        summary_["kernels"][name] = {{"dispatches", tally.dispatches - tally.inherited},
+                                     {"instrumented", tally.instrumented},
+                                     {"instrumented_dispatches", tally.ranges_text()}};
       write_file(config_.report_directory + "/" + std::to_string(getpid()) + ".json",
                  summary_.dump(2) + "\n");
     } catch (const std::exception& error) {
@@ -361,8 +420,10 @@ class Shim {
       summary_ = {{"tool", config_.tool},
                   {"objects", nlohmann::json::array()},
                   {"dispatches", nlohmann::json::array()},
+                  {"control", nlohmann::json::array()},
                   {"messages", nlohmann::json::array()}};
       queues_active_ = true;
+      Control::get();  // the selection and the control file hold from the first dispatch on
       std::atexit([] { Shim::get().shut_down(); });
       pthread_atfork(nullptr, nullptr, [] { Shim::get().after_fork_in_child(); });
     } catch (const std::exception& error) {
@@ -381,9 +442,22 @@ class Shim {
     new (&reports_mutex_) std::mutex();
     new (&reports_changed_) std::condition_variable();
     new (&queues_mutex_) std::shared_mutex();
+    new (&retired_mutex_) std::mutex();
     summary_["dispatches"] = nlohmann::json::array();
     summary_["messages"] = nlohmann::json::array();
+    summary_["control"] = nlohmann::json::array();
     summary_.erase("hostcall");
+    for (auto& [name, tally] : tallies_) {
+      tally.inherited = tally.dispatches;
+      tally.instrumented = 0;
+      tally.instrumented_ranges.clear();
+    }
+    retired_shim_ns_.clear();
+    for (auto& [view, proxy] : queues_) {
+      new (&proxy->forwarding) std::mutex();
+      proxy->shim_ns.clear();
+    }
+    Control::get().restart_watcher_after_fork();
     summary_written_ = false;
     warned_.clear();
     if (launcher_->abandon_hostcall_after_fork()) {
@@ -393,6 +467,31 @@ class Shim {
                             std::to_string(getpid());
     }
     if (reporter_.joinable()) new (&reporter_) std::thread([this] { report_loop(); });
+  }
+
+  // The shim's host time per forwarded packet over every queue (ProxyQueue::shim_ns).
+  nlohmann::json proxy_queue_statistics() {
+    std::vector<std::uint32_t> samples;
+    {
+      std::lock_guard retired(retired_mutex_);
+      samples = retired_shim_ns_;
+    }
+    {
+      std::shared_lock queues_lock(queues_mutex_);
+      for (const auto& [view, proxy] : queues_) {
+        std::lock_guard forwarding(proxy->forwarding);
+        samples.insert(samples.end(), proxy->shim_ns.begin(), proxy->shim_ns.end());
+      }
+    }
+    nlohmann::json statistics = {{"packets_timed", samples.size()}};
+    if (samples.empty()) return statistics;
+    std::sort(samples.begin(), samples.end());
+    const auto at = [&](double quantile) {
+      return samples[static_cast<std::size_t>(quantile * static_cast<double>(samples.size() - 1))];
+    };
+    statistics["shim_host_ns"] = {
+        {"median", at(0.5)}, {"p90", at(0.9)}, {"p99", at(0.99)}, {"max", samples.back()}};
+    return statistics;
   }
 
   // KERNEL.N, or KERNEL.pidP.N in a process other than the one `wavekit run` started, so that
@@ -455,22 +554,47 @@ class Shim {
     return shadow.handle;
   }
 
-  void instrument(hsa_kernel_dispatch_packet_t& packet) {
-    // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
-    // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)
-    // would start this dispatch's files there before the previous dispatch's report moved its
-    // directory away, and the two would mix: wait for that report first. (Not under mutex_,
-    // which the reporter takes.)
-    if (rewrite::tool_writes_files(config_.tool)) {
-      const std::uint64_t kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
-      std::unique_lock reports_lock(reports_mutex_);
-      reports_changed_.wait(reports_lock, [&] { return !kernargs_in_flight_.count(kernarg); });
+  // Whether this dispatch of `kernel` runs instrumented, by the selection in force (under
+  // mutex_). A selection or switch that changed since the last dispatch takes effect here and
+  // is recorded in the summary with the dispatch it starts at.
+  bool selected(KernelRecord& kernel) {
+    Control& control = Control::get();
+    if (const std::uint64_t generation = control.generation();
+        generation != selection_generation_) {
+      InstalledSelection installed = control.installed();
+      selection_ = std::move(installed.selection);
+      selection_generation_ = generation;
+      selection_since_ = DispatchSelection::Clock::now();
+      selection_position_ = 0;
+      if (installed.source != "default")
+        summary_["control"].push_back(
+            {{"selection", selection_->text().empty() ? "all" : selection_->text()},
+             {"source", installed.source},
+             {"from_dispatch", dispatches_seen_}});
     }
+    const bool enabled = control.enabled();
+    if (enabled != enabled_seen_) {
+      enabled_seen_ = enabled;
+      summary_["control"].push_back({{"enabled", enabled}, {"from_dispatch", dispatches_seen_}});
+    }
+    ++dispatches_seen_;
+    if (!enabled) return false;
+    if (kernel.selection_generation != selection_generation_) {
+      kernel.matches_selection = selection_->matches_kernel(kernel.note_kernel->name);
+      kernel.selection_generation = selection_generation_;
+    }
+    if (!kernel.matches_selection) return false;
+    return selection_->chooses(selection_position_++,
+                               DispatchSelection::Clock::now() - selection_since_);
+  }
+
+  void instrument(hsa_kernel_dispatch_packet_t& packet) {
     std::unique_lock lock(mutex_);
     auto it = kernels_.find(packet.kernel_object);
     if (it == kernels_.end()) return;
     KernelRecord& kernel = it->second;
     const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
+    const std::uint64_t dispatch = kernel.tally->dispatches++;
     if (!kernel.unusable.empty()) {
       // The reason was reported once at freeze; the original kernel runs.
       if (kernel.original_kernel_object)
@@ -479,6 +603,29 @@ class Shim {
         warn_once_locked(kernel.unusable + " for " + note_kernel.name +
                          " and no original to fall back to");
       return;
+    }
+    if (!selected(kernel)) {
+      if (kernel.original_kernel_object) {
+        packet.kernel_object = kernel.original_kernel_object;
+        return;
+      }
+      warn_once_locked("the original of " + note_kernel.name +
+                       " could not be loaded; its dispatches run instrumented whatever the "
+                       "selection");
+    }
+    // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
+    // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)
+    // would start this dispatch's files there before the previous dispatch's report moved its
+    // directory away, and the two would mix: wait for that report first (not under mutex_,
+    // which the reporter takes; kernels_ and its records stay where they are meanwhile).
+    if (rewrite::tool_writes_files(config_.tool)) {
+      lock.unlock();
+      const std::uint64_t kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
+      {
+        std::unique_lock reports_lock(reports_mutex_);
+        reports_changed_.wait(reports_lock, [&] { return !kernargs_in_flight_.count(kernarg); });
+      }
+      lock.lock();
     }
     PendingReport report;
     report.prepared = launcher_->prepare(note_kernel, kernel.agent, packet);
@@ -493,7 +640,8 @@ class Shim {
       return;
     }
     report.program_signal = packet.completion_signal;
-    report.dispatch = kernel.dispatches++;
+    report.dispatch = dispatch;
+    kernel.tally->count_instrumented(dispatch);
     lock.unlock();
     if (real().hsa_signal_create(1, 0, nullptr, &report.done) != HSA_STATUS_SUCCESS) {
       warn_once("could not create a completion signal; the report of " + note_kernel.name +
@@ -584,10 +732,20 @@ class Shim {
   // The launcher's calls other than complete() are made under mutex_ (it is not thread-safe).
   std::unique_ptr<rewrite::Launcher> launcher_;  // never freed: see get()
 
-  std::mutex mutex_;  // readers_, executables_, kernels_, summary_, warned_, launcher_
+  std::mutex mutex_;  // readers_ ... dispatches_seen_ below, summary_, warned_, launcher_
   std::unordered_map<std::uint64_t, std::shared_ptr<LoadedObject>> readers_;
   std::unordered_map<std::uint64_t, ExecutableRecord> executables_;
   std::unordered_map<std::uint64_t, KernelRecord> kernels_;
+  std::unordered_map<std::string, KernelTally> tallies_;  // KernelRecord::tally points here
+  std::mutex retired_mutex_;
+  std::vector<std::uint32_t> retired_shim_ns_;  // of destroyed queues, under retired_mutex_
+  // The selection in force, as the proxy queue last took it from Control.
+  std::shared_ptr<const DispatchSelection> selection_;
+  std::uint64_t selection_generation_ = UINT64_MAX;
+  DispatchSelection::Clock::time_point selection_since_{};
+  std::uint64_t selection_position_ = 0;  // dispatches it has counted
+  bool enabled_seen_ = true;
+  std::uint64_t dispatches_seen_ = 0;  // of instrumented kernels, selected or not
   std::set<std::string> warned_;
   nlohmann::json summary_;
   bool summary_written_ = false;

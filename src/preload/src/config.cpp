@@ -1,8 +1,10 @@
 #include "wavekit/preload/config.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 
+#include "wavekit/preload/selection.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::preload {
@@ -44,6 +46,20 @@ ShimConfig config_from_environment() {
     config.load_time_rewrite = false;
   else if (!rewrite_mode.empty() && rewrite_mode != "1")
     throw Error("WAVEKIT_LOAD_TIME_REWRITE must be 0 or 1, not '" + rewrite_mode + "'");
+  config.selection = variable("WAVEKIT_SELECT");
+  DispatchSelection::parse(config.selection);  // names a malformed clause
+  if (const std::string state = variable("WAVEKIT_INSTRUMENTATION"); state == "off")
+    config.start_enabled = false;
+  else if (!state.empty() && state != "on")
+    throw Error("WAVEKIT_INSTRUMENTATION must be on or off, not '" + state + "'");
+  config.control_file = variable("WAVEKIT_CONTROL_FILE");
+  if (const std::string signal = variable("WAVEKIT_CONTROL_SIGNAL"); !signal.empty()) {
+    char* end = nullptr;
+    const long number = std::strtol(signal.c_str(), &end, 10);
+    if (*end != '\0' || number <= 0 || number >= NSIG)
+      throw Error("WAVEKIT_CONTROL_SIGNAL must be a signal number, not '" + signal + "'");
+    config.control_signal = static_cast<int>(number);
+  }
   std::string fault = variable("WAVEKIT_INJECT_FAULT");
   if (fault == "arena_allocation")
     config.fault = InjectedFault::arena_allocation;
@@ -67,6 +83,10 @@ std::map<std::string, std::string> config_to_environment(const ShimConfig& confi
   for (const std::string& kernel : config.kernels) kernels += (kernels.empty() ? "" : ",") + kernel;
   set("WAVEKIT_KERNELS", kernels);
   if (!config.load_time_rewrite) env["WAVEKIT_LOAD_TIME_REWRITE"] = "0";
+  set("WAVEKIT_SELECT", config.selection);
+  if (!config.start_enabled) env["WAVEKIT_INSTRUMENTATION"] = "off";
+  set("WAVEKIT_CONTROL_FILE", config.control_file);
+  if (config.control_signal) env["WAVEKIT_CONTROL_SIGNAL"] = std::to_string(config.control_signal);
   if (config.fault == InjectedFault::arena_allocation)
     env["WAVEKIT_INJECT_FAULT"] = "arena_allocation";
   return env;

@@ -99,6 +99,19 @@ nlohmann::json merge_reports(const std::filesystem::path& directory, pid_t root)
     append_new(merged["messages"], other.value("messages", nlohmann::json::array()));
     append_new(merged["kernels_not_selected"],
                other.value("kernels_not_selected", nlohmann::json::array()));
+    // Dispatch counts add up; each process's instrumented positions are its own, named by pid.
+    for (const auto& [name, tally] : other.value("kernels", nlohmann::json::object()).items()) {
+      nlohmann::json& into = merged["kernels"][name];
+      into["dispatches"] =
+          into.value("dispatches", std::uint64_t{0}) + tally.value("dispatches", std::uint64_t{0});
+      into["instrumented"] = into.value("instrumented", std::uint64_t{0}) +
+                             tally.value("instrumented", std::uint64_t{0});
+      const std::string ranges = tally.value("instrumented_dispatches", "");
+      if (ranges.empty()) continue;
+      const std::string before = into.value("instrumented_dispatches", "");
+      into["instrumented_dispatches"] = before + (before.empty() ? "" : "; ") + "pid " +
+                                        std::to_string(other.value("pid", 0L)) + ": " + ranges;
+    }
   }
   return merged;
 }

@@ -28,6 +28,13 @@ struct ShimConfig {
   long root_pid = 0;
   std::vector<std::string> kernels;  // only these kernels (empty: all)
   bool load_time_rewrite = true;     // rewrite on the spot when the cache has no entry
+  // Which dispatches run instrumented (selection.h; "" is every one), whether instrumentation
+  // is on when the program starts, and the outside switches: a control file (control.h in
+  // the shim) and a signal that toggles it (0: none).
+  std::string selection;
+  bool start_enabled = true;
+  std::string control_file;
+  int control_signal = 0;
   InjectedFault fault = InjectedFault::none;
 
   bool enabled() const { return !tool.empty(); }

@@ -515,6 +515,47 @@ TEST(SvmData, MalformedFilesNameLineAndColumn) {
   EXPECT_EQ(ok.row(1)[2], 1.0);
 }
 
+// Numbers in data and model files are read as strtod reads them (the readers take a faster
+// path for plain decimals): signs, exponents, hexadecimal, subnormals, white space after ':'.
+TEST(SvmData, NumbersAreStrtodsNumbers) {
+  const char* spellings[] = {"0.5",
+                             "+0.5",
+                             "-.25",
+                             "+.5",
+                             "1e-3",
+                             "1E+2",
+                             "0x1.8p1",
+                             "0X10",
+                             "1e-310",
+                             "4.9e-324",
+                             "1e-400",
+                             "-0",
+                             "123456789012345678901234567890",
+                             "0.1000000000000000055511151231257827"};
+  for (const char* v : spellings) {
+    double want = std::strtod(v, nullptr);
+    Dataset d = parse_libsvm(std::string("+1 1:") + v + "\n-1 1: " + v + "\n", "n");
+    EXPECT_EQ(std::signbit(d.row(0)[1]), std::signbit(want)) << v;
+    EXPECT_EQ(d.row(0)[1], want) << v;
+    EXPECT_EQ(d.row(1)[1], want) << v;
+    EXPECT_EQ(d.y[0], 1.0);
+    std::string model =
+        std::string("svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 1\n") +
+        "rho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n" + v + " 0x1p0:" + v + "\n";
+    SvmModel m = parse_model(model, "m");
+    EXPECT_EQ(m.sv_coef[0][0], want) << v;
+    EXPECT_EQ(m.sv.row(0)[1], want) << v;
+  }
+  for (const char* bad : {"1e400", "-1e999", "1.5e", "0x", "+-1", "++1", ".", "1..2", "nan"}) {
+    EXPECT_THROW(parse_libsvm(std::string("1 1:") + bad + "\n", "n"), Error) << bad;
+    std::string model =
+        std::string("svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 1\n") +
+        "rho 0\nlabel 1 -1\nnr_sv 1 0\nSV\n1 1:" + bad + "\n";
+    if (std::string(bad) != "1e400" && std::string(bad) != "-1e999" && std::string(bad) != "nan")
+      EXPECT_THROW(parse_model(model, "m"), Error) << bad;
+  }
+}
+
 TEST(SvmData, BadParametersAreRefused) {
   Dataset d = parse_libsvm("1 1:1\n-1 1:-1\n", "d");
   SvmParams p;

@@ -489,6 +489,32 @@ struct SolutionInfo {
   int iterations = 0;
 };
 
+// The solver's row updates: g[k] += q1[k] d1 + q2[k] d2 (the gradient after a step) and
+// g[k] += c q[k] (G-bar as an alpha reaches or leaves its bound; a subtraction is the addition
+// of -c, exactly). The AVX2 builds are the same loops four lanes wide, unfused: the same bits.
+[[gnu::always_inline]] inline void add_two_rows_body(double* g, const float* q1, double d1,
+                                                     const float* q2, double d2, int n) {
+  for (int k = 0; k < n; ++k) g[k] += q1[k] * d1 + q2[k] * d2;
+}
+[[gnu::always_inline]] inline void add_row_body(double* g, const float* q, double c, int n) {
+  for (int k = 0; k < n; ++k) g[k] += c * q[k];
+}
+__attribute__((target("avx2"))) void add_two_rows_avx2(double* g, const float* q1, double d1,
+                                                       const float* q2, double d2, int n) {
+  add_two_rows_body(g, q1, d1, q2, d2, n);
+}
+__attribute__((target("avx2"))) void add_row_avx2(double* g, const float* q, double c, int n) {
+  add_row_body(g, q, c, n);
+}
+void add_two_rows(double* g, const float* q1, double d1, const float* q2, double d2, int n) {
+  if (detail::avx2_loops()) return add_two_rows_avx2(g, q1, d1, q2, d2, n);
+  add_two_rows_body(g, q1, d1, q2, d2, n);
+}
+void add_row(double* g, const float* q, double c, int n) {
+  if (detail::avx2_loops()) return add_row_avx2(g, q, c, n);
+  add_row_body(g, q, c, n);
+}
+
 // For four elements of a solver's y (+-1) and status (the Solver's kLower/kUpper/kFree) as
 // 64-bit lane masks: I_up (LIBSVM's first scan: not (+1, upper) nor (-1, lower)), I_low (its
 // second: not (+1, lower) nor (-1, upper)) and the sign bit where y = -1.
@@ -629,24 +655,18 @@ class Solver {
         }
       }
       double dai = alpha_[i] - old_ai, daj = alpha_[j] - old_aj;
-      for (int k = 0; k < active_size_; ++k) g_[k] += qi[k] * dai + qj[k] * daj;
+      add_two_rows(g_.data(), qi, dai, qj, daj, active_size_);
 
       bool ui = is_upper(i), uj = is_upper(j);
       update_status(i);
       update_status(j);
       if (ui != is_upper(i)) {
         qi = q_.get_q(i, l_);
-        if (ui)
-          for (int k = 0; k < l_; ++k) g_bar_[k] -= ci * qi[k];
-        else
-          for (int k = 0; k < l_; ++k) g_bar_[k] += ci * qi[k];
+        add_row(g_bar_.data(), qi, ui ? -ci : ci, l_);
       }
       if (uj != is_upper(j)) {
         qj = q_.get_q(j, l_);
-        if (uj)
-          for (int k = 0; k < l_; ++k) g_bar_[k] -= cj * qj[k];
-        else
-          for (int k = 0; k < l_; ++k) g_bar_[k] += cj * qj[k];
+        add_row(g_bar_.data(), qj, uj ? -cj : cj, l_);
       }
     }
     if (iter >= max_iter) {

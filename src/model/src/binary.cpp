@@ -794,8 +794,10 @@ std::string build_hip(const std::string& source, const std::string& output_direc
                         // The shim comes first, as hipcc's runtime wrapper header does: headers
                         // a source includes before it (clang's cuda_wrappers/<algorithm>) use
                         // __host__ __device__.
+                        // (absolute: a bare file name has an empty parent, and an empty -I
+                        // would take the next argument as its directory)
                         " -include hip/hip_runtime.h -I" +
-                        quote(fs::path(source).parent_path().string());
+                        quote(fs::absolute(source).parent_path().string());
   for (const auto& flag : extra_flags) command += " " + quote(flag);
   command += " -o " + quote(output.string()) + " " + quote(source) + " 2>&1";
   FILE* pipe = popen(command.c_str(), "r");

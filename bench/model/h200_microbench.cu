@@ -1,8 +1,10 @@
 // Achieved ceilings of an NVIDIA GPU for wavekit's machine model (src/model/machines/*.json):
-// DRAM bandwidth (copy and triad over 2 GiB arrays), FP32 and FP64 FMA throughput (8
-// independent FMA chains per thread, all SMs full), the host-side launch overhead of an empty
-// kernel (back-to-back launches, and one launch + synchronize), each the best of several runs
-// timed with CUDA events. Prints CSV: what,value,unit,detail.
+// DRAM bandwidth (copy and triad over 2 GiB arrays), L2 bandwidth (loads that bypass the L1
+// over a buffer that stays in the L2), FP32 and FP64 FMA throughput (8 independent FMA chains
+// per thread, all SMs full), the L2-hit and DRAM load latencies (one thread chasing pointers
+// through a random cycle of 128-byte lines), the host-side launch overhead of an empty kernel
+// (back-to-back launches, and one launch + synchronize), each the best of several runs timed
+// with CUDA events. Prints CSV: what,value,unit,detail.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -27,6 +29,24 @@ __global__ void triad(const float4* __restrict__ a, const float4* __restrict__ b
     float4 x = a[i], y = b[i];
     c[i] = make_float4(x.x + s * y.x, x.y + s * y.y, x.z + s * y.z, x.w + s * y.w);
   }
+}
+// Reads the buffer `passes` times with ld.global.cg (cached in the L2, not the L1), so that
+// after the first pass every load is an L2 hit; the sum keeps the loads.
+__global__ void l2_read(const float4* __restrict__ a, size_t n, int passes, float* out) {
+  float s = 0;
+  for (int p = 0; p < passes; ++p)
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+      float4 v = __ldcg(a + i);
+      s += v.x + v.y + v.z + v.w;
+    }
+  if (s == -1.0f) out[0] = s;  // keeps the loads; never true
+}
+// One thread follows next[] `steps` times: each load waits for the one before, so the time per
+// step is the load-to-use latency of wherever the lines live (L1 bypassed).
+__global__ void chase(const unsigned* __restrict__ next, unsigned start, int steps, unsigned* out) {
+  unsigned i = start;
+  for (int s = 0; s < steps; ++s) i = __ldcg(next + i);
+  out[0] = i;
 }
 template <typename T>
 __global__ void fma_loop(T* out, int iterations, T a, T b) {
@@ -75,6 +95,53 @@ int main() {
   std::printf("dram_copy_bandwidth,%.4g,B/s,2 GiB read + 2 GiB written; best of 10\n", 2.0 * bytes / (ms * 1e-3));
   ms = best_ms([&] { triad<<<blocks, 256>>>(a, b, c, 3.0f, n4); }, 10);
   std::printf("dram_triad_bandwidth,%.4g,B/s,4 GiB read + 2 GiB written; best of 10\n", 3.0 * bytes / (ms * 1e-3));
+  // L2 bandwidth: 16 MiB, a quarter of the L2 (the H200's is two partitions of 30 MiB), read 50
+  // times per launch after a warm-up launch.
+  {
+    const size_t l2_bytes = size_t(16) << 20;
+    const int passes = 50;
+    float* sink;
+    CHECK(cudaMalloc(&sink, 64));
+    l2_read<<<blocks, 256>>>(a, l2_bytes / 16, 1, sink);
+    ms = best_ms([&] { l2_read<<<blocks, 256>>>(a, l2_bytes / 16, passes, sink); }, 10);
+    std::printf("l2_read_bandwidth,%.4g,B/s,16 MiB read %d times with ld.global.cg; best of 10\n",
+                double(passes) * l2_bytes / (ms * 1e-3), passes);
+  }
+  // Latencies: a random cycle through the 128-byte lines of 4 MiB (L2-resident) and of 256 MiB
+  // (beyond the L2), 200,000 dependent loads each.
+  for (size_t span : {size_t(4) << 20, size_t(256) << 20}) {
+    const size_t lines = span / 128, stride = 128 / sizeof(unsigned);
+    std::vector<unsigned> order(lines), next(span / sizeof(unsigned), 0);
+    for (size_t l = 0; l < lines; ++l) order[l] = unsigned(l);
+    unsigned long long x = 88172645463325252ull;  // xorshift: a fixed random cycle
+    for (size_t l = lines - 1; l > 0; --l) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      std::swap(order[l], order[x % (l + 1)]);
+    }
+    for (size_t l = 0; l < lines; ++l) next[order[l] * stride] = unsigned(order[(l + 1) % lines] * stride);
+    unsigned *d_next, *d_out;
+    CHECK(cudaMalloc(&d_next, span));
+    CHECK(cudaMalloc(&d_out, 64));
+    CHECK(cudaMemcpy(d_next, next.data(), span, cudaMemcpyHostToDevice));
+    const int steps = 200000;
+    const bool l2 = span < (size_t(32) << 20);
+    // The L2-resident cycle is warmed by one full pass and each run walks it from the start.
+    // Before each run over the large cycle the L2 is filled with other data (the copy kernel
+    // over 2 x 2 GiB; the host copy leaves the cycle's last lines in the L2), and each run
+    // starts where the last one stopped: 200,000 lines (25 MiB) fit in the L2.
+    if (l2) chase<<<1, 1>>>(d_next, 0, int(lines), d_out);
+    // (The fill runs before the timed launch, outside its events.)
+    ms = 1e30f;
+    for (int run = 0; run < 3; ++run) {
+      if (!l2) copy<<<blocks, 256>>>(a, c, n4);
+      const unsigned start = l2 ? 0 : order[size_t(run) * steps] * unsigned(stride);
+      ms = std::min(ms, best_ms([&] { chase<<<1, 1>>>(d_next, start, steps, d_out); }, 1));
+    }
+    std::printf("%s,%.4g,s,one thread; %d dependent ld.global.cg over a random cycle of %zu lines (%zu MiB); best of 3\n",
+                l2 ? "l2_latency" : "dram_latency", ms * 1e-3 / steps, steps, lines, span >> 20);
+    CHECK(cudaFree(d_next));
+    CHECK(cudaFree(d_out));
+  }
   const int iterations = 4096, fblocks = prop.multiProcessorCount * 16, threads = 256;
   float* fo;
   double* dout;

@@ -5,7 +5,8 @@
 # compares the predictions with gpuFLOPBench's RTX 3080 table and with our H200 Nsight Compute
 # table (bench/model/h200/ncu.csv).
 #   bench/model/validate_gpuflopbench.sh BUILD_DIR [OUTPUT_DIR]
-# KERNELS=FILE runs another list of the same form (a few kernels while adding them).
+# KERNELS=FILE runs another list of the same form (a few kernels while adding them);
+# REPREDICT=1 re-predicts from the application models of an earlier run in OUTPUT_DIR.
 set -u
 BUILD=${1:?build directory with the wavekit binary}
 OUTDIR=${2:-$BUILD/model-validation}
@@ -32,6 +33,10 @@ while IFS='|' read -r program source kernel block blocks fit check at args lds f
   else
     for p in $at; do cmd+=(--param "$p"); done
   fi
+  # REPREDICT=1: predict again from the application models an earlier run saved (after a
+  # change of the predictor or a machine file; the counts are not taken again).
+  [ -n "${REPREDICT:-}" ] && cmd=("$BUILD/wavekit" model predict "${out%.json}.model.json"
+                                  --machine rtx3080 --machine h200 --json)
   start=$(date +%s.%N)
   if "${cmd[@]}" > "$out" 2> "${out%.json}.err"; then
     printf '%-26s %-28s %6.1f s\n' "$program" "$kernel" "$(echo "$(date +%s.%N) - $start" | bc)"

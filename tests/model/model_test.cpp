@@ -213,6 +213,19 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   double ratio = predict(dp, rtx).terms.front().seconds / predict(dp, h200).terms.front().seconds;
   EXPECT_NEAR(ratio, h200.get("achieved.fp64_flops") / rtx.get("achieved.fp64_flops"),
               1e-6 * ratio);
+  // The L2 term: the measured L2 bandwidth where the machine has one (the H200), else 80 % of
+  // the peak figure (the RTX 3080's estimate); --peak takes the peak figure.
+  KernelModel l2 = streaming_kernel(n);
+  l2.counts["l2.request.bytes"] = 1e9;
+  auto l2_seconds = [&](const Machine& m, bool peak) {
+    for (const Term& t : predict(l2, m, PredictOptions{.peak = peak}).terms)
+      if (t.name == "l2") return t.seconds;
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(l2_seconds(h200, false), 1e9 / h200.get("achieved.l2_bandwidth"));
+  EXPECT_DOUBLE_EQ(l2_seconds(h200, true), 1e9 / h200.get("peak.l2_bandwidth"));
+  ASSERT_FALSE(rtx.has("achieved.l2_bandwidth"));
+  EXPECT_DOUBLE_EQ(l2_seconds(rtx, false), 1e9 / (0.8 * rtx.get("peak.l2_bandwidth")));
   // Expressions must be evaluated first.
   KernelModel e = streaming_kernel(n);
   e.counts_expression["flops.fp32"] = "2*n";

@@ -87,7 +87,10 @@ Prediction predict(const KernelModel& model, const Machine& machine,
   double global_bytes = k.counts.count("l2.request.bytes")
                             ? k.count("l2.request.bytes")
                             : p.load_bytes + p.store_bytes + k.count("memory.global.atomic.bytes");
-  double l2_bandwidth = machine.get("peak.l2_bandwidth") * (options.peak ? 1.0 : 0.8);
+  // The measured L2 bandwidth where the machine file has one; else 80 % of the peak figure.
+  double l2_bandwidth = options.peak || !machine.has("achieved.l2_bandwidth")
+                            ? machine.get("peak.l2_bandwidth") * (options.peak ? 1.0 : 0.8)
+                            : machine.get("achieved.l2_bandwidth");
   p.terms.push_back(
       {"l2", global_bytes / l2_bandwidth, ratio(global_bytes, "B", l2_bandwidth, "B/s")});
   double lds_bytes = k.count("memory.lds.load.bytes") + k.count("memory.lds.store.bytes") +

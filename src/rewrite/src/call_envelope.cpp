@@ -198,14 +198,21 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   // What must be saved: live and written. A VGPR an argument reads is saved too when the
   // envelope overwrites it before the argument is read, so that the argument comes from the
   // saved copy.
+  // A VGPR passed by reference is always saved: its new value goes to the saved copy, which the
+  // restore then loads.
   std::vector<unsigned> vgprs, sgprs;
+  const EnvelopeArgument* reference = nullptr;
+  for (const EnvelopeArgument& arg : in.args)
+    if (arg.by_reference) reference = &arg;
   for (unsigned i = 0; i < 256; ++i) {
     bool save = in.live.vgpr[i] && written.vgpr[i];
-    for (const EnvelopeArgument& arg : in.args)
-      if ((arg.kind == EnvelopeArgument::Kind::vgpr ||
-           arg.kind == EnvelopeArgument::Kind::address) &&
-          i >= arg.first && i < arg.first + arg.count && written.vgpr[i])
+    for (const EnvelopeArgument& arg : in.args) {
+      const bool reads =
+          arg.kind == EnvelopeArgument::Kind::vgpr || arg.kind == EnvelopeArgument::Kind::address;
+      if (reads && i >= arg.first && i < arg.first + arg.count &&
+          (written.vgpr[i] || arg.by_reference))
         save = true;
+    }
     if (save) vgprs.push_back(i);
   }
   for (unsigned i = 0; i < kNumberedSgprs; ++i)
@@ -223,7 +230,12 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (spill > 4095) fail(where, "the spill area exceeds the 4095-byte offset field");
 
   const bool save_scc = in.live.scc;
-  const bool save_vcc = in.live.vcc() && (in.clobbers.vcc() || writes_vcc);
+  // VCC as an argument is read from its saved copy (an address argument may have used VCC for
+  // its carries by then), and by reference it is written there.
+  const bool vcc_argument = std::any_of(
+      in.args.begin(), in.args.end(),
+      [](const EnvelopeArgument& arg) { return arg.kind == EnvelopeArgument::Kind::vcc; });
+  const bool save_vcc = vcc_argument || (in.live.vcc() && (in.clobbers.vcc() || writes_vcc));
   const bool save_m0 = in.live.m0() && in.clobbers.m0();
   const unsigned exec_save = in.call.exec_save();
 
@@ -307,6 +319,10 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
         b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";
         b << "v_mov_b32 " << v(next + 1) << ", " << s(exec_save + 1) << "\n";
         break;
+      case EnvelopeArgument::Kind::vcc:
+        b << "v_mov_b32 " << v(next) << ", " << s(in.call.vcc_save()) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.vcc_save() + 1) << "\n";
+        break;
       case EnvelopeArgument::Kind::slot_offset:
         // slot + offset with scalar adds into the callee pair, free until the GOT load.
         b << "s_add_u32 " << s(in.call.target()) << ", " << s(in.reserved.slot()) << ", "
@@ -339,6 +355,20 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
     b << "s_mov_b32 " << s(kStackPointer) << ", " << hex(in.stack_base * lanes) << "\n";
   // The caller's EXEC for the call, unless the probe asked for all lanes.
   if (!in.uniform) b << "s_mov_b64 exec, " << spair(exec_save) << "\n";
+  // A uniform register passed by reference takes the first active lane's return value (step 6):
+  // the lanes the probe does not run for hold the register's value in v0 (v[0:1]), so that with
+  // no lane active (a block entered with EXEC zero) it keeps its value. (SCC is free here.)
+  if (reference && reference->kind != EnvelopeArgument::Kind::vgpr && !in.uniform) {
+    unsigned position = 2;
+    for (const EnvelopeArgument& arg : in.args) {
+      if (&arg == reference) break;
+      position += arg.dwords();
+    }
+    b << "s_not_b64 exec, exec\n";
+    for (unsigned i = 0; i < reference->dwords(); ++i)
+      b << "v_mov_b32 " << v(i) << ", " << v(position + i) << "\n";
+    b << "s_not_b64 exec, exec\n";
+  }
 
   Envelope envelope;
   envelope.before = b.str();
@@ -350,7 +380,39 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   a << "s_load_dwordx2 " << target << ", " << target << ", 0x0\n";
   a << "s_waitcnt lgkmcnt(0)\n";
   a << "s_swappc_b64 s[30:31], " << target << "\n";
-  // 6. Restore in reverse, under EXEC all ones.
+  // 6. A register passed by reference takes the probe's return value: a VGPR in its saved copy,
+  // for the lanes the probe was called for (the point's EXEC, also after a uniform call); an
+  // SGPR through the callee pair, free now, written after the restore; EXEC and VCC in their
+  // saved copies, which the restore puts back.
+  std::string reference_after_restore;
+  if (reference) {
+    using Kind = EnvelopeArgument::Kind;
+    const unsigned dwords = reference->dwords();
+    switch (reference->kind) {
+      case Kind::vgpr:
+        if (in.uniform) a << "s_mov_b64 exec, " << spair(exec_save) << "\n";
+        for (unsigned i = 0; i < dwords; ++i) a << store(i, vgpr_offset[reference->first + i]);
+        a << "s_waitcnt vmcnt(0)\n";
+        break;
+      case Kind::sgpr:
+        for (unsigned i = 0; i < dwords; ++i) {
+          a << "v_readfirstlane_b32 " << s(in.call.target() + i) << ", " << v(i) << "\n";
+          reference_after_restore +=
+              "s_mov_b32 " + s(reference->first + i) + ", " + s(in.call.target() + i) + "\n";
+        }
+        break;
+      case Kind::exec:
+      case Kind::vcc: {
+        const unsigned saved = reference->kind == Kind::exec ? exec_save : in.call.vcc_save();
+        a << "v_readfirstlane_b32 " << s(saved) << ", v0\n";
+        a << "v_readfirstlane_b32 " << s(saved + 1) << ", v1\n";
+        break;
+      }
+      default:
+        fail(where, "internal: only a register can be passed by reference");
+    }
+  }
+  // 7. Restore in reverse, under EXEC all ones.
   a << "s_mov_b64 exec, -1\n";
   if (temps) {
     for (unsigned t = 0; t < temps; ++t) a << load(temp + t, sgpr_spill + 4 * t);
@@ -370,6 +432,7 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   if (save_vcc) a << "s_mov_b64 vcc, " << spair(in.call.vcc_save()) << "\n";
   a << "s_mov_b64 exec, " << spair(exec_save) << "\n";
   if (save_scc) a << "s_cmp_lg_u32 " << s(in.reserved.scc_save()) << ", 0\n";
+  a << reference_after_restore;
   // gfx9 hazards: an SGPR written by a VALU (v_readlane) read by VMEM or as a VALU lane select
   // needs up to 5 wait states; M0 written by SALU then read by LDS/s_sendmsg needs one.
   a << "s_nop 4\n";

@@ -44,8 +44,11 @@ enum class AddressForm {
 struct EnvelopeArgument {
   // address: a memory instruction's effective address, per `form`; VGPRs read are
   // v[first:first+count-1].
-  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, slot_offset, address };
+  enum class Kind { immediate32, immediate64, sgpr, vgpr, exec, vcc, slot_offset, address };
   Kind kind = Kind::immediate32;
+  // sgpr / vgpr / exec / vcc: the probe's return value (v0, v[0:1] for two dwords) becomes the
+  // register's value after the call (plan.h: register_reference).
+  bool by_reference = false;
   std::uint64_t value = 0;  // immediate; slot_offset: byte offset in the wave's slot
   unsigned first = 0;       // sgpr / vgpr / address: first register
   unsigned count = 1;       // sgpr / vgpr: 1 or 2 dwords; address: VGPRs read (0 to 2)

@@ -53,6 +53,7 @@ namespace {
 namespace ELF = llvm::ELF;
 using detail::EntrySgpr;
 using detail::EntryValue;
+using detail::kLinkPair;
 using detail::kNumberedSgprs;
 using detail::kSpecialSgprs;
 using detail::kStackPointer;
@@ -837,11 +838,13 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         arg.kind = Kind::immediate64;
         arg.value = inst.address;
         break;
-      case ArgumentKind::register_value: {
-        // sN, s[a:a+1], vN, v[a:a+1], exec.
+      case ArgumentKind::register_value:
+      case ArgumentKind::register_reference: {
+        // sN, s[a:a+1], vN, v[a:a+1], exec, vcc.
         const std::string& name = argument.name;
-        if (name == "exec") {
-          arg.kind = Kind::exec;
+        arg.by_reference = argument.kind == ArgumentKind::register_reference;
+        if (name == "exec" || name == "vcc") {
+          arg.kind = name == "exec" ? Kind::exec : Kind::vcc;
           break;
         }
         unsigned first = 0, last = 0;
@@ -852,8 +855,8 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
         }
         const unsigned limit = bank == 's' ? kNumberedSgprs : 256;
         if ((bank != 's' && bank != 'v') || last - first > 1 || last >= limit)
-          fail(context,
-               "register argument '" + name + "': expected sN, s[a:a+1], vN, v[a:a+1] or exec");
+          fail(context, "register argument '" + name +
+                            "': expected sN, s[a:a+1], vN, v[a:a+1], exec or vcc");
         arg.kind = bank == 's' ? Kind::sgpr : Kind::vgpr;
         arg.first = first;
         arg.count = last - first + 1;
@@ -1143,8 +1146,9 @@ void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& 
   }
   // The private segment: the kernel's own, then the spill area, then the probes' stack.
   // The spill area holds at most every VGPR a probe or the envelope writes, plus the two
-  // VGPRs the SGPRs are spilled through.
-  unsigned vgprs_needed = 0;
+  // VGPRs the SGPRs are spilled through, plus a pair passed by reference (saved whether
+  // written or not).
+  unsigned vgprs_needed = 0, spilled_vgprs = 0;
   std::uint64_t probe_stack = 0;
   for (const PointSpec& point : plan_.points) {
     if (!point.call) continue;
@@ -1156,12 +1160,17 @@ void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& 
                         argument.kind == ArgumentKind::return_value
                     ? 1
                     : 2;
-    vgprs_needed = std::max({vgprs_needed, loaded.footprint.vgpr_count, dwords + 2});
+    const unsigned written = std::max(loaded.footprint.vgpr_count, dwords + 2);
+    const bool by_reference =
+        std::any_of(point.call->args.begin(), point.call->args.end(),
+                    [](const Argument& a) { return a.kind == ArgumentKind::register_reference; });
+    vgprs_needed = std::max(vgprs_needed, written);
+    spilled_vgprs = std::max(spilled_vgprs, written + (by_reference ? 2 : 0));
     probe_stack = std::max(probe_stack, loaded.footprint.scratch_bytes);
   }
   auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
   calls.spill_base = align16(kd.private_segment_fixed_size);
-  calls.stack_base = align16(calls.spill_base + 4 * (vgprs_needed + 2));
+  calls.stack_base = align16(calls.spill_base + 4 * (spilled_vgprs + 2));
   // Inside relocated functions the spill area and the probe's stack lie spill_base above
   // s32 (call_envelope.h: stack_relative), and s32 reaches the kernel's own private segment
   // on its deepest static call chain: room for that once more.
@@ -1568,6 +1577,25 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
   in.live = live;
   in.args = envelope_arguments(*point.call, k.instrumented, *k.calls, inst, point.where,
                                result_.points_instrumented, context);
+  // A register the probe changes must be one the code at the point owns: not the
+  // instrumentation's own SGPRs (which sit above every SGPR the kernel touches), nor what the
+  // function ABI keeps there (a changed return address or stack pointer would not return).
+  for (const detail::EnvelopeArgument& arg : in.args) {
+    if (!arg.by_reference || arg.kind != detail::EnvelopeArgument::Kind::sgpr) continue;
+    for (unsigned reg = arg.first; reg < arg.first + arg.count; ++reg) {
+      const std::string name = "register_reference s" + std::to_string(reg) + ": ";
+      if (reg >= std::min(k.reserved.base, in.call.base))
+        fail(context, name + "not one of the code's SGPRs (the instrumentation's own start at s" +
+                          std::to_string(std::min(k.reserved.base, in.call.base)) + ")");
+      if (code.function && reg < 4 && !input_.target().has_architected_flat_scratch())
+        fail(context, name + "s[0:3] hold the function's scratch resource");
+      if (code.function && reg >= kLinkPair && reg <= kStackPointer + 1)
+        fail(context, name + "s[30:31], s32 and s33 hold the function's return address, stack " +
+                          "and frame pointers");
+      if (!code.function && !k.relocated.empty() && reg == kStackPointer)
+        fail(context, name + "s32 is the stack pointer of the device functions this kernel calls");
+    }
+  }
   in.uniform = point.call->uniform;
   in.spill_base = k.calls->spill_base;
   in.stack_base = k.calls->stack_base;

@@ -23,11 +23,12 @@ constexpr std::array<std::pair<PointKind, const char*>, 10> kPointNames{{
     {PointKind::function_entry, "function_entry"},
     {PointKind::function_return, "function_return"},
 }};
-constexpr std::array<std::pair<ArgumentKind, const char*>, 8> kArgumentNames{{
+constexpr std::array<std::pair<ArgumentKind, const char*>, 9> kArgumentNames{{
     {ArgumentKind::constant, "constant"},
     {ArgumentKind::point_id, "point_id"},
     {ArgumentKind::original_address, "original_address"},
     {ArgumentKind::register_value, "register"},
+    {ArgumentKind::register_reference, "register_reference"},
     {ArgumentKind::effective_address, "effective_address"},
     {ArgumentKind::exec, "exec"},
     {ArgumentKind::return_value, "return_value"},
@@ -109,7 +110,8 @@ Argument parse_argument(const Walker& walker, const nlohmann::json& json, const 
     if (!json.contains("value")) walker.bad(path, "a constant needs 'value'");
     argument.value = walker.unsigned_value(json["value"], path + ".value");
   }
-  if (argument.kind == ArgumentKind::register_value || argument.kind == ArgumentKind::variable)
+  if (argument.kind == ArgumentKind::register_value ||
+      argument.kind == ArgumentKind::register_reference || argument.kind == ArgumentKind::variable)
     argument.name = walker.string(json, path, "name");
   if (json.contains("indexed_by_call_site")) {
     if (argument.kind != ArgumentKind::variable)
@@ -210,6 +212,9 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
         snippet.op = SnippetOp::store;
         if (!s.contains("value")) walker.bad(spath, "a store needs 'value'");
         snippet.value = parse_argument(walker, s["value"], spath + ".value");
+        if (snippet.value->kind == ArgumentKind::register_reference)
+          walker.bad(spath + ".value",
+                     "a snippet cannot change a register; a probe call's register_reference can");
       } else {
         walker.bad(spath + ".op", "unknown op '" + op + "' (known: increment, store)");
       }
@@ -239,6 +244,13 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
           if (argument.kind == ArgumentKind::return_value && point.where != PointKind::call_return)
             walker.bad(cpath + ".args[" + std::to_string(a) + "]",
                        "return_value is only available at call_return points");
+          if (argument.kind == ArgumentKind::register_reference &&
+              std::any_of(call.args.begin(), call.args.end(), [](const Argument& earlier) {
+                return earlier.kind == ArgumentKind::register_reference;
+              }))
+            walker.bad(cpath + ".args[" + std::to_string(a) + "]",
+                       "a call passes at most one register_reference (the probe's one return "
+                       "value is its new value)");
           call.args.push_back(std::move(argument));
         }
       }

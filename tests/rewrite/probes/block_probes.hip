@@ -88,3 +88,24 @@ WAVEKIT_PROBE void log_address(wavekit::probe::Slot, AddressLog* log, uint64_t p
   }
   if (first) log->count = index + 1;
 }
+
+// Probes that change the register passed by reference (plan: register_reference): the return
+// value is the register's new value.
+WAVEKIT_PROBE uint32_t keep_dword(wavekit::probe::Slot, uint32_t value) { return value; }
+WAVEKIT_PROBE uint64_t keep_pair(wavekit::probe::Slot, uint64_t value) { return value; }
+
+// Flips `bit` of the value in lane `lane` (every wave): a fault injector's flip.
+WAVEKIT_PROBE uint32_t flip_lane_bit(wavekit::probe::Slot, uint32_t value, uint32_t lane,
+                                     uint32_t bit) {
+  return wavekit::probe::Wave::lane() == lane ? value ^ (1u << bit) : value;
+}
+
+// The mask without `lane` (for EXEC or VCC).
+WAVEKIT_PROBE uint64_t drop_lane(wavekit::probe::Slot, uint64_t mask, uint32_t lane) {
+  return mask & ~(uint64_t{1} << lane);
+}
+
+// An SGPR plus `delta` (uniform).
+WAVEKIT_PROBE uint32_t add_to_dword(wavekit::probe::Slot, uint32_t value, uint32_t delta) {
+  return value + delta;
+}

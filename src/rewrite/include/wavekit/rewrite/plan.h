@@ -36,10 +36,15 @@ enum class PointKind {
 enum class MemoryKind { global, scratch, lds, scalar, flat };
 
 enum class ArgumentKind {
-  constant,           // value
-  point_id,           // the point's index in the rewritten object
-  original_address,   // the instruction's address in the original object
-  register_value,     // a register ("v3", "s[4:5]") as it is at the point
+  constant,          // value
+  point_id,          // the point's index in the rewritten object
+  original_address,  // the instruction's address in the original object
+  register_value,    // a register ("v3", "s[4:5]", "exec", "vcc") as it is at the point
+  // The same value, and the probe's return value becomes the register's (32 bits, or 64 in
+  // v[0:1] for a pair, EXEC and VCC): what the instrumented code continues with. VGPRs change
+  // in the lanes the probe ran for; SGPRs, EXEC and VCC take the first such lane's value. At
+  // most one per call.
+  register_reference,
   effective_address,  // a memory instruction's address (per lane)
   exec,               // the EXEC mask at the point
   return_value,       // v0:v1 after a call (call_return points only)

@@ -515,26 +515,6 @@ void add_row(double* g, const float* q, double c, int n) {
   add_row_body(g, q, c, n);
 }
 
-// For four elements of a solver's y (+-1) and status (the Solver's kLower/kUpper/kFree) as
-// 64-bit lane masks: I_up (LIBSVM's first scan: not (+1, upper) nor (-1, lower)), I_low (its
-// second: not (+1, lower) nor (-1, upper)) and the sign bit where y = -1.
-__attribute__((target("avx2"), always_inline)) inline void classify_avx2(
-    const signed char* y, const unsigned char* status, unsigned char lower, unsigned char upper,
-    __m256d* up, __m256d* low, __m256d* yneg) {
-  auto widen = [](const void* p) __attribute__((target("avx2"))) {
-    int v;
-    std::memcpy(&v, p, 4);
-    return _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(v));
-  };
-  __m256i yy = widen(y), ss = widen(status), ones = _mm256_set1_epi64x(-1);
-  __m256i pos = _mm256_cmpeq_epi64(yy, _mm256_set1_epi64x(1));
-  __m256i at_up = _mm256_cmpeq_epi64(ss, _mm256_set1_epi64x(upper));
-  __m256i at_lo = _mm256_cmpeq_epi64(ss, _mm256_set1_epi64x(lower));
-  *up = _mm256_castsi256_pd(_mm256_andnot_si256(_mm256_blendv_epi8(at_lo, at_up, pos), ones));
-  *low = _mm256_castsi256_pd(_mm256_andnot_si256(_mm256_blendv_epi8(at_up, at_lo, pos), ones));
-  *yneg = _mm256_andnot_pd(_mm256_castsi256_pd(pos), _mm256_set1_pd(-0.0));
-}
-
 // LIBSVM's Solver for  min 0.5 a'Qa + p'a  s.t.  y'a = 0, 0 <= a_i <= C_i.
 class Solver {
  public:
@@ -554,6 +534,8 @@ class Solver {
   SolutionInfo solve() {
     qd_ = q_.qd();
     status_.resize(l_);
+    up_sign_.resize(l_);
+    low_sign_.resize(l_);
     for (int i = 0; i < l_; ++i) update_status(i);
     active_set_.resize(l_);
     std::iota(active_set_.begin(), active_set_.end(), 0);
@@ -703,6 +685,10 @@ class Solver {
       status_[i] = kLower;
     else
       status_[i] = kFree;
+    constexpr double kOut = std::numeric_limits<double>::quiet_NaN();
+    bool pos = y_[i] == +1;
+    up_sign_[i] = (pos ? !is_upper(i) : !is_lower(i)) ? -y_[i] : kOut;
+    low_sign_[i] = (pos ? !is_lower(i) : !is_upper(i)) ? y_[i] : kOut;
   }
   bool is_upper(int i) const { return status_[i] == kUpper; }
   bool is_lower(int i) const { return status_[i] == kLower; }
@@ -726,6 +712,8 @@ class Solver {
     std::swap(p_[i], p_[j]);
     std::swap(active_set_[i], active_set_[j]);
     std::swap(g_bar_[i], g_bar_[j]);
+    std::swap(up_sign_[i], up_sign_[j]);
+    std::swap(low_sign_[i], low_sign_[j]);
   }
 
   void reconstruct_gradient() {
@@ -815,27 +803,24 @@ class Solver {
   }
 
   // The same choice without branches, four candidates a step. Per element, with y = +-1:
-  // LIBSVM's two branches are one expression (-g for y = +1 and g for y = -1 is -y g; a - b is
-  // a + (-b) exactly), so every value is LIBSVM's. Its scans keep the last of equal extremes
-  // (>=, <=); so does each lane, and of the lanes holding the extreme the one with the last
-  // index wins: the same index. Where the data make branches unpredictable (most alphas at a
-  // bound, in a random order) LIBSVM's loops were a sixth of a fit's time.
+  // LIBSVM's two branches are one expression (-g for y = +1 and g for y = -1 is -y g, taken
+  // as g times up_sign_, NaN outside the set; a - b is a + (-b) exactly), so every value is
+  // LIBSVM's. Its scans keep the last of equal extremes (>=, <=); so does each lane, and of the
+  // lanes holding the extreme the one with the last index wins: the same index. Where the data
+  // make branches unpredictable (most alphas at a bound, in a random order) LIBSVM's loops
+  // were a sixth of a fit's time.
   __attribute__((target("avx2"))) bool select_avx2(int* out_i, int* out_j) {
     const int n = active_size_, n4 = n / 4 * 4;
     const signed char* y = y_.data();
-    const unsigned char* st = reinterpret_cast<const unsigned char*>(status_.data());
     const double* g = g_.data();
-    const __m256d zero = _mm256_setzero_pd(), neg0 = _mm256_set1_pd(-0.0);
+    const __m256d zero = _mm256_setzero_pd();
     // i: the last t in I_up with -y_t g_t largest.
     __m256d best = _mm256_set1_pd(-kInf);
     __m256i best_idx = _mm256_set1_epi64x(-1), idx = _mm256_setr_epi64x(0, 1, 2, 3);
     const __m256i four = _mm256_set1_epi64x(4);
     for (int t = 0; t < n4; t += 4, idx = _mm256_add_epi64(idx, four)) {
-      __m256d up, low, yneg;
-      classify_avx2(y + t, st + t, kLower, kUpper, &up, &low, &yneg);
-      // -y g: g with its sign flipped where y = +1
-      __m256d v = _mm256_xor_pd(_mm256_loadu_pd(g + t), _mm256_xor_pd(yneg, neg0));
-      __m256d take = _mm256_and_pd(up, _mm256_cmp_pd(v, best, _CMP_GE_OQ));
+      __m256d v = _mm256_mul_pd(_mm256_loadu_pd(g + t), _mm256_loadu_pd(up_sign_.data() + t));
+      __m256d take = _mm256_cmp_pd(v, best, _CMP_GE_OQ);
       best = _mm256_blendv_pd(best, v, take);
       best_idx = _mm256_castpd_si256(
           _mm256_blendv_pd(_mm256_castsi256_pd(best_idx), _mm256_castsi256_pd(idx), take));
@@ -860,20 +845,19 @@ class Solver {
     __m256i least_idx = _mm256_set1_epi64x(-1);
     idx = _mm256_setr_epi64x(0, 1, 2, 3);
     for (int j = 0; j < n4; j += 4, idx = _mm256_add_epi64(idx, four)) {
-      __m256d up, low, yneg;
-      classify_avx2(y + j, st + j, kLower, kUpper, &up, &low, &yneg);
-      __m256d yg = _mm256_xor_pd(_mm256_loadu_pd(g + j), yneg);  // y_j g_j
-      gmax2v =
-          _mm256_blendv_pd(gmax2v, yg, _mm256_and_pd(low, _mm256_cmp_pd(yg, gmax2v, _CMP_GE_OQ)));
+      __m256d sign = _mm256_loadu_pd(low_sign_.data() + j);
+      __m256d yg = _mm256_mul_pd(_mm256_loadu_pd(g + j), sign);  // y_j g_j
+      gmax2v = _mm256_blendv_pd(gmax2v, yg, _mm256_cmp_pd(yg, gmax2v, _CMP_GE_OQ));
       __m256d grad_diff = _mm256_add_pd(vgmax, yg);
-      __m256d cand = _mm256_and_pd(low, _mm256_cmp_pd(grad_diff, zero, _CMP_GT_OQ));
+      __m256d cand = _mm256_cmp_pd(grad_diff, zero, _CMP_GT_OQ);
       if (_mm256_movemask_pd(cand) == 0) continue;
       // qd_i + qd_j - 2 y_i Q_ij for y_j = +1, + for y_j = -1
       __m256d t2 = _mm256_mul_pd(two_yi, _mm256_cvtps_pd(_mm_loadu_ps(qi + j)));
-      __m256d quad = _mm256_add_pd(_mm256_add_pd(qdi, _mm256_loadu_pd(qd_ + j)),
-                                   _mm256_xor_pd(t2, _mm256_xor_pd(yneg, neg0)));
+      __m256d quad =
+          _mm256_sub_pd(_mm256_add_pd(qdi, _mm256_loadu_pd(qd_ + j)), _mm256_mul_pd(t2, sign));
       __m256d denom = _mm256_blendv_pd(tau, quad, _mm256_cmp_pd(quad, zero, _CMP_GT_OQ));
-      __m256d obj = _mm256_div_pd(_mm256_xor_pd(_mm256_mul_pd(grad_diff, grad_diff), neg0), denom);
+      __m256d obj = _mm256_div_pd(
+          _mm256_xor_pd(_mm256_mul_pd(grad_diff, grad_diff), _mm256_set1_pd(-0.0)), denom);
       __m256d take = _mm256_and_pd(cand, _mm256_cmp_pd(obj, least, _CMP_LE_OQ));
       least = _mm256_blendv_pd(least, obj, take);
       least_idx = _mm256_castpd_si256(
@@ -1010,6 +994,11 @@ class Solver {
   bool shrinking_, quiet_;
   const double* qd_ = nullptr;
   std::vector<Status> status_;
+  // Per position, for the vector selection: -y where the element is in I_up (LIBSVM's first
+  // scan: not (+1, upper) nor (-1, lower)), y where it is in I_low (its second: not (+1, lower)
+  // nor (-1, upper)), NaN where it is not, so that g times it is LIBSVM's value (-y g, y g:
+  // exact) or a NaN that no comparison takes.
+  std::vector<double> up_sign_, low_sign_;
   std::vector<int> active_set_;
   int active_size_ = 0;
   bool unshrink_ = false;

@@ -100,6 +100,74 @@ TEST(Binary, ExpfIsCountedAsNvidiasExpansion) {
   EXPECT_DOUBLE_EQ(fast.count("flops.fp32"), 1000);
 }
 
+// NVIDIA's FLOPs per call from our Nsight Compute run on the H200 (bench/model/h200_mathfuncs.cu:
+// one kernel per function over 2^20 inputs in [0.1, 2)): FADD + FMUL + 2 FFMA over the calls.
+double nvidia_flops_per_call(const std::string& kernel) {
+  std::ifstream in(std::string(WAVEKIT_MODEL_TEST_DATA) +
+                   "/../../../bench/model/h200/mathfuncs.csv");
+  std::string line;
+  std::vector<std::string> header;
+  auto fields = [](const std::string& row) {
+    std::vector<std::string> out;
+    std::string cell;
+    bool quoted = false;
+    for (char c : row) {
+      if (c == '"')
+        quoted = !quoted;
+      else if (c == ',' && !quoted)
+        out.push_back(cell), cell.clear();
+      else
+        cell += c;
+    }
+    out.push_back(cell);
+    return out;
+  };
+  auto number = [](std::string v) {
+    std::erase(v, ',');
+    return std::stod(v);
+  };
+  while (std::getline(in, line)) {
+    auto row = fields(line);
+    if (header.empty()) {
+      header = row;
+      continue;
+    }
+    if (row.size() != header.size() || row[0] != "nvcc -O3" || row[1].rfind(kernel + "(", 0) != 0)
+      continue;
+    double flops = 0;
+    for (std::size_t i = 0; i < header.size(); ++i) {
+      const std::string& h = header[i];
+      if (h.find("_op_fadd_pred_on.sum") != std::string::npos ||
+          h.find("_op_fmul_pred_on.sum") != std::string::npos)
+        flops += number(row[i]);
+      if (h.find("_op_ffma_pred_on.sum") != std::string::npos) flops += 2 * number(row[i]);
+    }
+    return flops / (1 << 20);
+  }
+  return -1;
+}
+
+TEST(Binary, LibraryCallsAreCountedAsNvidiasMeasuredOnes) {
+  for (const char* kernel : {"f_div", "f_rsqrtf", "f_sigmoid", "f_sqrtf", "f_logf", "f_powf"}) {
+    double nvidia = nvidia_flops_per_call(kernel);
+    ASSERT_GE(nvidia, 0) << kernel << " is not in bench/model/h200/mathfuncs.csv";
+    KernelModel k =
+        count_launch(spec(kernel, {"f32rand:{n}:0.1:2", "zeros:{4*n}", "i32:{n}"}, "1000"));
+    EXPECT_DOUBLE_EQ(k.count("flops.fp32") / 1000, nvidia) << kernel;
+    EXPECT_TRUE(check_kernel(k).empty()) << kernel;
+  }
+  // The numbers themselves (Nsight Compute 2025.3.1, nvcc 13.0, sm_90).
+  EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_div"), 5);
+  EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_rsqrtf"), 0);
+  EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_powf"), 62);  // 61 and the exponent's add
+  // powf of a loop-invariant base: the log part once per thread, the exp part per iteration.
+  const double n = 500, steps = 7;
+  KernelModel k = count_launch(
+      spec("pow_loop", {"f32rand:{n}", "zeros:{4*n}", "f32:0.9", "i32:7", "i32:{n}"}, "500"));
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), n * (37 + steps * (24 + 1)));
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.library"), n * (1 + steps));
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(

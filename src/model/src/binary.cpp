@@ -215,7 +215,21 @@ struct Decoded {
   std::string mnemonic;
   bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt: a dependent memory phase
   bool multiplies_by_log2e = false;      // a v_mul_f32 by the literal +-log2(e): expf begins
+  bool reciprocal = false;               // a v_div_fixup_f32 of the numerator +-1.0: 1/x
+  int library_flops = 0;                 // NVIDIA's FLOPs of a library call the shim marks
 };
+
+// The library calls the HIP shim marks (src/model/hip/include/hip/hip_runtime.h: encodings clang
+// does not choose for these operations) and NVIDIA's FLOPs for them, from Nsight Compute on the
+// H200 (bench/model/h200/mathfuncs.csv: logf 24, powf 61) and, for powf's two parts, from its
+// SASS (the log of the base, which nvcc hoists out of loops as clang does, 37; the exp2 with the
+// exponent's checks, 24). Each marker's own multiply counts 1 already.
+int library_flops(const isa::Instruction& inst) {
+  if (inst.mnemonic == "v_log_f32_e64")
+    return inst.text.find('|') != std::string::npos ? 37 : 23;  // powf's log part; logf
+  if (inst.mnemonic == "v_exp_f32_e64") return 23;              // powf's exp part
+  return 0;
+}
 
 }  // namespace
 
@@ -439,12 +453,21 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
               inst->mnemonic == "s_waitcnt" && inst->text.find("vmcnt") != std::string::npos,
               inst->mnemonic.rfind("v_mul_f32", 0) == 0 &&
                   (inst->text.find("0x3fb8aa3b") != std::string::npos ||
-                   inst->text.find("0xbfb8aa3b") != std::string::npos)};
+                   inst->text.find("0xbfb8aa3b") != std::string::npos),
+              inst->mnemonic.rfind("v_div_fixup_f32", 0) == 0 &&
+                  (inst->text.ends_with(", 1.0") || inst->text.ends_with(", -1.0")),
+              library_flops(*inst)};
+    if (d.library_flops) {
+      d.cls.per_lane.emplace_back("ops.fp32.library", 1);
+      d.cls.per_lane.emplace_back("flops.fp32", d.library_flops);
+    }
     decoded.emplace(count.pc, std::move(d));
   }
   // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
   // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
-  // division (docs/model.md: fp32 10 FLOP; fp64 15 FLOP plus 2 fp32 FLOP).
+  // division (docs/model.md: fp32 10 FLOP, a reciprocal 1/x 5; fp64 15 FLOP plus 2 fp32 FLOP).
+  // A reciprocal: nvcc's 1.0f / x is MUFU.RCP, 2 FFMA and an FADD, not the division's sequence
+  // (Nsight Compute on the H200: bench/model/h200/mathfuncs.csv).
   // Integer divisions: clang expands a 32-bit integer division through the float reciprocal
   // (v_cvt_f32_u32, v_rcp_iflag_f32, a v_mul_f32 by 0x4f7ffffe, v_cvt_u32_f32...); NVIDIA's
   // expansion has no FP arithmetic (I2F, MUFU.RCP, integer multiply-adds). The multiply that
@@ -476,7 +499,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
         open = precision;
         continue;
       }
-      if (open.empty()) continue;
+      if (open.empty() || d.library_flops) continue;  // (a marked call keeps its count)
       auto& lanes = d.cls.per_lane;
       if (m.rfind("v_div_fixup_", 0) == 0) {
         lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
@@ -484,7 +507,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
                     lanes.end());
         lanes.emplace_back("ops." + open + ".div", 1);
         if (open == "fp32") {
-          lanes.emplace_back("flops.fp32", 10);
+          lanes.emplace_back("flops.fp32", d.reciprocal ? 5 : 10);
         } else {
           lanes.emplace_back("flops.fp64", 15);
           lanes.emplace_back("flops.fp32", 2);
@@ -509,6 +532,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     std::vector<Decoded*> window;  // from the multiply by log2(e), in address order
     bool reduced = false;          // a v_rndne_f32 in the window
     for (auto& [pc, d] : decoded) {
+      if (d.library_flops) continue;  // a marked call is no part of an expf
       if (d.multiplies_by_log2e) {
         window.clear();
         reduced = false;

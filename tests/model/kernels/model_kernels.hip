@@ -98,3 +98,41 @@ extern "C" __global__ void int_divide(const int* x, float* y, int d, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = float(x[i] / d) + 0.5f;
 }
+
+// Library calls whose FLOPs NVIDIA counts differently from the AMD expansion, against Nsight
+// Compute's count per call on the H200 (bench/model/h200/mathfuncs.csv, the same expressions):
+// a reciprocal 1.0f / x (5 FLOP), rsqrtf (0), a sigmoid 1 / (1 + expf(-x)) (16: expf's 10, the
+// add, the reciprocal's 5), sqrtf (6), logf (24), powf (61 with the exponent's add).
+extern "C" __global__ void f_div(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 1.0f / in[i];
+}
+extern "C" __global__ void f_rsqrtf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = rsqrtf(in[i]);
+}
+extern "C" __global__ void f_sigmoid(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = 1.0f / (1.0f + expf(-in[i]));
+}
+extern "C" __global__ void f_sqrtf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = sqrtf(in[i]);
+}
+extern "C" __global__ void f_logf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = logf(in[i]);
+}
+extern "C" __global__ void f_powf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = powf(in[i], 2.5f + in[i]);
+}
+// adam's shape: powf of a loop-invariant base inside a loop, whose log nvcc and clang both
+// hoist: per thread one log part (37) and per iteration an exp part (24) and the add of 1 - p.
+extern "C" __global__ void pow_loop(const float* in, float* out, float b, int steps, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float m = in[i];
+  for (int t = 1; t <= steps; ++t) m += powf(b, float(t));
+  out[i] = m;
+}

@@ -168,8 +168,33 @@ WK_F1(roundf, __builtin_roundf)
 WK_F1(rintf, __builtin_rintf)
 WK_F1(expf, __builtin_expf)
 WK_F1(exp2f, __builtin_exp2f)
-WK_F1(logf, __builtin_logf)
 WK_F1(log2f, __builtin_log2f)
+#ifdef __FAST_MATH__
+// With -ffast-math, as nvcc's -use_fast_math: the hardware log2/exp2 and one multiply (NVIDIA's
+// MUFU.LG2/EX2 and an FMUL: 1 FLOP, bench/model/h200/mathfuncs.csv).
+__device__ inline float logf(float x) { return __builtin_logf(x); }
+__device__ inline float powf(float x, float y) { return __builtin_exp2f(y * __builtin_log2f(x)); }
+#else
+// The accurate logf and powf are marked for the model's count (src/model/src/binary.cpp), which
+// charges NVIDIA's expansions, measured on the H200 (bench/model/h200/mathfuncs.csv), instead of
+// these instructions. Markers: encodings clang does not choose for these operations itself.
+// logf: ln 2 times the hardware log2, both in VOP3 form (v_log_f32_e64 of a plain operand:
+// 24 FLOP with its multiply). powf: the hardware log2 of |x| (the intrinsic, so that clang
+// hoists a loop-invariant one as nvcc does; v_log_f32_e64 of an |operand|: the log part, 37
+// FLOP) and, after the multiply by y, the hardware exp2 in VOP3 form (v_exp_f32_e64: the exp
+// part, 24 FLOP with the multiply). Denormals are flushed and powf of a negative x is that of
+// |x|: the counts are NVIDIA's, the values close to its.
+__device__ inline float logf(float x) {
+  float r;
+  asm("v_log_f32_e64 %0, %1\n\tv_mul_f32_e64 %0, %0, %2" : "=&v"(r) : "v"(x), "v"(0.693147181f));
+  return r;
+}
+__device__ inline float powf(float x, float y) {
+  float t = y * __builtin_amdgcn_logf(__builtin_fabsf(x)), r;
+  asm("v_exp_f32_e64 %0, %1" : "=v"(r) : "v"(t));
+  return r;
+}
+#endif
 WK_F1(log10f, __builtin_log10f)
 WK_F1(sinf, __builtin_sinf)
 WK_F1(cosf, __builtin_cosf)
@@ -181,11 +206,13 @@ WK_D1(rint, __builtin_rint)
 __device__ inline double sqrt(double x) { return __builtin_sqrt(x); }
 __device__ inline float sqrt(float x) { return __builtin_sqrtf(x); }
 __device__ inline float fabs(float x) { return __builtin_fabsf(x); }
-__device__ inline float rsqrtf(float x) { return 1.0f / __builtin_sqrtf(x); }
+// The hardware reciprocal square root, as nvcc's rsqrtf (MUFU.RSQ alone: no FLOPs in NVIDIA's
+// count, bench/model/h200/mathfuncs.csv); a division by sqrtf would count 16.
+__device__ inline float rsqrtf(float x) { return __builtin_amdgcn_rsqf(x); }
 __device__ inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
 // The float overloads HIP's <cmath> gives device code (exp(x) of a float is expf).
 __device__ inline float exp(float x) { return __builtin_expf(x); }
-__device__ inline float log(float x) { return __builtin_logf(x); }
+__device__ inline float log(float x) { return logf(x); }
 __device__ inline float sin(float x) { return __builtin_sinf(x); }
 __device__ inline float cos(float x) { return __builtin_cosf(x); }
 __device__ inline float fmaf(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
@@ -202,8 +229,7 @@ __device__ inline float __logf(float x) { return __builtin_logf(x); }
 __device__ inline float __sinf(float x) { return __builtin_sinf(x); }
 __device__ inline float __cosf(float x) { return __builtin_cosf(x); }
 __device__ inline float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
-// powf through exp2/log2 (the device libraries' powf has more steps; the FLOPs differ).
-__device__ inline float powf(float x, float y) { return __builtin_exp2f(y * __builtin_log2f(x)); }
+
 // tanhf as 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x: an exp2 and a division, the shape
 // of NVIDIA's (MUFU.EX2 and a reciprocal); not its small-|x| polynomial, so the FLOPs differ.
 __device__ inline float tanhf(float x) {

@@ -168,6 +168,38 @@ TEST(Binary, LibraryCallsAreCountedAsNvidiasMeasuredOnes) {
   EXPECT_DOUBLE_EQ(k.count("ops.fp32.library"), n * (1 + steps));
 }
 
+TEST(Binary, QrgIcndCountsNvidiasPathsPerElement) {
+  // HeCBench's qrg icnd, read in place (third-party: never copied): per element either the
+  // rational approximation (29 FLOP in nvcc's SASS: the FFMA and FADD of the input's scaling, the
+  // square, 7 FFMA, the multiply, the division's 10) or the tail (the same 3, two logf at 24, 8
+  // FFMA; nvcc's negation is an FADD clang folds into a sign flip: 67). clang pairs the two
+  // polynomials into v_pk_fma_f32, two of them with an unused half, which count nothing; the
+  // logf calls are the shim's marked ones. The branch per element from a CPU evaluation.
+  std::string root = std::string(WAVEKIT_SHARED_DATA) + "/hecbench/src";
+  std::string source = root + "/qrg-hip/main.cu";
+  if (!fs::exists(source)) GTEST_SKIP() << source << " is absent (shared data not checked out)";
+  const unsigned path_n = 4096, distance = 0xffffffffu / (path_n + 1);
+  LaunchSpec s;
+  s.code_object = build_hip(source, (fs::temp_directory_path() / "wkm-qrg").string(),
+                            {"-I" + root + "/qrg-cuda"});
+  s.kernel = "icnd";
+  s.blocks = {"4"};
+  s.block = {"128"};
+  s.arguments = {"zeros:16384", "u32:4096", "u32:" + std::to_string(distance)};
+  s.host_threads = 2;
+  KernelModel k = count_launch(s);
+  const float x1 = 1.0f / float(0xffffffffu), x2 = x1 / 2.0f;
+  double expected = 0;
+  for (unsigned pos = 0; pos < path_n; ++pos) {
+    unsigned x = (pos + 1) * distance;
+    if (x >= 0x80000000u) x = 0xffffffffu - x;
+    float p2 = std::fmaf(float(x), x1, x2) - 0.5f;
+    expected += p2 > -0.42f ? 29 : 67;
+  }
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), expected);
+  EXPECT_TRUE(check_kernel(k).empty());
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(

@@ -14,6 +14,8 @@
 #include <unordered_set>
 
 #include "llvm/Demangle/Demangle.h"
+#include "wavekit/analysis/analysis.h"
+#include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/emu/emu.h"
 #include "wavekit/hsa/launch.h"
@@ -462,6 +464,51 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       d.cls.per_lane.emplace_back("flops.fp32", d.library_flops);
     }
     decoded.emplace(count.pc, std::move(d));
+  }
+  // Packed FP32 arithmetic (v_pk_fma/mul/add_f32) counts two elements; where clang's SLP
+  // vectorizer paired chains of unequal length, one half's result is never read, and NVIDIA's
+  // scalar code has no such operation: that half counts nothing (qrg icnd, fhd). A half is dead
+  // when its register is written again before any read later in the block, under the same EXEC,
+  // or else when the analysis's liveness (conservative: a masked write ends nothing) has it dead
+  // after the instruction.
+  {
+    std::optional<analysis::Program> program;
+    std::optional<analysis::Liveness> liveness;
+    for (auto& [pc, d] : decoded) {
+      const std::string& m = d.mnemonic;
+      if (m.rfind("v_pk_fma_f32", 0) != 0 && m.rfind("v_pk_mul_f32", 0) != 0 &&
+          m.rfind("v_pk_add_f32", 0) != 0)
+        continue;
+      if (!program) {
+        program = analysis::analyze(analysis::make_input(object));
+        liveness.emplace(*program);
+      }
+      const analysis::Function* function = program->function_containing(pc);
+      const analysis::Block* block = program->block_containing(pc);
+      std::optional<std::size_t> index =
+          function ? function->instruction_index(pc) : std::optional<std::size_t>();
+      if (!block || !index) continue;
+      const std::size_t f = std::size_t(function - program->functions.data());
+      const isa::RegisterSet after = liveness->live_after(f, *index);
+      const std::size_t block_end = block->first_instruction + block->instruction_count;
+      auto dead = [&](std::size_t reg) {
+        for (std::size_t i = *index + 1; i < block_end; ++i) {
+          const isa::Instruction& next = function->instructions[i];
+          if (next.reads.vgpr[reg]) return false;
+          if (next.writes.exec()) break;
+          if (next.writes.vgpr[reg]) return true;
+        }
+        return !after.vgpr[reg];
+      };
+      const std::bitset<256>& written = function->instructions[*index].writes.vgpr;
+      if (written.count() != 2) continue;
+      int dead_halves = 0;
+      for (std::size_t reg = 0; reg < written.size(); ++reg)
+        if (written[reg] && dead(reg)) ++dead_halves;
+      if (dead_halves != 1) continue;
+      for (auto& [key, weight] : d.cls.per_lane)
+        if (key.rfind("flops.fp32", 0) == 0 || key.rfind("ops.fp32.", 0) == 0) weight /= 2;
+    }
   }
   // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
   // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole

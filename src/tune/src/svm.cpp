@@ -469,6 +469,12 @@ class SvcQ {
     return data;
   }
   const double* qd() const { return qd_.data(); }
+  // The shared matrix's side, for G-bar kept per matrix column (Solver::g_bar_): whether there
+  // is one, its size, position i's raw row (K, without y) and column.
+  bool shared() const { return k_.gram != nullptr; }
+  int shared_size() const { return static_cast<int>(k_.gram->size()); }
+  const float* shared_row(int i) { return k_.gram->row(k_.orig[i], pool_); }
+  int shared_column(int i) const { return k_.orig[i]; }
   void swap_index(int i, int j) {
     cache_.swap_index(i, j);
     k_.swap(i, j);
@@ -542,15 +548,15 @@ class Solver {
     active_size_ = l_;
     unshrink_ = false;
     g_.assign(l_, 0);
-    g_bar_.assign(l_, 0);
+    shared_bar_ = q_.shared();
+    g_bar_.assign(shared_bar_ ? q_.shared_size() : l_, 0);
     for (int i = 0; i < l_; ++i) g_[i] = p_[i];
     for (int i = 0; i < l_; ++i) {
       if (is_lower(i)) continue;
       const float* qi = q_.get_q(i, l_);
       double ai = alpha_[i];
       for (int j = 0; j < l_; ++j) g_[j] += ai * qi[j];
-      if (is_upper(i))
-        for (int j = 0; j < l_; ++j) g_bar_[j] += c(i) * qi[j];
+      if (is_upper(i)) add_bar(i, c(i), qi);
     }
 
     long long max_iter = std::max<long long>(10000000, 100LL * l_);
@@ -642,14 +648,8 @@ class Solver {
       bool ui = is_upper(i), uj = is_upper(j);
       update_status(i);
       update_status(j);
-      if (ui != is_upper(i)) {
-        qi = q_.get_q(i, l_);
-        add_row(g_bar_.data(), qi, ui ? -ci : ci, l_);
-      }
-      if (uj != is_upper(j)) {
-        qj = q_.get_q(j, l_);
-        add_row(g_bar_.data(), qj, uj ? -cj : cj, l_);
-      }
+      if (ui != is_upper(i)) add_bar(i, ui ? -ci : ci, nullptr);
+      if (uj != is_upper(j)) add_bar(j, uj ? -cj : cj, nullptr);
     }
     if (iter >= max_iter) {
       if (active_size_ < l_) {
@@ -711,15 +711,26 @@ class Solver {
     std::swap(alpha_[i], alpha_[j]);
     std::swap(p_[i], p_[j]);
     std::swap(active_set_[i], active_set_[j]);
-    std::swap(g_bar_[i], g_bar_[j]);
+    if (!shared_bar_) std::swap(g_bar_[i], g_bar_[j]);
     std::swap(up_sign_[i], up_sign_[j]);
     std::swap(low_sign_[i], low_sign_[j]);
   }
 
+  // G-bar += c Q_i (c = +-C_i as alpha_i reaches or leaves its bound), with qi row i of Q or
+  // null to fetch it. With the shared matrix G-bar is kept per matrix column, G'[col] = y G-bar,
+  // so that the update reads the matrix's raw row in order instead of gathering a full Q row
+  // (most of a Q row's entries serve only this): each term y_i y_k C K becomes y_i C K (exact:
+  // signs), and y_k (a + b) = y_k a + y_k b in floating point, so bar(k) is LIBSVM's G-bar_k.
+  void add_bar(int i, double c, const float* qi) {
+    if (shared_bar_) return add_row(g_bar_.data(), q_.shared_row(i), c * y_[i], q_.shared_size());
+    add_row(g_bar_.data(), qi ? qi : q_.get_q(i, l_), c, l_);
+  }
+  double bar(int j) const { return shared_bar_ ? y_[j] * g_bar_[q_.shared_column(j)] : g_bar_[j]; }
+
   void reconstruct_gradient() {
     if (active_size_ == l_) return;
     int nr_free = 0;
-    for (int j = active_size_; j < l_; ++j) g_[j] = g_bar_[j] + p_[j];
+    for (int j = active_size_; j < l_; ++j) g_[j] = bar(j) + p_[j];
     for (int j = 0; j < active_size_; ++j)
       if (is_free(j)) ++nr_free;
     if (2 * nr_free < active_size_) info("\nWARNING: using -h 0 may be faster\n");
@@ -1002,7 +1013,8 @@ class Solver {
   std::vector<int> active_set_;
   int active_size_ = 0;
   bool unshrink_ = false;
-  std::vector<double> g_, g_bar_;
+  std::vector<double> g_, g_bar_;  // g_bar_ per position, or per shared matrix column
+  bool shared_bar_ = false;
 };
 
 struct Decision {

@@ -160,6 +160,8 @@ class Dispatcher {
   // number of instructions executed.
   std::uint64_t run_round(Workgroup& group);
   void run_wave(Wave& wave, std::uint64_t budget);
+  // DispatchOptions::inject, at the instance it names (the instruction just ran).
+  void inject(Wave& wave);
   void record_fault(Wave& wave);
   void check_progress(std::uint64_t executed);
   // Stops the dispatch with `kind` (no_progress, budget_exceeded); called with mutex_ held.
@@ -174,6 +176,7 @@ class Dispatcher {
   DispatchResult result_;
   KernelDescriptor kd_{};
   std::uint64_t entry_ = 0;
+  std::uint64_t injection_host_pc_ = 0;  // DispatchOptions::inject's instruction; 0: none
   std::uint32_t groups_[3] = {1, 1, 1};
   std::uint32_t total_groups_ = 0;
   std::uint32_t waves_per_group_ = 0;
@@ -302,6 +305,7 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
   wave.wave_in_workgroup = wave_index;
   wave.linear_id = std::uint64_t(group.flat_id) * waves_per_group_ + wave_index;
   wave.pc = entry_;
+  wave.injection_executions = 0;
   wave.scratch_size = scratch_per_wave_;
   wave.scratch_base =
       scratch_per_wave_ ? scratch_.address() + wave.private_slot * scratch_per_wave_ : 0;
@@ -446,11 +450,37 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
     wave.pc = inst->next_pc;
     inst->handler(wave, *inst);
     ++wave.instructions;
+    if (pc == injection_host_pc_ && wave.state != WaveState::faulted) inject(wave);
     if (wave.state != WaveState::ready || wave.yield) {
       if (wave.state == WaveState::faulted) wave.error_pc = pc;
       return;
     }
   }
+}
+
+void Dispatcher::inject(Wave& wave) {
+  const FaultInjection& fault = *params_.options.inject;
+  if (wave.linear_id != fault.wave || wave.injection_executions++ != fault.execution) return;
+  complete_until(wave, wave.vm, 0);
+  complete_until(wave, wave.lgkm, 0);
+  InjectedFault& done = result_.injected;  // one wave reaches it: no other writes it
+  done.reached = true;
+  std::uint32_t* value = nullptr;
+  if (fault.vgpr) {
+    const std::uint64_t exec = wave.exec();
+    const unsigned active = unsigned(std::popcount(exec));
+    if (!active) return;
+    std::uint64_t lanes = exec;
+    for (std::uint32_t skip = fault.lane_pick % active; skip; --skip) lanes &= lanes - 1;
+    done.lane = std::uint32_t(std::countr_zero(lanes));
+    value = &wave.vreg(fault.reg)[done.lane];
+  } else {
+    value = &wave.s[fault.reg];
+  }
+  done.before = *value;
+  *value ^= 1u << fault.bit;
+  done.after = *value;
+  done.flipped = true;
 }
 
 std::uint64_t Dispatcher::run_round(Workgroup& group) {
@@ -691,6 +721,20 @@ DispatchResult Dispatcher::run() {
   for (unsigned slot = slots; slot-- > 0;) free_slots_.push_back(slot);
 
   code_.impl().prepare_entry(entry_);
+  if (const auto& fault = params_.options.inject) {
+    if (fault->bit > 31 || (fault->vgpr ? fault->reg > 255 : fault->reg > 101)) {
+      result_.error = ErrorKind::invalid_dispatch;
+      result_.message = "invalid dispatch: fault injection into " +
+                        std::string(fault->vgpr ? "v" : "s") + std::to_string(fault->reg) +
+                        " bit " + std::to_string(fault->bit) + " (v0-v255 or s0-s101, bit 0-31)";
+      return std::move(result_);
+    }
+    // The instruction in the kernel's own code object, at its original address.
+    std::lock_guard lock(ctx_.code->mutex);
+    if (const detail::CodeObject* object = ctx_.code->object_at(entry_);
+        object && fault->pc >= object->vaddr_base && fault->pc - object->vaddr_base < object->size)
+      injection_host_pc_ = object->host_base + (fault->pc - object->vaddr_base);
+  }
   {
     std::lock_guard lock(mutex_);
     while (next_group_ < total_groups_ && resident_waves_ + waves_per_group_ <= max_resident_) {

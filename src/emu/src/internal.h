@@ -157,6 +157,7 @@ struct Wave {
   PendingQueue vm, lgkm;
 
   std::uint64_t instructions = 0;
+  std::uint64_t injection_executions = 0;   // of DispatchOptions::inject's instruction
   std::vector<std::uint64_t> block_counts;  // indexed by Inst::block_id of the object
   std::vector<std::uint64_t> block_sequence;
   std::vector<MemoryAccessRecord> memory_accesses;  // PCs are host PCs until retired

@@ -15,7 +15,9 @@
 //
 // With WAVEKIT_EMU_TRACE_BLOCKS / WAVEKIT_EMU_TRACE_SEQUENCE set, every dispatch that completes
 // also leaves the emulator's ground truth (block counts, block sequences per wave) in those
-// directories, in the files `wavekit launch --trace-blocks` / `--trace-sequence` writes.
+// directories, in the files `wavekit launch --trace-blocks` / `--trace-sequence` writes. With
+// WAVEKIT_EMU_INJECT, the dispatch it names gets its bit flipped (wavekit/hsa/fault_injection.h)
+// and a line on stderr saying what changed.
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,6 +165,7 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   const bool ground_truth =
       params.options.record_block_counts || params.options.record_block_sequence;
   std::uint64_t number = 0;
+  bool injecting = false;  // WAVEKIT_EMU_INJECT names this dispatch
   {
     std::lock_guard lock(rt.mutex);
     if (auto* made_progress = rt.outside_progress) {
@@ -170,8 +173,15 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
       params.options.outside_progress = [made_progress, data] { return made_progress(data) != 0; };
     }
     if (ground_truth) number = rt.dispatches_of_kernel[kernel]++;
+    injecting = rt.injection && rt.injection->kernel == kernel &&
+                rt.dispatches_of_injected_kernel++ == rt.injection->dispatch;
   }
+  if (injecting) params.options.inject = rt.injection->fault;
   emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
+  if (injecting)
+    std::fprintf(stderr, "wavekit emulator: fault injection in %s dispatch %llu: %s\n",
+                 kernel.c_str(), static_cast<unsigned long long>(rt.injection->dispatch),
+                 wavekit::hsa::describe(*rt.injection, result.injected).c_str());
   if (!result.ok()) {
     fail_packet(queue, status_for(result.error), wavekit::hsa::describe_failure(result, kernel));
     return;

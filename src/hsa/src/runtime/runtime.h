@@ -17,12 +17,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "wavekit/emu/emu.h"
+#include "wavekit/hsa/fault_injection.h"
 #include "wavekit/hsa/loader.h"
 
 namespace wavekit::hsa::runtime {
@@ -160,6 +162,10 @@ struct Runtime {
   // Dispatches run so far per kernel name: the <n> of the ground truth's file names, counted
   // as the preload shim counts the dispatches whose results it names the same way.
   std::map<std::string, std::uint64_t> dispatches_of_kernel;
+  // WAVEKIT_EMU_INJECT (fault_injection.h): one bit flipped in one dispatch; the dispatches of
+  // its kernel so far.
+  std::optional<KernelFaultInjection> injection;
+  std::uint64_t dispatches_of_injected_kernel = 0;
 
   // Host-side signal changes bump this and notify; waiters also poll, because device code
   // changes signal values without telling anyone.

@@ -121,6 +121,30 @@ class CodeCache {
   std::unique_ptr<Impl> impl_;
 };
 
+// One bit of one register flipped once, right after one dynamic execution of one instruction:
+// the emulator's own fault injection, the independent oracle of `wavekit fi` (which flips the
+// same bit through a rewritten kernel's probe). The instance is the `execution`-th time (from
+// 0) that wave `wave` (its linear id) executes the instruction at original address `pc`;
+// loads in flight land first. A VGPR changes in one lane, the (lane_pick mod n)-th of the n
+// lanes EXEC has after the instruction (none active: nothing changes); an SGPR is the wave's.
+struct FaultInjection {
+  std::uint64_t pc = 0;
+  std::uint64_t wave = 0;
+  std::uint64_t execution = 0;
+  bool vgpr = true;
+  unsigned reg = 0;  // v0..v255 / s0..s101
+  unsigned bit = 0;  // 0..31
+  std::uint32_t lane_pick = 0;
+};
+
+// What a FaultInjection did (DispatchResult::injected).
+struct InjectedFault {
+  bool reached = false;    // the instance ran
+  bool flipped = false;    // a bit changed (false: no lane active for a VGPR)
+  std::uint32_t lane = 0;  // VGPRs: the lane changed
+  std::uint32_t before = 0, after = 0;
+};
+
 struct DispatchOptions {
   unsigned host_threads = 0;  // 0: every core of the host
   // Waves resident at once (whole workgroups are admitted; a resident wave stays until it
@@ -164,6 +188,7 @@ struct DispatchOptions {
   // loops forever while storing, which no-progress detection cannot tell from work.
   std::uint64_t max_instructions = 0;
   double max_seconds = 0;
+  std::optional<FaultInjection> inject;
 };
 
 struct DispatchParams {
@@ -269,6 +294,7 @@ struct DispatchResult {
   std::uint64_t workgroups_not_started = 0;
   std::vector<WaveRecord> waves;  // sorted by linear_wave_id; every wave that ran
   std::vector<InstructionCount> instruction_counts;  // sorted by (object, pc); with the option
+  InjectedFault injected;                            // with DispatchOptions::inject
   std::uint64_t total_instructions = 0;
   std::uint64_t total_waves = 0;
   std::uint32_t waves_per_workgroup = 0;

@@ -182,6 +182,8 @@ int run_run(wavekit::cli::Arguments args) {
   parser.option("--emu-target", &options.emulated_target, "GFX",
                 "the GPU the emulator reports (default: the emulator's)");
   parser.option("--cache", &options.shim.cache_dir, "DIR", "cache of rewritten objects");
+  parser.option("--keep-objects", &options.shim.keep_objects, "DIR",
+                "keep each original code object instrumented as DIR/<sha256>.co");
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel");
   parser.flag("--no-load-time-rewrite", &no_load_time_rewrite,
               "use only cached rewrites; run the others uninstrumented");
@@ -215,6 +217,8 @@ int run_run(wavekit::cli::Arguments args) {
     throw UsageError("--device must be emu or hsa, not '" + device + "'");
   if (options.shim.tool_out.empty()) options.shim.tool_out = "wavekit-" + options.shim.tool;
   options.shim.tool_out = std::filesystem::absolute(options.shim.tool_out).string();
+  if (!options.shim.keep_objects.empty())
+    options.shim.keep_objects = std::filesystem::absolute(options.shim.keep_objects).string();
   options.shim.kernels = kernels;
   options.shim.load_time_rewrite = !no_load_time_rewrite;
   for (const auto& [clause, value] : {std::pair{"dispatches=", dispatches},

@@ -185,6 +185,10 @@ class Shim {
                               {"original_sha256", object->substitution->note.original_sha256}};
       for (const auto& kernel : object->substitution->note.kernels)
         entry["kernels"].push_back(kernel.name);
+      if (!object->substitution->kept.empty())
+        entry["kept"] = object->substitution->kept;
+      else if (!config_.keep_objects.empty())
+        warn_once("could not keep a copy of the original object in " + config_.keep_objects);
       std::lock_guard lock(mutex_);
       summary_["objects"].push_back(entry);
     } else {

@@ -33,6 +33,7 @@ ShimConfig config_from_environment() {
   config.probe_library = variable("WAVEKIT_PROBE_LIB");
   config.tool_out = variable("WAVEKIT_TOOL_OUT");
   config.cache_dir = variable("WAVEKIT_CACHE_DIR");
+  config.keep_objects = variable("WAVEKIT_KEEP_OBJECTS");
   config.report_directory = variable("WAVEKIT_REPORT_DIR");
   if (const std::string root = variable("WAVEKIT_ROOT_PID"); !root.empty()) {
     char* end = nullptr;
@@ -78,6 +79,7 @@ std::map<std::string, std::string> config_to_environment(const ShimConfig& confi
   set("WAVEKIT_PROBE_LIB", config.probe_library);
   set("WAVEKIT_TOOL_OUT", config.tool_out);
   set("WAVEKIT_CACHE_DIR", config.cache_dir);
+  set("WAVEKIT_KEEP_OBJECTS", config.keep_objects);
   set("WAVEKIT_REPORT_DIR", config.report_directory);
   std::string kernels;
   for (const std::string& kernel : config.kernels) kernels += (kernels.empty() ? "" : ",") + kernel;

@@ -100,7 +100,8 @@ nlohmann::json merge_reports(const std::filesystem::path& directory, pid_t root)
     append_new(merged["kernels_not_selected"],
                other.value("kernels_not_selected", nlohmann::json::array()));
     // Dispatch counts add up; each process's instrumented positions are its own, named by pid.
-    for (const auto& [name, tally] : other.value("kernels", nlohmann::json::object()).items()) {
+    const nlohmann::json kernels = other.value("kernels", nlohmann::json::object());
+    for (const auto& [name, tally] : kernels.items()) {
       nlohmann::json& into = merged["kernels"][name];
       into["dispatches"] =
           into.value("dispatches", std::uint64_t{0}) + tally.value("dispatches", std::uint64_t{0});
@@ -147,8 +148,12 @@ RunResult run_application(const RunOptions& options, const Installation& install
   program.environment = std::move(environment);
   program.own_pid_variable = "WAVEKIT_ROOT_PID";
   program.tool = "wavekit run";
+  program.stdout_file = options.stdout_file;
+  program.stderr_file = options.stderr_file;
+  program.timeout_seconds = options.timeout_seconds;
   const ProgramExit ended = run_program(program);
   RunResult result;
+  result.timed_out = ended.timed_out;
   result.signal = ended.signal;
   result.exit_status = ended.status;
   result.summary = merge_reports(reports, ended.pid);

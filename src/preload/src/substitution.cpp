@@ -75,6 +75,11 @@ std::variant<Substitution, Declined> Substituter::substitute(
       if (!note->probe_library.empty()) adopted.probe_library = read_file(note->probe_library);
       adopted.note = std::move(*note);
       adopted.origin = "already instrumented";
+      if (!config_.keep_objects.empty()) {
+        // The HIP registration path substituted this object's original earlier in the process.
+        const std::string kept = config_.keep_objects + "/" + adopted.note.original_sha256 + ".co";
+        if (file_exists(kept)) adopted.kept = kept;
+      }
       return adopted;
     }
 
@@ -105,6 +110,16 @@ std::variant<Substitution, Declined> Substituter::substitute(
       return Declined{"no cached rewrite and load-time rewriting is off"};
     }
 
+    if (!config_.keep_objects.empty()) {
+      // Not keeping a copy leaves `kept` empty (the shim says so); the substitution stands.
+      try {
+        std::filesystem::create_directories(config_.keep_objects);
+        const std::string kept = config_.keep_objects + "/" + original_digest + ".co";
+        if (!file_exists(kept)) write_file(kept, original);
+        result.kept = kept;
+      } catch (const std::exception&) {
+      }
+    }
     if (!plan.probe_library.empty()) {
       result.probe_library = read_file(plan.probe_library);
       codeobj::CodeObject probes =

@@ -1,12 +1,16 @@
 #include "wavekit/support/process.h"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 #include "wavekit/support/error.h"
 
@@ -72,12 +76,26 @@ ProgramExit run_program(const ChildProgram& program) {
     argv.push_back(const_cast<char*>(argument.c_str()));
   argv.push_back(nullptr);
   const std::string cannot_run = program.tool + ": cannot run '" + program.command[0] + "': ";
+  const std::string cannot_open_stdout = cannot_run + "cannot open " + program.stdout_file + "\n";
+  const std::string cannot_open_stderr = cannot_run + "cannot open " + program.stderr_file + "\n";
 
   const pid_t child = ::fork();
   if (child < 0)
     fail(program.tool, "cannot start '" + program.command[0] + "': fork: " + std::strerror(errno));
   if (child == 0) {
     if (pid_digits) write_decimal(pid_digits, static_cast<long>(::getpid()));
+    if (program.timeout_seconds > 0) ::setpgid(0, 0);
+    const auto redirect = [&](const std::string& path, int stream, const std::string& failure) {
+      if (path.empty()) return;
+      const int file = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (file < 0 || ::dup2(file, stream) < 0) {
+        write_all(STDERR_FILENO, failure);
+        ::_exit(127);
+      }
+      ::close(file);
+    };
+    redirect(program.stdout_file, STDOUT_FILENO, cannot_open_stdout);
+    redirect(program.stderr_file, STDERR_FILENO, cannot_open_stderr);
     ::execvpe(argv[0], argv.data(), environment.data());
     const int error = errno;
     write_all(STDERR_FILENO, cannot_run);
@@ -86,9 +104,27 @@ ProgramExit run_program(const ChildProgram& program) {
     ::_exit(127);
   }
   int status = 0;
-  while (::waitpid(child, &status, 0) < 0)
-    if (errno != EINTR) fail(program.tool, std::string("waitpid: ") + std::strerror(errno));
   ProgramExit ended;
+  if (program.timeout_seconds > 0) {
+    // Polled: a 5 ms step is nothing beside a program's run, and needs no signal handler.
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(program.timeout_seconds));
+    for (;;) {
+      const pid_t done = ::waitpid(child, &status, WNOHANG);
+      if (done == child) break;
+      if (done < 0 && errno != EINTR)
+        fail(program.tool, std::string("waitpid: ") + std::strerror(errno));
+      if (!ended.timed_out && std::chrono::steady_clock::now() >= deadline) {
+        ended.timed_out = true;
+        ::kill(-child, SIGKILL);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } else {
+    while (::waitpid(child, &status, 0) < 0)
+      if (errno != EINTR) fail(program.tool, std::string("waitpid: ") + std::strerror(errno));
+  }
   ended.pid = child;
   ended.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   ended.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + ended.signal;

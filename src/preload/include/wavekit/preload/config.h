@@ -20,6 +20,9 @@ struct ShimConfig {
   std::string probe_library;  // custom: the probe library (overrides the plan's)
   std::string tool_out;       // directory for per-dispatch results
   std::string cache_dir;      // rewritten objects, keyed by content hash and plan
+  // Where each original code object the shim instrumented is kept, as <its sha256>.co (the
+  // summary's objects name it): what the application loaded, for tools that read its code.
+  std::string keep_objects;
   // Where each process of the application writes its summary, <pid>.json, for `wavekit run`.
   std::string report_directory;
   // The process `wavekit run` started (WAVEKIT_ROOT_PID, which run sets in that process itself,

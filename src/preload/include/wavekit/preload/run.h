@@ -18,6 +18,10 @@ struct RunOptions {
   Device device = Device::emulator;
   std::string emulated_target;  // WAVEKIT_EMU_TARGET for the emulator ("" = its default)
   std::vector<std::string> command;
+  // The application's stdout / stderr into these files, and a limit on its run (0: none);
+  // ChildProgram's (wavekit/support/process.h).
+  std::string stdout_file, stderr_file;
+  double timeout_seconds = 0;
 };
 
 struct Installation {
@@ -26,8 +30,9 @@ struct Installation {
 };
 
 struct RunResult {
-  int exit_status = 0;  // the application's (128 + signal when it was killed)
-  int signal = 0;       // the signal that killed it, 0 when it exited
+  int exit_status = 0;     // the application's (128 + signal when it was killed)
+  int signal = 0;          // the signal that killed it, 0 when it exited
+  bool timed_out = false;  // killed at RunOptions::timeout_seconds
   // The shim's reports merged over every process of the application that used HSA: objects,
   // dispatches (each with the "pid" that ran it), messages, "processes" (how many reported);
   // null when none reported.

@@ -22,6 +22,9 @@ struct Substitution {
   rewrite::RewriteNote note;
   std::vector<std::uint8_t> probe_library;  // bytes to load into the same executable (or empty)
   std::string origin;                       // "cache" or "load-time rewrite"
+  // With ShimConfig::keep_objects: the original's copy there (for an object adopted as already
+  // instrumented, the copy its own substitution kept, when there is one); else empty.
+  std::string kept;
 };
 
 // Why an object is left as it is. `quiet` is for objects that simply have nothing to

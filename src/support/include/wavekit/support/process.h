@@ -17,12 +17,18 @@ struct ChildProgram {
   // the processes it starts can tell which one the tool started.
   std::string own_pid_variable;
   std::string tool;  // names the tool in messages ("wavekit run")
+  // When not empty, the program's stdout / stderr go to these files (created or truncated).
+  std::string stdout_file, stderr_file;
+  // When above 0, the program (in a process group of its own, with everything it started) is
+  // killed after this many seconds.
+  double timeout_seconds = 0;
 };
 
 struct ProgramExit {
   int pid = 0;
-  int status = 0;  // its exit status, or 128 + the signal that killed it (as a shell says)
-  int signal = 0;  // the signal that killed it; 0 when it exited
+  int status = 0;          // its exit status, or 128 + the signal that killed it (as a shell says)
+  int signal = 0;          // the signal that killed it; 0 when it exited
+  bool timed_out = false;  // killed at ChildProgram::timeout_seconds
 };
 
 // `first` ahead of the path list that `variable` holds in this process's environment

@@ -1669,14 +1669,14 @@ void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::s
                    std::vector<double>& dist) {
   const SvmParams& p = model.params;
   std::size_t l = model.total_sv();
-  kvalue.assign(l, 0.0);
+  kvalue.resize(l);  // every entry is written below
   if (p.kernel.type == Kernel::precomputed) {
     for (std::size_t i = 0; i < l; ++i)
       kvalue[i] = predict_kernel(p, x, xdim, model.sv.row(i), model.sv.cols());
     return;
   }
   bool need_dist = needs_distance(p);
-  dist.assign(l, 0.0);
+  dist.resize(l);
   (detail::avx2_loops() ? sv_dots_avx2 : sv_dots)(svt, model.sv.cols(), l, x, xdim, need_dist,
                                                   kvalue.data(), dist.data());
   (void)dim;

@@ -4,7 +4,8 @@
 // operand, lowers the bound n in its SGPR, or drops a lane from EXEC or VCC; the output must be
 // the CPU's result with exactly that change, and nothing else may differ. Identity probes at
 // every block of every corpus kernel show the write-back is transparent where it changes
-// nothing, and what cannot be made safe is refused with its reason.
+// nothing; a call that replaces the instruction computes in its place; and what cannot be made
+// safe is refused with its reason.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -212,6 +213,24 @@ TEST_P(RegisterReference, ADroppedExecOrVccLaneWritesNothing) {
   }
 }
 
+// A call that replaces v_add_f32 and returns the product through its destination: the kernel
+// computes a[i] * b[i] instead; the add itself does not run.
+TEST_P(RegisterReference, AReplacingCallComputesInsteadOfTheInstruction) {
+  const std::string& processor = GetParam();
+  const auto add = find(processor, "v_add_f32");
+  ASSERT_TRUE(add) << "no v_add_f32 in vector_add";
+  ASSERT_EQ(add->operands.size(), 3u);
+  Argument x, y;
+  x.kind = y.kind = ArgumentKind::register_value;
+  x.name = add->operands[1];
+  y.name = add->operands[2];
+  Plan plan = one_call(processor, PointKind::before_instruction, add->address, "multiply_floats",
+                       {reference(add->operands[0]), x, y});
+  plan.points[0].replace = true;
+  const VectorAdd got = run(processor, plan, "replace");
+  expect_elements(got, [&](std::uint32_t i) { return i < got.n ? got.a[i] * got.b[i] : 0; });
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, RegisterReference, testing::Values("gfx908", "gfx90a", "gfx942"));
 
 // Identity probes by reference at every block entry of every corpus kernel (and of the device
@@ -265,7 +284,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, TransparentReference,
                          case_name);
 
 // What the rewriter cannot make safe is refused, naming the reason.
-TEST(RegisterReferenceRefusals, InstrumentationSgprsTwoReferencesAndSnippets) {
+TEST(RegisterReferenceRefusals, WhatCannotBeMadeSafeIsNamed) {
   const std::string processor = "gfx90a";
   const auto add = find(processor, "v_add_f32");
   ASSERT_TRUE(add);
@@ -279,6 +298,22 @@ TEST(RegisterReferenceRefusals, InstrumentationSgprsTwoReferencesAndSnippets) {
     EXPECT_NE(
         std::string(error.what()).find("register_reference s100: not one of the code's SGPRs"),
         std::string::npos)
+        << error.what();
+  }
+  // A replaced branch would leave its block without its successors.
+  const auto branch = find(processor, "s_cbranch_execz");
+  ASSERT_TRUE(branch);
+  Plan replace_branch = one_call(processor, PointKind::before_instruction, branch->address,
+                                 "keep_dword", {reference("v1")});
+  replace_branch.points[0].replace = true;
+  try {
+    rewrite(input, replace_branch);
+    ADD_FAILURE() << "replacing a branch was accepted";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot replace the instruction at"),
+              std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("it changes control flow"), std::string::npos)
         << error.what();
   }
   const auto refused = [](const char* json, const char* why) {
@@ -300,6 +335,9 @@ TEST(RegisterReferenceRefusals, InstrumentationSgprsTwoReferencesAndSnippets) {
   refused(R"({"points": [{"where": "block_entry", "call": {"probe": "p", "args": [
              {"kind": "register_reference"}]}}]})",
           "missing 'name'");
+  refused(R"({"points": [{"where": "after_instruction", "addresses": [16], "replace": true,
+             "call": {"probe": "p"}}]})",
+          "only a before_instruction probe call can replace its instruction");
 }
 
 }  // namespace

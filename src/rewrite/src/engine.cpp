@@ -457,6 +457,7 @@ class Engine {
   // The points before an instruction, and the call retargeting that goes with a call; returns
   // the text of the call that replaces the original one, if any.
   std::optional<std::string> expand_before(Cursor& at, std::size_t index);
+  bool replaced_by_probe(Cursor& at, std::size_t index);
   std::string retarget_call(Cursor& at, const isa::Instruction& inst);
   std::string translate_call(Cursor& at, const isa::Instruction& inst);
   void correct_getpc(Cursor& at, const isa::Instruction& inst);
@@ -1295,6 +1296,8 @@ void Engine::expand_instruction(Cursor& at, std::size_t index) {
   Chunk copy{Chunk::Kind::instruction, &inst, k.pieces.size(), 0, false};
   if (replaced_call)
     add_text(k, *replaced_call);
+  else if (replaced_by_probe(at, index))
+    add_text(k, "s_nop 0\n");  // the chunk keeps a body: branches to the block still land
   else
     k.pieces.push_back({&inst, 0});
   if (inst.mnemonic == "s_getpc_b64") {
@@ -1338,8 +1341,14 @@ std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) 
       default:
         break;
     }
+    // A call that replaces the instruction sees what is live after it: the instruction does
+    // not run, so what it would have read need not be kept, and what it would have written
+    // keeps its value.
     if (here)
-      insert(at, point, element, inst, point.call ? live_before(at, inst) : isa::RegisterSet{});
+      insert(at, point, element, inst,
+             !point.call     ? isa::RegisterSet{}
+             : point.replace ? live_after(at, inst)
+                             : live_before(at, inst));
   }
   // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
   // written back; do that before the wave ends (rewriting.md §8).
@@ -1420,6 +1429,33 @@ void Engine::correct_getpc(Cursor& at, const isa::Instruction& inst) {
   add_text(at.kernel, "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
                           ", 0x12345678\ns_addc_u32 " + hi + ", " + hi +
                           ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
+}
+
+// Whether a before_instruction call replaces the instruction at `index`; refuses, naming the
+// reason, an instruction whose absence the rewriter cannot make safe.
+bool Engine::replaced_by_probe(Cursor& at, std::size_t index) {
+  const KernelCode& code = at.code;
+  const isa::Instruction& inst = code.instructions[index];
+  if (!code.reachable[index]) return false;
+  const bool replaced =
+      std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& p) {
+        return p.replace && p.where == PointKind::before_instruction &&
+               at_named_instruction(p, inst);
+      });
+  if (!replaced) return false;
+  const auto refuse = [&](const std::string& why) {
+    fail(input_.name(), "kernel '" + at.kernel.instrumented.name + "'" +
+                            (code.function ? ", function '" + code.name + "'" : "") +
+                            ": cannot replace the instruction at " + hex(inst.address) + " (" +
+                            inst.text + "): " + why);
+  };
+  if (inst.flow != isa::ControlFlow::none)
+    refuse(
+        "it changes control flow (a branch, call, return or s_endpgm): its block's successors "
+        "depend on it");
+  if (inst.mnemonic == "s_getpc_b64")
+    refuse("the code after it depends on the PC it reads, which the rewriter corrects");
+  return true;
 }
 
 // Code after the instruction: call_return points where the callee returns to, then
@@ -1894,6 +1930,8 @@ std::vector<BlockView> block_views(const KernelCode& code) {
       iv.is_tail_call = code.tail_calls.count(inst.address) > 0;
       iv.is_end = inst.flow == isa::ControlFlow::end_program;
       iv.memory = memory_kind_of(inst.memory);
+      iv.stores = inst.access == isa::MemoryAccess::store;
+      iv.writes = inst.writes;
       block.end = inst.address + inst.size;
       block.instructions.push_back(std::move(iv));
     }

@@ -179,7 +179,8 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
   for (std::size_t i = 0; i < json["points"].size(); ++i) {
     const std::string path = "points[" + std::to_string(i) + "]";
     const nlohmann::json& entry = json["points"][i];
-    walker.only_keys(entry, path, {"where", "memory_kinds", "addresses", "snippet", "call"});
+    walker.only_keys(entry, path,
+                     {"where", "memory_kinds", "addresses", "snippet", "call", "replace"});
     PointSpec point;
     point.where = walker.kind(kPointNames, walker.string(entry, path, "where"), path + ".where");
     if (entry.contains("memory_kinds")) {
@@ -199,6 +200,15 @@ Plan parse_plan(const nlohmann::json& json, const std::string& context) {
       walker.bad(path, "an instruction point needs 'addresses'");
     if (entry.contains("snippet") == entry.contains("call"))
       walker.bad(path, "give exactly one of 'snippet' and 'call'");
+    if (entry.contains("replace")) {
+      if (!entry["replace"].is_boolean()) walker.bad(path + ".replace", "expected true or false");
+      point.replace = entry["replace"].get<bool>();
+      if (point.replace &&
+          (point.where != PointKind::before_instruction || !entry.contains("call")))
+        walker.bad(path + ".replace",
+                   "only a before_instruction probe call can replace its "
+                   "instruction");
+    }
 
     if (entry.contains("snippet")) {
       const std::string spath = path + ".snippet";
@@ -290,6 +300,7 @@ nlohmann::json plan_to_json(const Plan& plan) {
       for (MemoryKind kind : point.memory_kinds) json["memory_kinds"].push_back(to_string(kind));
     }
     if (!point.addresses.empty()) json["addresses"] = point.addresses;
+    if (point.replace) json["replace"] = true;
     if (point.snippet) {
       nlohmann::json s = {{"op", point.snippet->op == SnippetOp::increment ? "increment" : "store"},
                           {"variable", point.snippet->variable},

@@ -109,3 +109,9 @@ WAVEKIT_PROBE uint64_t drop_lane(wavekit::probe::Slot, uint64_t mask, uint32_t l
 WAVEKIT_PROBE uint32_t add_to_dword(wavekit::probe::Slot, uint32_t value, uint32_t delta) {
   return value + delta;
 }
+
+// What a replacing call computes in place of v_add_f32 (the instruction does not run): the
+// product instead of the sum, through the destination passed by reference.
+WAVEKIT_PROBE uint32_t multiply_floats(wavekit::probe::Slot, uint32_t, uint32_t x, uint32_t y) {
+  return __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, x) * __builtin_bit_cast(float, y));
+}

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "wavekit/isa/isa.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/plan.h"
 #include "wavekit/rewrite/tools.h"
@@ -44,6 +45,8 @@ struct InstructionView {
   bool is_tail_call = false;         // s_setpc_b64 to another function's entry
   bool is_end = false;               // s_endpgm
   std::optional<MemoryKind> memory;  // for memory instructions
+  bool stores = false;               // a memory store (no atomic)
+  isa::RegisterSet writes;           // every register it defines, explicitly or implicitly
 };
 
 struct BlockView {

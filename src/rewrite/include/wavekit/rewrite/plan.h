@@ -86,6 +86,11 @@ struct PointSpec {
   std::vector<std::uint64_t> addresses;  // before/after_instruction: original addresses
   std::optional<Snippet> snippet;        // exactly one of snippet and call
   std::optional<ProbeCall> call;
+  // before_instruction calls only: the call replaces the instruction, which does not run (an
+  // s_nop stands in its place). The registers live after it keep their values unless the
+  // probe changes them by reference: a probe that computes the instruction's result returns it
+  // through a register_reference to the destination.
+  bool replace = false;
 };
 
 struct Plan {

@@ -118,6 +118,20 @@ TEST(Campaign, AGroupLimitsTheChoice) {
   }
 }
 
+// Store faults: the value a store writes is flipped (before the store, put back after it), in
+// the emulator's read mode as in the probes'.
+TEST(Campaign, StoreFaultsCorruptWhatIsStored) {
+  const nlohmann::json result =
+      campaign("store", "--injections 8 --group store", example("divergent"));
+  expect_flips_agree(result);
+  for (const auto& injection : result["injections"]) {
+    EXPECT_EQ(injection["group"], "store") << injection.dump();
+    EXPECT_EQ(injection["mode"], "read") << injection.dump();
+    EXPECT_EQ(injection["instruction"].get<std::string>().rfind("global_store", 0), 0u);
+    EXPECT_FALSE(injection.contains("outcome_difference")) << injection.dump();
+  }
+}
+
 // An unmodified HIP program (Debian's hipcc and libamdhip64): its kernels, and CLR's own blit
 // kernels for its copies, are injected into like any other.
 TEST(Campaign, HipProgram) {
@@ -193,7 +207,7 @@ TEST(EmulatorInjection, MalformedSpecificationsAreNamed) {
 TEST(Cli, BadOptionsAreRefusedBeforeAnythingRuns) {
   const Outcome group = shell(std::string(WAVEKIT_CLI) + " fi --group fpu -- echo RAN");
   EXPECT_EQ(group.status, 2);
-  EXPECT_NE(group.err.find("unknown instruction group 'fpu' (known: all, valu, salu, load)"),
+  EXPECT_NE(group.err.find("unknown instruction group 'fpu' (known: all, valu, salu, load, store)"),
             std::string::npos)
       << group.err;
   EXPECT_EQ(group.out.find("RAN"), std::string::npos);

@@ -231,6 +231,74 @@ TEST_P(RegisterReference, AReplacingCallComputesInsteadOfTheInstruction) {
   expect_elements(got, [&](std::uint32_t i) { return i < got.n ? got.a[i] * got.b[i] : 0; });
 }
 
+// A store's data flipped before the store and flipped back after it (wavekit fi's store
+// faults): memory gets the flipped value, the register keeps its own, as a third point that
+// records the register after the store sees.
+TEST_P(RegisterReference, AFlipAroundAStoreCorruptsOnlyTheStoredValue) {
+  const std::string& processor = GetParam();
+  const auto store = find(processor, "global_store_dword");
+  ASSERT_TRUE(store && store->operands.size() >= 2);
+  const std::string data = store->operands[1];
+  Plan plan = one_call(processor, PointKind::before_instruction, store->address, "flip_lane_bit",
+                       {reference(data), constant(5), constant(31)});
+  PointSpec restore = plan.points[0];
+  restore.where = PointKind::after_instruction;
+  plan.points.push_back(restore);
+  PerWaveVariable lanes;
+  lanes.name = "lanes";
+  lanes.element_size = 4;
+  lanes.count = 64;
+  plan.variables.push_back(lanes);
+  Argument out;
+  out.kind = ArgumentKind::variable;
+  out.name = "lanes";
+  Argument value;
+  value.kind = ArgumentKind::register_value;
+  value.name = data;
+  PointSpec record = restore;
+  record.call = ProbeCall{"store_lane_value", {out, value}, false};
+  plan.points.push_back(record);
+
+  const std::string path = basic_object(processor);
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
+  const RewriteResult rewritten = rewrite(input, plan);
+  const std::string file =
+      std::string(WAVEKIT_REWRITE_TEST_DIR) + "/vector_add." + processor + ".store_flip.co";
+  write_file(file, rewritten.bytes);
+  const corpus::CorpusKernel& kernel = corpus::kernel("vector_add");
+  const std::vector<corpus::Argument> inputs = kernel.make_inputs(3);
+  const ToolLaunchOutcome outcome = launch_instrumented(request_for(kernel, inputs, file));
+  ASSERT_TRUE(outcome.launch.ok) << outcome.launch.error;
+  std::vector<float> a(inputs[0].bytes.size() / 4), b(a.size()), c(a.size());
+  std::memcpy(a.data(), inputs[0].bytes.data(), a.size() * 4);
+  std::memcpy(b.data(), inputs[1].bytes.data(), b.size() * 4);
+  for (const auto& [index, bytes] : outcome.launch.buffers)
+    if (index == 2) std::memcpy(c.data(), bytes.data(), c.size() * 4);
+  std::uint32_t n = 0;
+  std::memcpy(&n, inputs[3].bytes.data(), 4);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const float sum = a[i] + b[i];
+    EXPECT_EQ(std::bit_cast<std::uint32_t>(c[i]),
+              std::bit_cast<std::uint32_t>(i % 64 == 5 ? flipped(sum, 31) : sum))
+        << "c[" << i << "]";
+  }
+  // After the store the register holds the unflipped sum in every lane that stored.
+  const InstrumentedKernel* instrumented = rewritten.note.find_kernel("vector_add");
+  ASSERT_NE(instrumented, nullptr);
+  const PlacedVariable* recorded = instrumented->layout.find("lanes");
+  std::size_t checked = 0;
+  for (const WaveSlot& slot : read_arena(outcome.arena, *instrumented)) {
+    const std::uint64_t first = slot.wave_id * 64;
+    if (first + 5 >= n) continue;
+    std::uint32_t seen = 0;
+    std::memcpy(&seen, slot.bytes.data() + recorded->offset + 5 * 4, 4);
+    EXPECT_EQ(seen, std::bit_cast<std::uint32_t>(a[first + 5] + b[first + 5]))
+        << "wave " << slot.wave_id;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Targets, RegisterReference, testing::Values("gfx908", "gfx90a", "gfx942"));
 
 // Identity probes by reference at every block entry of every corpus kernel (and of the device

@@ -160,8 +160,9 @@ class Dispatcher {
   // number of instructions executed.
   std::uint64_t run_round(Workgroup& group);
   void run_wave(Wave& wave, std::uint64_t budget);
-  // DispatchOptions::inject, at the instance it names (the instruction just ran).
-  void inject(Wave& wave);
+  // DispatchOptions::inject at the instance it names: `before` the instruction runs (the
+  // read mode, which returns the register to flip back once it ran) or after it.
+  std::uint32_t* inject(Wave& wave, bool before);
   void record_fault(Wave& wave);
   void check_progress(std::uint64_t executed);
   // Stops the dispatch with `kind` (no_progress, budget_exceeded); called with mutex_ held.
@@ -448,9 +449,11 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
       count.second += std::uint64_t(std::popcount(wave.exec()));
     }
     wave.pc = inst->next_pc;
+    std::uint32_t* restore = pc == injection_host_pc_ ? inject(wave, true) : nullptr;
     inst->handler(wave, *inst);
     ++wave.instructions;
-    if (pc == injection_host_pc_ && wave.state != WaveState::faulted) inject(wave);
+    if (restore) *restore ^= 1u << params_.options.inject->bit;
+    if (pc == injection_host_pc_ && wave.state != WaveState::faulted) inject(wave, false);
     if (wave.state != WaveState::ready || wave.yield) {
       if (wave.state == WaveState::faulted) wave.error_pc = pc;
       return;
@@ -458,9 +461,11 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
   }
 }
 
-void Dispatcher::inject(Wave& wave) {
+std::uint32_t* Dispatcher::inject(Wave& wave, bool before) {
   const FaultInjection& fault = *params_.options.inject;
-  if (wave.linear_id != fault.wave || wave.injection_executions++ != fault.execution) return;
+  if (before != fault.read || wave.linear_id != fault.wave ||
+      wave.injection_executions++ != fault.execution)
+    return nullptr;
   complete_until(wave, wave.vm, 0);
   complete_until(wave, wave.lgkm, 0);
   InjectedFault& done = result_.injected;  // one wave reaches it: no other writes it
@@ -469,7 +474,7 @@ void Dispatcher::inject(Wave& wave) {
   if (fault.vgpr) {
     const std::uint64_t exec = wave.exec();
     const unsigned active = unsigned(std::popcount(exec));
-    if (!active) return;
+    if (!active) return nullptr;
     std::uint64_t lanes = exec;
     for (std::uint32_t skip = fault.lane_pick % active; skip; --skip) lanes &= lanes - 1;
     done.lane = std::uint32_t(std::countr_zero(lanes));
@@ -481,6 +486,7 @@ void Dispatcher::inject(Wave& wave) {
   *value ^= 1u << fault.bit;
   done.after = *value;
   done.flipped = true;
+  return value;
 }
 
 std::uint64_t Dispatcher::run_round(Workgroup& group) {

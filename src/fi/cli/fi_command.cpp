@@ -57,7 +57,9 @@ int run_fi(wavekit::cli::Arguments args) {
       "emulator fault, a hang cut off at the time limit). Prints the rates with Wilson 95 %\n"
       "intervals per kernel and per group; --verify makes each injection a second time with the\n"
       "emulator's own injection and checks that both flipped the same value and ended alike.\n"
-      "Groups: all, valu, salu, load (memory reads and returning atomics).");
+      "Groups: all (every instruction that writes a register: valu, salu and load), valu, salu,\n"
+      "load (memory reads and returning atomics), store (the value a store writes to memory is\n"
+      "flipped; the register keeps its own).");
   parser.option("--injections", &injections, "N", "runs with one injected fault (default 100)");
   parser.option("--jobs", &jobs, "J", "runs at a time (default: the cores)");
   parser.option("--seed", &seed, "S", "the campaign's random seed (default 1)");

@@ -1,6 +1,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -42,20 +43,63 @@ struct Candidate {
   std::vector<std::pair<bool, unsigned>> destinations;  // (vgpr, register)
 };
 
+// "v2", "v[2:3]", "s4", "s[4:5]" -> the registers; nothing for anything else.
+std::vector<std::pair<bool, unsigned>> registers_named(const std::string& text) {
+  unsigned first = 0, last = 0;
+  char bank = 0;
+  if (std::sscanf(text.c_str(), "%c[%u:%u]", &bank, &first, &last) != 3) {
+    char rest = 0;
+    if (std::sscanf(text.c_str(), "%c%u%c", &bank, &first, &rest) != 2) return {};
+    last = first;
+  }
+  if ((bank != 'v' && bank != 's') || last < first || last - first > 3 ||
+      last >= (bank == 'v' ? 256u : kNumberedSgprs))
+    return {};
+  std::vector<std::pair<bool, unsigned>> registers;
+  for (unsigned r = first; r <= last; ++r) registers.emplace_back(bank == 'v', r);
+  return registers;
+}
+
+// A store's data registers, from its operands as LLVM prints them: FLAT/GLOBAL/SCRATCH and DS
+// put the data after the address, MUBUF/MTBUF and SMEM first.
+std::vector<std::pair<bool, unsigned>> store_data(const rewrite::InstructionView& inst) {
+  std::vector<std::string> operands;
+  std::string rest = inst.text.substr(std::min(inst.text.size(), inst.text.find(' ') + 1));
+  for (std::size_t at; (at = rest.find(", ")) != std::string::npos; rest.erase(0, at + 2))
+    operands.push_back(rest.substr(0, at));
+  operands.push_back(rest);
+  const bool data_second =
+      inst.mnemonic.rfind("global_", 0) == 0 || inst.mnemonic.rfind("flat_", 0) == 0 ||
+      inst.mnemonic.rfind("scratch_", 0) == 0 || inst.mnemonic.rfind("ds_", 0) == 0;
+  std::vector<std::pair<bool, unsigned>> data;
+  for (std::size_t i = data_second ? 1 : 0; i < operands.size(); ++i) {
+    const auto named = registers_named(operands[i]);
+    if (named.empty()) break;
+    data.insert(data.end(), named.begin(), named.end());
+    if (!inst.mnemonic.starts_with("ds_write2")) break;  // two data operands: ds_write2*
+  }
+  return data;
+}
+
 std::optional<Candidate> candidate(const rewrite::InstructionView& inst) {
   if (inst.is_branch || inst.is_call || inst.is_return || inst.is_tail_call || inst.is_end)
     return std::nullopt;
   Candidate c{inst.address, inst.text, Group::all, {}};
+  if (inst.memory && inst.stores) {
+    c.group = Group::store;
+    c.destinations = store_data(inst);
+    if (c.destinations.empty()) return std::nullopt;
+    return c;
+  }
   for (unsigned v = 0; v < 256; ++v)
     if (inst.writes.vgpr[v]) c.destinations.emplace_back(true, v);
   for (unsigned s = 0; s < kNumberedSgprs; ++s)
     if (inst.writes.sgpr[s]) c.destinations.emplace_back(false, s);
   if (c.destinations.empty()) return std::nullopt;
   if (inst.memory)
-    c.group = inst.stores ? Group::all : Group::load;
+    c.group = Group::load;
   else
     c.group = inst.mnemonic.rfind("v_", 0) == 0 ? Group::valu : Group::salu;
-  if (c.group == Group::all) return std::nullopt;  // a store that also writes (none on gfx9)
   return c;
 }
 
@@ -118,7 +162,8 @@ Population profile(const CampaignOptions& options, const Installation& installat
         std::vector<Candidate>& chosen = population.blocks[{kernel.name, block.start}];
         for (const rewrite::InstructionView& inst : block.instructions)
           if (auto c = candidate(inst);
-              c && (options.group == Group::all || c->group == options.group))
+              c && (c->group == options.group ||
+                    (options.group == Group::all && c->group != Group::store)))
             chosen.push_back(std::move(*c));
       }
     }
@@ -176,6 +221,7 @@ Target choose(const Population& population, std::mt19937_64& random) {
     target.wave = entry.wave;
     target.execution = pick / entry.candidates->size();
     target.lane_pick = static_cast<std::uint32_t>(random());
+    target.read = chosen.group == Group::store;
     return target;
   }
   throw Error("internal: the population's weights do not add up");
@@ -188,23 +234,36 @@ nlohmann::json plan_for(const Target& target, const std::string& probe_library) 
     return nlohmann::json{{"kind", "constant"}, {"value", value}};
   };
   const std::string reg = (target.vgpr ? "v" : "s") + std::to_string(target.reg);
-  nlohmann::json call = {{"probe", "fi_flip"},
-                         {"uniform", true},
-                         {"args",
-                          {{{"kind", "register_reference"}, {"name", reg}},
-                           {{"kind", "variable"}, {"name", "fi"}},
-                           constant(target.wave),
-                           constant(target.execution),
-                           constant(target.lane_pick),
-                           constant(target.bit),
-                           {{"kind", "exec"}},
-                           constant(target.vgpr ? 1 : 0)}}};
-  return {
-      {"tool", "fi"},
-      {"kernels", {target.kernel}},
-      {"probe_library", probe_library},
-      {"variables", {{{"name", "fi"}, {"element_size", 8}, {"count", 3}}}},
-      {"points", {{{"where", "after_instruction"}, {"addresses", {target.pc}}, {"call", call}}}}};
+  const nlohmann::json reference = {{"kind", "register_reference"}, {"name", reg}};
+  const nlohmann::json state = {{"kind", "variable"}, {"name", "fi"}};
+  const nlohmann::json flip = {{"probe", "fi_flip"},
+                               {"uniform", true},
+                               {"args",
+                                {reference,
+                                 state,
+                                 constant(target.wave),
+                                 constant(target.execution),
+                                 constant(target.lane_pick),
+                                 constant(target.bit),
+                                 {{"kind", "exec"}},
+                                 constant(target.vgpr ? 1 : 0)}}};
+  nlohmann::json points = nlohmann::json::array();
+  if (target.read) {
+    // Flipped before the store, put back after it: only the stored value is corrupted.
+    const nlohmann::json restore = {{"probe", "fi_restore"},
+                                    {"uniform", true},
+                                    {"args", {reference, state, constant(target.wave)}}};
+    points.push_back({{"where", "before_instruction"}, {"addresses", {target.pc}}, {"call", flip}});
+    points.push_back(
+        {{"where", "after_instruction"}, {"addresses", {target.pc}}, {"call", restore}});
+  } else {
+    points.push_back({{"where", "after_instruction"}, {"addresses", {target.pc}}, {"call", flip}});
+  }
+  return {{"tool", "fi"},
+          {"kernels", {target.kernel}},
+          {"probe_library", probe_library},
+          {"variables", {{{"name", "fi"}, {"element_size", 8}, {"count", 5}}}},
+          {"points", points}};
 }
 
 struct RunEnd {
@@ -288,7 +347,7 @@ void verify(Injection& injection, const RunEnd& probed, const CampaignOptions& o
   hsa::KernelFaultInjection emulated{target.kernel,
                                      target.dispatch,
                                      {target.pc, target.wave, target.execution, target.vgpr,
-                                      target.reg, target.bit, target.lane_pick}};
+                                      target.reg, target.bit, target.lane_pick, target.read}};
   ChildProgram program;
   program.command = options.command;
   program.environment["LD_LIBRARY_PATH"] =
@@ -349,9 +408,9 @@ void verify(Injection& injection, const RunEnd& probed, const CampaignOptions& o
 }  // namespace
 
 Group parse_group(const std::string& name) {
-  for (Group group : {Group::all, Group::valu, Group::salu, Group::load})
+  for (Group group : {Group::all, Group::valu, Group::salu, Group::load, Group::store})
     if (to_string(group) == name) return group;
-  throw Error("unknown instruction group '" + name + "' (known: all, valu, salu, load)");
+  throw Error("unknown instruction group '" + name + "' (known: all, valu, salu, load, store)");
 }
 
 std::string to_string(Group group) {
@@ -364,6 +423,8 @@ std::string to_string(Group group) {
       return "salu";
     case Group::load:
       return "load";
+    case Group::store:
+      return "store";
   }
   return "?";
 }
@@ -521,6 +582,7 @@ nlohmann::json CampaignResult::to_json() const {
                             {"wave", t.wave},
                             {"execution", t.execution},
                             {"lane_pick", t.lane_pick},
+                            {"mode", t.read ? "read" : "after"},
                             {"flipped", injection.flipped},
                             {"outcome", to_string(injection.outcome)}};
     entry["recorded"] = injection.recorded;

@@ -70,6 +70,12 @@ KernelFaultInjection parse_fault_injection(std::string_view text) {
   const std::uint64_t lane = number(take("lane"), "lane");
   if (lane > 0xffffffffu) throw Error("fault injection: lane= is beyond 32 bits");
   fault.lane_pick = static_cast<std::uint32_t>(lane);
+  if (const auto mode = fields.find("mode"); mode != fields.end()) {
+    if (mode->second != "after" && mode->second != "read")
+      throw Error("fault injection: mode='" + mode->second + "' is not after or read");
+    fault.read = mode->second == "read";
+    fields.erase(mode);
+  }
   if (!fields.empty())
     throw Error("fault injection: unknown field '" + fields.begin()->first + "'");
   return injection;
@@ -81,7 +87,7 @@ std::string to_string(const KernelFaultInjection& injection) {
          " pc=" + hex(fault.pc) + " wave=" + std::to_string(fault.wave) +
          " execution=" + std::to_string(fault.execution) + " register=" + (fault.vgpr ? "v" : "s") +
          std::to_string(fault.reg) + " bit=" + std::to_string(fault.bit) +
-         " lane=" + std::to_string(fault.lane_pick);
+         " lane=" + std::to_string(fault.lane_pick) + (fault.read ? " mode=read" : "");
 }
 
 std::string describe(const KernelFaultInjection& injection, const emu::InjectedFault& done) {

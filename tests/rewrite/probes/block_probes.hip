@@ -115,3 +115,8 @@ WAVEKIT_PROBE uint32_t add_to_dword(wavekit::probe::Slot, uint32_t value, uint32
 WAVEKIT_PROBE uint32_t multiply_floats(wavekit::probe::Slot, uint32_t, uint32_t x, uint32_t y) {
   return __builtin_bit_cast(uint32_t, __builtin_bit_cast(float, x) * __builtin_bit_cast(float, y));
 }
+
+// Each active lane's value into out[lane] (a 64-element per-wave variable).
+WAVEKIT_PROBE void store_lane_value(wavekit::probe::Slot, uint32_t* out, uint32_t value) {
+  out[wavekit::probe::Wave::lane()] = value;
+}

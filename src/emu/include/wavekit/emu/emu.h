@@ -127,6 +127,8 @@ class CodeCache {
 // 0) that wave `wave` (its linear id) executes the instruction at original address `pc`;
 // loads in flight land first. A VGPR changes in one lane, the (lane_pick mod n)-th of the n
 // lanes EXEC has after the instruction (none active: nothing changes); an SGPR is the wave's.
+// With `read`, the bit is flipped just before the instruction and put back right after it: the
+// instruction reads the flipped value (a store stores it) and the register keeps its own.
 struct FaultInjection {
   std::uint64_t pc = 0;
   std::uint64_t wave = 0;
@@ -135,6 +137,7 @@ struct FaultInjection {
   unsigned reg = 0;  // v0..v255 / s0..s101
   unsigned bit = 0;  // 0..31
   std::uint32_t lane_pick = 0;
+  bool read = false;
 };
 
 // What a FaultInjection did (DispatchResult::injected).

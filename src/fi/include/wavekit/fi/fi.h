@@ -28,8 +28,10 @@
 
 namespace wavekit::fi {
 
-// Instruction groups (NVBitFI's G_GP / G_FP32 / G_LD ...): what may be chosen.
-enum class Group { all, valu, salu, load };
+// Instruction groups (NVBitFI's G_GP / G_FP32 / G_LD ...): what may be chosen. `all` is every
+// instruction that writes a register (valu, salu, load); `store` flips the value a store writes
+// to memory, the register keeping its own.
+enum class Group { all, valu, salu, load, store };
 Group parse_group(const std::string& name);  // throws wavekit::Error naming the known ones
 std::string to_string(Group group);
 
@@ -49,6 +51,7 @@ struct Target {
   std::uint64_t wave = 0;       // linear wave id
   std::uint64_t execution = 0;  // the wave's execution of it, from 0
   std::uint32_t lane_pick = 0;  // a VGPR's lane: the (lane_pick mod n)-th of n active lanes
+  bool read = false;            // store: the value the instruction reads, not its result
 };
 
 struct Injection {

@@ -4,7 +4,8 @@
 //   kernel=scale_add dispatch=3 pc=0x1a2c wave=5 execution=2 register=v4 bit=17 lane=9
 //
 // (dispatch: the kernel's dispatch number from 0; pc: the instruction's original address; lane:
-// emu::FaultInjection::lane_pick). The runtime flips that bit and says what it did on stderr
+// emu::FaultInjection::lane_pick; an optional mode=read flips the value the instruction reads,
+// emu::FaultInjection::read). The runtime flips that bit and says what it did on stderr
 // (describe()). `wavekit fi` writes the same text for the emulator's run that checks its own,
 // rewriter-made injection.
 #pragma once

@@ -226,6 +226,22 @@ TEST(Binary, L2ModelSeesReuseAndCapacity) {
   EXPECT_DOUBLE_EQ(small.count("dram.write.bytes"), 4 * n);
 }
 
+TEST(Binary, ADramAccessFetchesTheMachinesGranule) {
+  // A column read: one 4-byte load per 16 KiB row, each its own L2 sector. The H200 reads 64 B
+  // of DRAM per row (Nsight Compute: bench/model/h200/sectors.csv, h200_sectors.cu), as its
+  // machine file's memory.dram_fetch_bytes says; without it the model fetches the 32-B sector.
+  const double n = 2048;
+  LaunchSpec s = spec("column", {"zeros:{4*n*4096}", "zeros:{4*n}", "i32:4096", "i32:{n}"}, "2048");
+  CountOptions h200;
+  h200.cache = CacheModel::of(load_machine("h200"));
+  EXPECT_EQ(h200.cache.dram_fetch_bytes, 64u);
+  EXPECT_DOUBLE_EQ(count_launch(s, h200).count("dram.read.bytes"), 64 * n);
+  EXPECT_DOUBLE_EQ(count_launch(s).count("dram.read.bytes"), 32 * n);
+  // A contiguous copy reads each sector once either way.
+  LaunchSpec c = spec("copy", {"f32rand:{n}", "zeros:{4*n}", "i32:{n}"}, "2048");
+  EXPECT_DOUBLE_EQ(count_launch(c, h200).count("dram.read.bytes"), 4 * n);
+}
+
 TEST(Binary, L1ModelCatchesReuseWithinAUnit) {
   // gather: every wave reads the same 1 KiB table. With one unit's L1 in front, the table's
   // sectors reach the L2 once (32 sectors); the stores all pass (4n / 32 sectors).

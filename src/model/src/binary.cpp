@@ -41,6 +41,8 @@ CacheModel CacheModel::of(const Machine& machine) {
   cache.l2_bytes = std::uint64_t(machine.get("memory.l2_bytes"));
   cache.line_bytes = unsigned(machine.get("memory.l2_line_bytes"));
   cache.sector_bytes = unsigned(machine.get("memory.l2_sector_bytes"));
+  if (machine.has("memory.dram_fetch_bytes"))
+    cache.dram_fetch_bytes = unsigned(machine.get("memory.dram_fetch_bytes"));
   // Resident threads of the whole GPU, in the emulator's 64-lane waves.
   double threads = machine.compute_units() * machine.get("occupancy.max_threads_per_unit");
   cache.concurrent_waves = unsigned(std::max(1.0, threads / 64));
@@ -218,18 +220,23 @@ struct Decoded {
   bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt: a dependent memory phase
   bool multiplies_by_log2e = false;      // a v_mul_f32 by the literal +-log2(e): expf begins
   bool reciprocal = false;               // a v_div_fixup_f32 of the numerator +-1.0: 1/x
-  int library_flops = 0;                 // NVIDIA's FLOPs of a library call the shim marks
+  int library_flops = 0;  // what NVIDIA counts for a library call beyond these instructions
 };
 
-// The library calls the HIP shim marks (src/model/hip/include/hip/hip_runtime.h: encodings clang
-// does not choose for these operations) and NVIDIA's FLOPs for them, from Nsight Compute on the
-// H200 (bench/model/h200/mathfuncs.csv: logf 24, powf 61) and, for powf's two parts, from its
-// SASS (the log of the base, which nvcc hoists out of loops as clang does, 37; the exp2 with the
-// exponent's checks, 24). Each marker's own multiply counts 1 already.
+// Library calls whose FLOPs are counted as NVIDIA's, from Nsight Compute on the H200
+// (bench/model/h200/mathfuncs.csv: logf 24, powf 61) and, for powf's two parts, from its SASS
+// (the log of the base, which nvcc hoists out of loops as clang does, 37; the exp2 with the
+// exponent's checks, 24). The HIP shim marks powf's parts by encodings clang does not choose
+// itself (src/model/hip/include/hip/hip_runtime.h: v_log_f32_e64 and v_exp_f32_e64 of an
+// |operand|); the accurate logf is LLVM's expansion, whose multiply by ln 2's high part
+// (0x3f317217) no other expansion has. The count here is what NVIDIA's has beyond the AMD
+// instructions' own: the exp part's multiply counts 1, logf's expansion 7.
 int library_flops(const isa::Instruction& inst) {
-  if (inst.mnemonic == "v_log_f32_e64")
-    return inst.text.find('|') != std::string::npos ? 37 : 23;  // powf's log part; logf
-  if (inst.mnemonic == "v_exp_f32_e64") return 23;              // powf's exp part
+  const bool abs = inst.text.find('|') != std::string::npos;
+  if (inst.mnemonic == "v_log_f32_e64" && abs) return 37;  // powf's log part
+  if (inst.mnemonic == "v_exp_f32_e64" && abs) return 23;  // powf's exp part
+  if (inst.mnemonic.rfind("v_mul_f32", 0) == 0 && inst.text.find("0x3f317217") != std::string::npos)
+    return 17;  // logf
   return 0;
 }
 
@@ -241,6 +248,9 @@ TrafficResult simulate_traffic(
     const CacheModel& cache) {
   TrafficResult result;
   const unsigned sectors_per_line = std::max(1u, cache.line_bytes / cache.sector_bytes);
+  // Sectors a read miss brings in together (aligned within the line).
+  const unsigned fetch_sectors =
+      std::clamp(cache.dram_fetch_bytes / std::max(1u, cache.sector_bytes), 1u, sectors_per_line);
   const std::uint64_t sets = std::max<std::uint64_t>(
       1, cache.l2_bytes / (std::uint64_t(cache.line_bytes) * cache.associativity));
   struct Line {
@@ -279,7 +289,13 @@ TrafficResult simulate_traffic(
     if (hit->valid & mask) {
       result.sector_hits += 1;
     } else if (!store || atomic) {
-      result.dram_read_bytes += cache.sector_bytes;  // a read miss fetches the sector
+      // A read miss fetches its sector and the others of its DRAM access that are not valid.
+      const unsigned first = bit / fetch_sectors * fetch_sectors;
+      for (unsigned b = first; b < first + fetch_sectors; ++b)
+        if (!(hit->valid & (1u << b))) {
+          result.dram_read_bytes += cache.sector_bytes;
+          hit->valid |= 1u << b;
+        }
     }
     hit->valid |= mask;
     if (store || atomic) hit->dirty |= mask;

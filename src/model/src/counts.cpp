@@ -29,7 +29,7 @@ const std::vector<CountInfo>& count_vocabulary() {
       {"ops.fp64.div", "lane-op", "fp64 divisions (v_div_fixup_f64)"},
       {"ops.fp32.exp", "lane-op", "fp32 expf expansions (recognised, v_exp_f32 after log2(e))"},
       {"ops.fp32.library", "lane-op",
-       "fp32 library calls the HIP shim marks (logf; powf's log and exp parts)"},
+       "fp32 library calls counted as NVIDIA's (logf; powf's log and exp parts)"},
       {"ops.transcendental", "lane-op", "exp, log, rcp, rsq, sqrt, sin, cos (MUFU class)"},
       {"ops.int", "lane-op", "integer and bitwise VALU (incl. v_mov, v_cndmask, lane ops)"},
       {"ops.valu", "lane-op", "every VALU lane-operation (the sum of the classes above)"},

@@ -136,3 +136,8 @@ extern "C" __global__ void pow_loop(const float* in, float* out, float b, int st
   for (int t = 1; t <= steps; ++t) m += powf(b, float(t));
   out[i] = m;
 }
+// One float per row of `stride` floats: each load is one L2 sector of its own.
+extern "C" __global__ void column(const float* x, float* y, int stride, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[size_t(i) * stride];
+}

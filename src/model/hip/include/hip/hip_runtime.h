@@ -175,24 +175,20 @@ WK_F1(log2f, __builtin_log2f)
 __device__ inline float logf(float x) { return __builtin_logf(x); }
 __device__ inline float powf(float x, float y) { return __builtin_exp2f(y * __builtin_log2f(x)); }
 #else
-// The accurate logf and powf are marked for the model's count (src/model/src/binary.cpp), which
-// charges NVIDIA's expansions, measured on the H200 (bench/model/h200/mathfuncs.csv), instead of
-// these instructions. Markers: encodings clang does not choose for these operations itself.
-// logf: ln 2 times the hardware log2, both in VOP3 form (v_log_f32_e64 of a plain operand:
-// 24 FLOP with its multiply). powf: the hardware log2 of |x| (the intrinsic, so that clang
-// hoists a loop-invariant one as nvcc does; v_log_f32_e64 of an |operand|: the log part, 37
-// FLOP) and, after the multiply by y, the hardware exp2 in VOP3 form (v_exp_f32_e64: the exp
-// part, 24 FLOP with the multiply). Denormals are flushed and powf of a negative x is that of
-// |x|: the counts are NVIDIA's, the values close to its.
-__device__ inline float logf(float x) {
-  float r;
-  asm("v_log_f32_e64 %0, %1\n\tv_mul_f32_e64 %0, %0, %2" : "=&v"(r) : "v"(x), "v"(0.693147181f));
-  return r;
-}
+// The accurate powf is marked for the model's count (src/model/src/binary.cpp), which charges
+// NVIDIA's expansion, measured on the H200 (bench/model/h200/mathfuncs.csv), instead of these
+// instructions: the hardware log2 of |x| (v_log_f32_e64 of an |operand|: its log part, 37 FLOP)
+// and the hardware exp2 of |y log2 x|, inverted for a negative exponent (v_exp_f32_e64 of an
+// |operand|: its exp part, 24 FLOP with the multiply). Encodings clang does not choose for these
+// operations itself, from intrinsics without side effects (so that clang hoists a loop-invariant
+// log as nvcc does, and keeps values in registers across them: inline assembly would not).
+// Denormals are flushed and powf of a negative x is that of |x|: the counts are NVIDIA's, the
+// values close to its. (The accurate logf is LLVM's expansion, recognised by its constants.)
+__device__ inline float logf(float x) { return __builtin_logf(x); }
 __device__ inline float powf(float x, float y) {
-  float t = y * __builtin_amdgcn_logf(__builtin_fabsf(x)), r;
-  asm("v_exp_f32_e64 %0, %1" : "=v"(r) : "v"(t));
-  return r;
+  float t = y * __builtin_amdgcn_logf(__builtin_fabsf(x));
+  float r = __builtin_amdgcn_exp2f(__builtin_fabsf(t));
+  return t < 0 ? __builtin_amdgcn_rcpf(r) : r;
 }
 #endif
 WK_F1(log10f, __builtin_log10f)

@@ -73,6 +73,9 @@ struct CacheModel {
   std::uint64_t l2_bytes = 5u << 20;
   unsigned line_bytes = 128;
   unsigned sector_bytes = 32;
+  // What a read miss fetches from DRAM: the aligned group of sectors of this size (NVIDIA: 64 B,
+  // two sectors; 0: the sector alone).
+  unsigned dram_fetch_bytes = 0;
   unsigned associativity = 16;
   // Waves that run at once (their accesses are interleaved one by one, as on the GPU).
   unsigned concurrent_waves = 1024;

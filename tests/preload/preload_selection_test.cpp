@@ -186,6 +186,40 @@ TEST(Selection, AKernelRegexLeavesOtherKernelsOriginal) {
   fs::remove_all(dir);
 }
 
+// Unmodified HIP programs (Debian's hipcc and libamdhip64) with every other dispatch
+// instrumented: their objects reach HSA already rewritten (the fat binary was substituted at
+// registration), so the original kernels come from the originals that substitution kept; the
+// programs' own checks pass, and the emulator's trace shows the original code where a
+// dispatch was not selected.
+TEST(Selection, HipProgramsRunTheOriginalKernelsOfUnselectedDispatches) {
+  std::size_t originals = 0;
+  for (const char* name : {"kernels", "memcpy", "two_units"}) {
+    SCOPED_TRACE(name);
+    const fs::path program = fs::path(WAVEKIT_HIP_PROGRAMS) / name;
+    if (!fs::exists(program)) GTEST_SKIP() << program << " was not built (no hipcc)";
+    const fs::path dir = scratch(std::string("select-hip-") + name);
+    const GroundTruth truth = ground_truth(program.string(), dir);
+    ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+    const fs::path traced = dir / "traced";
+    const Outcome run = shell("WAVEKIT_EMU_TRACE_BLOCKS=" + traced.string() + " " + WAVEKIT_CLI +
+                              " run --every 2 --tool bbcount --tool-out " +
+                              (dir / "bbcount").string() + " -- " + program.string());
+    ASSERT_EQ(run.status, 0) << run.out << run.err;
+    EXPECT_EQ(shim_messages(run.err, ""), 0u) << run.err;
+    // Every dispatch the tool did not report ran the original code: its record is the plain run's.
+    const std::set<std::string> reported = fs::exists(dir / "bbcount")
+                                               ? entry_names(dir / "bbcount", ".json")
+                                               : std::set<std::string>{};
+    for (const std::string& file : entry_names(traced, ".json")) {
+      if (reported.count(file) || !fs::exists(truth.blocks / file)) continue;
+      EXPECT_EQ(recorded(traced, file), recorded(truth.blocks, file)) << file;
+      ++originals;
+    }
+    fs::remove_all(dir);
+  }
+  EXPECT_GT(originals, 0u);
+}
+
 TEST(Selection, AMalformedSelectionIsRefusedBeforeTheApplicationStarts) {
   const Outcome run = shell(std::string(WAVEKIT_CLI) +
                             " run --tool bbcount --dispatches 5-2 -- echo APPLICATION-RAN");

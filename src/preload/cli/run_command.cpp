@@ -61,7 +61,8 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
       line.first_file = dispatch["file"].get<std::string>();
   }
   for (const auto& [kernel, tally] : tallies.items())
-    kernels.try_emplace(kernel);  // dispatched, none instrumented
+    if (tally.value("dispatches", std::uint64_t{0}) > 0)
+      kernels.try_emplace(kernel);  // dispatched, none instrumented
   for (const auto& [kernel, line] : kernels) {
     const nlohmann::json tally = tallies.value(kernel, nlohmann::json::object());
     const std::size_t all = tally.value("dispatches", line.dispatches);

@@ -181,6 +181,10 @@ class Shim {
     auto outcome = substituter_->substitute(object->original);
     if (auto* substitution = std::get_if<Substitution>(&outcome)) {
       object->substitution = std::move(*substitution);
+      // An adopted object is already the instrumented one: the shadow executable needs the
+      // original, which only a substitution made in this process knows (none: no shadow).
+      if (object->substitution->origin == "already instrumented")
+        object->original = std::move(object->substitution->adopted_original);
       nlohmann::json entry = {{"origin", object->substitution->origin},
                               {"original_sha256", object->substitution->note.original_sha256}};
       for (const auto& kernel : object->substitution->note.kernels)
@@ -530,9 +534,11 @@ class Shim {
     return kernel_object;
   }
 
-  // The original object in an executable of its own, for dispatches that must fall back.
+  // The original object in an executable of its own, for dispatches that must fall back (0
+  // without one: an adopted object whose original this process never saw).
   std::uint64_t load_shadow(hsa_executable_t executable, hsa_agent_t agent,
                             const std::vector<std::uint8_t>& original) {
+    if (original.empty()) return 0;
     hsa_profile_t profile{};
     hsa_default_float_rounding_mode_t rounding{};
     hsa_executable_t shadow{};
@@ -1071,6 +1077,39 @@ uint64_t hsa_queue_add_write_index_release(const hsa_queue_t* queue, uint64_t va
     return proxy->write_index.fetch_add(value, std::memory_order_release);
   WAVEKIT_NEXT(hsa_queue_add_write_index_release);
   return next(queue, value);
+}
+
+// What else names a queue: the program's is the proxy view, the runtime knows the real queue
+// (CLR sets every stream's priority, and turns profiling on for queues whose events it times).
+hsa_status_t hsa_queue_inactivate(hsa_queue_t* queue) {
+  WAVEKIT_NEXT(hsa_queue_inactivate);
+  auto* proxy = Shim::get().proxy_of(queue);
+  return next(proxy ? proxy->real_queue : queue);
+}
+
+hsa_status_t hsa_amd_queue_set_priority(hsa_queue_t* queue, hsa_amd_queue_priority_t priority) {
+  WAVEKIT_NEXT(hsa_amd_queue_set_priority);
+  auto* proxy = Shim::get().proxy_of(queue);
+  return next(proxy ? proxy->real_queue : queue, priority);
+}
+
+hsa_status_t hsa_amd_queue_cu_set_mask(const hsa_queue_t* queue, uint32_t count,
+                                       const uint32_t* mask) {
+  WAVEKIT_NEXT(hsa_amd_queue_cu_set_mask);
+  auto* proxy = Shim::get().proxy_of(queue);
+  return next(proxy ? proxy->real_queue : queue, count, mask);
+}
+
+hsa_status_t hsa_amd_queue_cu_get_mask(const hsa_queue_t* queue, uint32_t count, uint32_t* mask) {
+  WAVEKIT_NEXT(hsa_amd_queue_cu_get_mask);
+  auto* proxy = Shim::get().proxy_of(queue);
+  return next(proxy ? proxy->real_queue : queue, count, mask);
+}
+
+hsa_status_t hsa_amd_profiling_set_profiler_enabled(hsa_queue_t* queue, int enable) {
+  WAVEKIT_NEXT(hsa_amd_profiling_set_profiler_enabled);
+  auto* proxy = Shim::get().proxy_of(queue);
+  return next(proxy ? proxy->real_queue : queue, enable);
 }
 #undef WAVEKIT_NEXT
 

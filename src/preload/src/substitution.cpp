@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/rewrite/mutator.h"
@@ -22,6 +24,25 @@ std::string plan_sha256(const rewrite::Plan& plan) {
 std::string cache_file(const std::string& cache_dir, const std::string& object_digest,
                        const std::string& plan_digest) {
   return cache_dir + "/" + object_digest + "-" + plan_digest + ".co";
+}
+
+// The originals of the objects substituted in this process, by SHA-256: the HIP registration
+// path and the HSA path each have a Substituter, and the second sees only the first's result.
+std::mutex originals_mutex;
+std::map<std::string, std::vector<std::uint8_t>>& originals() {
+  static auto* made = new std::map<std::string, std::vector<std::uint8_t>>();  // never freed
+  return *made;
+}
+
+void remember_original(const std::string& digest, std::span<const std::uint8_t> original) {
+  std::lock_guard lock(originals_mutex);
+  originals().try_emplace(digest, original.begin(), original.end());
+}
+
+std::vector<std::uint8_t> original_made_here(const std::string& digest) {
+  std::lock_guard lock(originals_mutex);
+  const auto found = originals().find(digest);
+  return found == originals().end() ? std::vector<std::uint8_t>{} : found->second;
 }
 
 bool file_exists(const std::string& path) {
@@ -75,6 +96,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       if (!note->probe_library.empty()) adopted.probe_library = read_file(note->probe_library);
       adopted.note = std::move(*note);
       adopted.origin = "already instrumented";
+      adopted.adopted_original = original_made_here(adopted.note.original_sha256);
       if (!config_.keep_objects.empty()) {
         // The HIP registration path substituted this object's original earlier in the process.
         const std::string kept = config_.keep_objects + "/" + adopted.note.original_sha256 + ".co";
@@ -120,6 +142,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       } catch (const std::exception&) {
       }
     }
+    remember_original(original_digest, original);
     if (!plan.probe_library.empty()) {
       result.probe_library = read_file(plan.probe_library);
       codeobj::CodeObject probes =

@@ -25,6 +25,11 @@ struct Substitution {
   // With ShimConfig::keep_objects: the original's copy there (for an object adopted as already
   // instrumented, the copy its own substitution kept, when there is one); else empty.
   std::string kept;
+  // For an object adopted as already instrumented: its original, when a substitution in this
+  // process made it (the HIP registration path rewrote the bundle's entry before HSA saw it),
+  // so that the original kernels can still run; empty when the original was never seen here
+  // (an object the user rewrote offline).
+  std::vector<std::uint8_t> adopted_original;
 };
 
 // Why an object is left as it is. `quiet` is for objects that simply have nothing to

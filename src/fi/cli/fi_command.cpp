@@ -56,7 +56,9 @@ int run_fi(wavekit::cli::Arguments args) {
       "status, other stdout) or DUE (detected or unrecoverable: other exit status, a signal, an\n"
       "emulator fault, a hang cut off at the time limit). Prints the rates with Wilson 95 %\n"
       "intervals per kernel and per group; --verify makes each injection a second time with the\n"
-      "emulator's own injection and checks that both flipped the same value and ended alike.\n"
+      "emulator's own injection and checks that both flipped the same bit in the same lane\n"
+      "(runs that then ended differently, where the result depends on the schedule or on\n"
+      "addresses, are listed apart).\n"
       "Groups: all (every instruction that writes a register: valu, salu and load), valu, salu,\n"
       "load (memory reads and returning atomics), store (the value a store writes to memory is\n"
       "flipped; the register keeps its own).");

@@ -256,6 +256,7 @@ TrafficResult simulate_traffic(
   struct Line {
     std::uint64_t tag = ~0ull;
     std::uint32_t valid = 0, dirty = 0;
+    std::uint32_t fetched_along = 0;  // valid through another sector's DRAM access, not yet read
     std::uint64_t stamp = 0;
   };
   std::vector<Line> lines(sets * cache.associativity);
@@ -287,7 +288,10 @@ TrafficResult simulate_traffic(
     hit->stamp = clock;
     const std::uint32_t mask = 1u << bit;
     if (hit->valid & mask) {
-      result.sector_hits += 1;
+      // A sector that came with another's DRAM access arrived with it: the first access to it
+      // waited for DRAM as that one did, and counts as a miss for the hit rate (the latency
+      // term's), not for the DRAM bytes.
+      if (!(hit->fetched_along & mask)) result.sector_hits += 1;
     } else if (!store || atomic) {
       // A read miss fetches its sector and the others of its DRAM access that are not valid.
       const unsigned first = bit / fetch_sectors * fetch_sectors;
@@ -295,8 +299,10 @@ TrafficResult simulate_traffic(
         if (!(hit->valid & (1u << b))) {
           result.dram_read_bytes += cache.sector_bytes;
           hit->valid |= 1u << b;
+          if (b != bit) hit->fetched_along |= 1u << b;
         }
     }
+    hit->fetched_along &= ~mask;
     hit->valid |= mask;
     if (store || atomic) hit->dirty |= mask;
   };

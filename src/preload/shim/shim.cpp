@@ -66,7 +66,8 @@ const RealApi& real() {
     std::fprintf(stderr, "wavekit: the HSA runtime has no %s; cannot continue\n", #name); \
     std::abort();                                                                         \
   }
-    WAVEKIT_HSA_FORWARDED(WAVEKIT_RESOLVE)
+    WAVEKIT_LAUNCHER_HSA_FUNCTIONS(WAVEKIT_RESOLVE)
+    WAVEKIT_SHIM_HSA_FUNCTIONS(WAVEKIT_RESOLVE)
 #undef WAVEKIT_RESOLVE
     resolved.hsa_signal_store_release =
         reinterpret_cast<decltype(resolved.hsa_signal_store_release)>(
@@ -413,12 +414,7 @@ class Shim {
       config_ = config_from_environment();
       if (!config_.enabled()) return;
       substituter_ = std::make_unique<Substituter>(config_);
-      rewrite::HsaFunctions functions;
-#define WAVEKIT_COPY_POINTER(name) functions.name = real().name;
-      WAVEKIT_LAUNCHER_HSA_FUNCTIONS(WAVEKIT_COPY_POINTER)
-#undef WAVEKIT_COPY_POINTER
-      functions.wavekit_emu_mark_tool_memory = real().wavekit_emu_mark_tool_memory;
-      functions.wavekit_emu_set_outside_progress = real().wavekit_emu_set_outside_progress;
+      const rewrite::HsaFunctions& functions = real();
       launcher_ = std::make_unique<rewrite::Launcher>(
           functions,
           rewrite::LauncherOptions{

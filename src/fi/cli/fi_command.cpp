@@ -1,4 +1,6 @@
 // `wavekit fi`: a fault-injection campaign on an unmodified application (wavekit/fi/fi.h).
+#include <unistd.h>
+
 #include <charconv>
 #include <filesystem>
 #include <iostream>
@@ -25,12 +27,20 @@ std::uint64_t count(const char* option, const std::string& text, std::uint64_t m
   return value;
 }
 
-// One line, rewritten in place: "[=====>    ] 37/100  masked 20  SDC 10  DUE 7".
+// One line, rewritten in place on a terminal: "[=====>    ] 37/100  masked 20  SDC 10  DUE 7";
+// elsewhere (a log, CI) a line at every tenth of the campaign.
 void show_progress(const fi::CampaignResult& partial, std::size_t total) {
   std::size_t counts[3] = {0, 0, 0};
   for (const fi::Injection& injection : partial.injections)
     ++counts[static_cast<int>(injection.outcome)];
   const std::size_t done = partial.injections.size(), width = 30;
+  static const bool terminal = isatty(STDERR_FILENO);
+  if (!terminal) {
+    if (done == total || (done * 10 / total) != ((done - 1) * 10 / total))
+      std::cerr << "wavekit fi: " << done << "/" << total << " injections  masked " << counts[0]
+                << "  SDC " << counts[1] << "  DUE " << counts[2] << "\n";
+    return;
+  }
   const std::size_t filled = total ? done * width / total : width;
   std::cerr << "\r[" << std::string(filled, '=') << (filled < width ? ">" : "")
             << std::string(width - std::min(width, filled + 1), ' ') << "] " << done << "/" << total

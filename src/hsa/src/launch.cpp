@@ -502,6 +502,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   params.options.record_block_sequence = request.record_block_sequence;
   params.options.record_memory_accesses = request.record_memory_accesses;
   params.options.record_instruction_counts = request.record_instruction_counts;
+  params.options.inject = request.inject;
 
   if (hostcall) {
     hostcall->map(memory);
@@ -538,6 +539,7 @@ LaunchOutcome launch(const LaunchRequest& request) {
   if (request.record_block_counts)
     outcome.block_trace = block_counts_document(kernel->name, result.waves);
   if (request.record_block_sequence) outcome.block_sequences = take_block_sequences(result.waves);
+  outcome.injected = result.injected;
   if (request.record_instruction_counts) {
     outcome.instruction_counts = std::move(result.instruction_counts);
     for (const LoadedObject& object : executable.objects())

@@ -106,6 +106,8 @@ struct LaunchRequest {
   bool record_memory_accesses = false;
   // Per-instruction issue and active-lane counts (LaunchOutcome::instruction_counts).
   bool record_instruction_counts = false;
+  // One bit flipped in one dynamic instance (emu::FaultInjection; LaunchOutcome::injected).
+  std::optional<emu::FaultInjection> inject;
   // Keep the emulator's per-wave memory records as they are (LaunchOutcome::memory_records)
   // instead of the memory_trace document; needs record_memory_accesses.
   bool keep_memory_records = false;
@@ -135,6 +137,7 @@ struct LaunchOutcome {
   // With record_instruction_counts: emu::DispatchResult::instruction_counts, and the load
   // base of each code object by name (InstructionCount::object is a load base).
   std::vector<emu::InstructionCount> instruction_counts;
+  emu::InjectedFault injected;  // with LaunchRequest::inject
   std::vector<std::pair<std::string, std::uint64_t>> object_bases;
   // With keep_memory_records: per wave (linear id order), its memory accesses.
   std::vector<std::vector<emu::MemoryAccessRecord>> memory_records;

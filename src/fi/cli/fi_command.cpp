@@ -110,8 +110,14 @@ int run_fi(wavekit::cli::Arguments args) {
       [&](const fi::CampaignResult& partial) { show_progress(partial, options.injections); });
   std::cout << "wavekit fi: " << result.injections.size() << " injections into "
             << result.population << " dynamic instruction instances (group " << group << ", seed "
-            << options.seed << ")\n"
-            << fi::summary_table(result);
+            << options.seed << ")\n";
+  if (!result.excluded_kernels.empty()) {
+    std::cout << "left out (their objects have global variables, so their other dispatches cannot "
+                 "run the original):";
+    for (const std::string& kernel : result.excluded_kernels) std::cout << " " << kernel;
+    std::cout << "\n";
+  }
+  std::cout << fi::summary_table(result);
   if (verify) {
     std::size_t flips = 0, outcomes = 0;
     for (const fi::Injection& injection : result.injections) {

@@ -116,6 +116,7 @@ struct Weighted {
 struct Population {
   std::map<std::pair<std::string, std::uint64_t>, std::vector<Candidate>> blocks;
   std::map<std::string, std::string> processor;  // kernel -> gfx of its object
+  std::vector<std::string> excluded;             // kernels of objects with global variables
   std::vector<Weighted> entries;
   std::uint64_t total = 0;
 };
@@ -155,6 +156,13 @@ Population profile(const CampaignOptions& options, const Installation& installat
   for (const auto& object : result.summary.value("objects", nlohmann::json::array())) {
     const std::string kept = object.value("kept", "");
     if (kept.empty()) continue;
+    // Its kernels cannot run uninstrumented beside the instrumented ones (wavekit run says
+    // why): every dispatch of the kernel would carry the probe, and the fault would repeat.
+    if (object.value("global_variables", false)) {
+      for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
+        population.excluded.push_back(kernel.get<std::string>());
+      continue;
+    }
     const rewrite::Mutator mutator = rewrite::Mutator::open(read_file(kept), kept);
     for (const rewrite::KernelView& kernel : mutator.kernels()) {
       population.processor[kernel.name] = mutator.object().target().processor;
@@ -187,6 +195,13 @@ Population profile(const CampaignOptions& options, const Installation& installat
       }
     }
   }
+  if (population.total == 0 && !population.excluded.empty())
+    throw Error(
+        "the profile found no instruction to inject into: the kernels of objects with "
+        "global variables (" +
+        population.excluded.front() + (population.excluded.size() > 1 ? ", ..." : "") +
+        ") are left out, since their other dispatches cannot run the original beside the "
+        "instrumented object");
   if (population.total == 0)
     throw Error("the profile found no instruction to inject into" +
                 std::string(options.kernel_regex.empty()
@@ -474,6 +489,7 @@ CampaignResult run_campaign(const CampaignOptions& options, const Installation& 
   // 2. The profile, and the injections' targets (drawn up front: the campaign is the seed's).
   const Population population = profile(options, installation, result.golden_stdout, timeout);
   result.population = population.total;
+  result.excluded_kernels = population.excluded;
   std::mt19937_64 random(options.seed);
   result.injections.resize(options.injections);
   for (Injection& injection : result.injections) injection.target = choose(population, random);
@@ -598,7 +614,10 @@ nlohmann::json CampaignResult::to_json() const {
       entry["outcome_difference"] = injection.outcome_difference;
     list.push_back(entry);
   }
-  return {{"golden_status", golden_status}, {"population", population}, {"injections", list}};
+  return {{"golden_status", golden_status},
+          {"population", population},
+          {"excluded_kernels", excluded_kernels},
+          {"injections", list}};
 }
 
 }  // namespace wavekit::fi

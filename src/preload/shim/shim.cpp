@@ -91,6 +91,7 @@ constexpr std::size_t kPacketBytes = 64;
 struct LoadedObject {
   std::vector<std::uint8_t> original;
   std::optional<Substitution> substitution;  // empty: the original runs
+  std::string no_original;  // why the original kernels cannot run (no shadow executable)
 };
 
 // What happened to the dispatches of one kernel (by name: executables that load the same
@@ -186,10 +187,19 @@ class Shim {
       // original, which only a substitution made in this process knows (none: no shadow).
       if (object->substitution->origin == "already instrumented")
         object->original = std::move(object->substitution->adopted_original);
+      if (object->substitution->global_variables) {
+        object->original.clear();
+        object->no_original =
+            "its object has global variables, which the original kernels in an executable of "
+            "their own would not share";
+      } else if (object->original.empty()) {
+        object->no_original = "the original object was never seen in this process";
+      }
       nlohmann::json entry = {{"origin", object->substitution->origin},
                               {"original_sha256", object->substitution->note.original_sha256}};
       for (const auto& kernel : object->substitution->note.kernels)
         entry["kernels"].push_back(kernel.name);
+      if (object->substitution->global_variables) entry["global_variables"] = true;
       if (!object->substitution->kept.empty())
         entry["kept"] = object->substitution->kept;
       else if (!config_.keep_objects.empty())
@@ -615,9 +625,10 @@ class Shim {
         packet.kernel_object = kernel.original_kernel_object;
         return;
       }
-      warn_once_locked("the original of " + note_kernel.name +
-                       " could not be loaded; its dispatches run instrumented whatever the "
-                       "selection");
+      warn_once_locked("the original of " + note_kernel.name + " cannot run (" +
+                       (kernel.object->no_original.empty() ? "it could not be loaded"
+                                                           : kernel.object->no_original) +
+                       "); its dispatches run instrumented whatever the selection");
     }
     // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
     // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)

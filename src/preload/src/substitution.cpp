@@ -1,5 +1,6 @@
 #include "wavekit/preload/substitution.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -43,6 +44,19 @@ std::vector<std::uint8_t> original_made_here(const std::string& digest) {
   std::lock_guard lock(originals_mutex);
   const auto found = originals().find(digest);
   return found == originals().end() ? std::vector<std::uint8_t>{} : found->second;
+}
+
+// A defined data object of some size in a writable loaded section; not clang's compilation-unit
+// marker __hip_cuid_<hash> (one byte in .bss that no code reads).
+bool has_global_variables(const codeobj::CodeObject& object) {
+  const auto& sections = object.sections();
+  const auto writable = [&](const codeobj::Symbol& symbol) {
+    return symbol.type == 1 /* STT_OBJECT */ && symbol.size > 0 &&
+           !symbol.name.starts_with("__hip_cuid_") && symbol.section_index < sections.size() &&
+           (sections[symbol.section_index].flags & 0x3) == 0x3;  // SHF_WRITE | SHF_ALLOC
+  };
+  return std::any_of(object.symbols().begin(), object.symbols().end(), writable) ||
+         std::any_of(object.dynamic_symbols().begin(), object.dynamic_symbols().end(), writable);
 }
 
 bool file_exists(const std::string& path) {
@@ -97,6 +111,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       adopted.note = std::move(*note);
       adopted.origin = "already instrumented";
       adopted.adopted_original = original_made_here(adopted.note.original_sha256);
+      adopted.global_variables = has_global_variables(object);
       if (!config_.keep_objects.empty()) {
         // The HIP registration path substituted this object's original earlier in the process.
         const std::string kept = config_.keep_objects + "/" + adopted.note.original_sha256 + ".co";
@@ -143,6 +158,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       }
     }
     remember_original(original_digest, original);
+    result.global_variables = has_global_variables(object);
     if (!plan.probe_library.empty()) {
       result.probe_library = read_file(plan.probe_library);
       codeobj::CodeObject probes =

@@ -90,6 +90,9 @@ struct CampaignResult {
   std::string golden_stdout;
   int golden_status = 0;
   std::uint64_t population = 0;  // dynamic instances it chose from
+  // Kernels left out: their objects define global variables, so their other dispatches cannot
+  // run the original kernel (docs/preload.md) and a fault would repeat in every dispatch.
+  std::vector<std::string> excluded_kernels;
   std::vector<Injection> injections;
   nlohmann::json to_json() const;
 };

@@ -30,6 +30,10 @@ struct Substitution {
   // so that the original kernels can still run; empty when the original was never seen here
   // (an object the user rewrote offline).
   std::vector<std::uint8_t> adopted_original;
+  // The object defines writable global variables (__device__, __constant__ a program fills
+  // with hipMemcpyToSymbol): its original kernels cannot run from an executable of their own,
+  // which would have its own copies of them.
+  bool global_variables = false;
 };
 
 // Why an object is left as it is. `quiet` is for objects that simply have nothing to

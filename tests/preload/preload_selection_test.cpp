@@ -220,6 +220,22 @@ TEST(Selection, HipProgramsRunTheOriginalKernelsOfUnselectedDispatches) {
   EXPECT_GT(originals, 0u);
 }
 
+// symbols fills __constant__ and __device__ variables from the host: an original kernel in an
+// executable of its own would read its own zero copies. Its kernels run instrumented whatever
+// the selection, with the reason, and the program's own check passes.
+TEST(Selection, KernelsOfObjectsWithGlobalVariablesAlwaysRunInstrumented) {
+  const fs::path program = fs::path(WAVEKIT_HIP_PROGRAMS) / "symbols";
+  if (!fs::exists(program)) GTEST_SKIP() << program << " was not built (no hipcc)";
+  const fs::path dir = scratch("select-symbols");
+  const Outcome run = shell(std::string(WAVEKIT_CLI) + " run --first 0 --tool bbcount --tool-out " +
+                            (dir / "bbcount").string() + " -- " + program.string());
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("symbols: ok"), std::string::npos) << run.out;
+  EXPECT_NE(run.err.find("cannot run (its object has global variables"), std::string::npos)
+      << run.err;
+  fs::remove_all(dir);
+}
+
 TEST(Selection, AMalformedSelectionIsRefusedBeforeTheApplicationStarts) {
   const Outcome run = shell(std::string(WAVEKIT_CLI) +
                             " run --tool bbcount --dispatches 5-2 -- echo APPLICATION-RAN");

@@ -40,11 +40,22 @@ function(wavekit_add_device_object)
   wavekit_parse_device_code_arguments("SOURCE" "DEPENDS" ${ARGN})
   set(out ${ARG_OUTPUT_DIR}/${ARG_NAME}.co)
   get_filename_component(src ${ARG_SOURCE} ABSOLUTE)
+  # The headers the source can include (its own directory's, and those under each -I of the
+  # caller's flags): clang's device-only compile-and-link writes no dependency file, so a
+  # changed header would otherwise leave the object stale.
+  get_filename_component(src_dir ${src} DIRECTORY)
+  file(GLOB headers CONFIGURE_DEPENDS ${src_dir}/*.h)
+  foreach(flag IN LISTS ARG_EXTRA_FLAGS)
+    if(flag MATCHES "^-I(.+)$")
+      file(GLOB_RECURSE included CONFIGURE_DEPENDS ${CMAKE_MATCH_1}/*.h)
+      list(APPEND headers ${included})
+    endif()
+  endforeach()
   add_custom_command(
     OUTPUT ${out}
     COMMAND ${WAVEKIT_CLANG} ${WAVEKIT_DEVICE_FLAGS} --offload-arch=${ARG_TARGET} ${ARG_OPT}
             -mcode-object-version=${ARG_COV} ${ARG_EXTRA_FLAGS} -o ${out} ${src}
-    DEPENDS ${src} ${ARG_DEPENDS}
+    DEPENDS ${src} ${headers} ${ARG_DEPENDS}
     COMMENT "device code ${ARG_NAME} (${ARG_TARGET} ${ARG_OPT} COV${ARG_COV})"
     VERBATIM)
   if(ARG_OUTPUT_VAR)

@@ -14,29 +14,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.preprocessing import StandardScaler
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from speed_common import A, C, C0, G, N_TEST, S, timed, write  # noqa: E402
+
 here = os.path.dirname(os.path.abspath(__file__))
 rounds, n, binaries = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-A, S, G, C0, C = 1e-4, 1e-4, 1.0, 0.0, 1.0  # the study's HEP default point, as svm_speed.py
-N_TEST = 2000
-
-
-def write(path, X, y):
-    with open(path, "w") as f:
-        for row, label in zip(X, y):
-            f.write("%d %s\n" % (label, " ".join("%d:%.17g" % (k + 1, v)
-                                                 for k, v in enumerate(row) if v != 0)))
-
-
-def timed(cmd):
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
 
 
 tmp = tempfile.mkdtemp(prefix="tune_rounds_")

@@ -16,32 +16,19 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 from sklearn.metrics.pairwise import rbf_kernel, sigmoid_kernel
 from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from speed_common import A, C, C0, G, N_TEST, S, timed, write  # noqa: E402
 from sklearn.svm import SVC
 
 here = os.path.dirname(os.path.abspath(__file__))
 wavekit = sys.argv[1]
 sizes = [int(v) for v in (sys.argv[2] if len(sys.argv) > 2 else "1000,5000,10000").split(",")]
 prob_up_to = int(sys.argv[3]) if len(sys.argv) > 3 else 5000
-# the study's HEP default point (run_ytopt.py): a, s, g, coef0, C
-A, S, G, C0, C = 1e-4, 1e-4, 1.0, 0.0, 1.0
-N_TEST = 2000
 
 
 def mixed(X, Y):
     return (1 - A) * sigmoid_kernel(X, Y, gamma=S, coef0=C0) + A * rbf_kernel(X, Y, gamma=G)
-
-
-def write(path, X, y):
-    with open(path, "w") as f:
-        for row, label in zip(X, y):
-            f.write("%d %s\n" % (label, " ".join("%d:%.17g" % (k + 1, v)
-                                                 for k, v in enumerate(row) if v != 0)))
-
-
-def timed(cmd):
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
 
 
 tmp = tempfile.mkdtemp(prefix="tune_speed_")

@@ -1,0 +1,21 @@
+"""What the two speed benchmarks (svm_speed.py, study_eval_rounds.py) share: the study's HEP
+default point, the test-set size, LIBSVM-format writing and a timed process run."""
+import subprocess
+import time
+
+# the study's HEP default point (run_ytopt.py): a, s, g, coef0, C
+A, S, G, C0, C = 1e-4, 1e-4, 1.0, 0.0, 1.0
+N_TEST = 2000
+
+
+def write(path, X, y):
+    with open(path, "w") as f:
+        for row, label in zip(X, y):
+            f.write("%d %s\n" % (label, " ".join("%d:%.17g" % (k + 1, v)
+                                                 for k, v in enumerate(row) if v != 0)))
+
+
+def timed(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t

@@ -126,20 +126,45 @@ std::string regex_escape(const std::string& text) {
   return std::regex_replace(text, special, R"(\$&)");
 }
 
-Population profile(const CampaignOptions& options, const Installation& installation,
-                   const std::string& golden_stdout, double timeout) {
-  const fs::path dir = fs::path(options.work_directory) / "profile";
-  fs::remove_all(dir);  // an earlier campaign's
-  fs::create_directories(dir);
+// The program alone on the emulator, its output into `stem`.stdout / .stderr (the golden run,
+// and the emulator's own injection with --verify).
+ChildProgram plain_run(const CampaignOptions& options, const Installation& installation,
+                       const fs::path& stem, double timeout) {
+  ChildProgram program;
+  program.command = options.command;
+  program.environment["LD_LIBRARY_PATH"] =
+      prepend_path("LD_LIBRARY_PATH", installation.emulator_runtime_dir);
+  if (!options.emulated_target.empty())
+    program.environment["WAVEKIT_EMU_TARGET"] = options.emulated_target;
+  program.tool = "wavekit fi";
+  program.stdout_file = stem.string() + ".stdout";
+  program.stderr_file = stem.string() + ".stderr";
+  program.timeout_seconds = timeout;
+  return program;
+}
+
+// The program under `wavekit run` (the shim's settings left to the caller), its output into
+// DIR/stdout and DIR/stderr (the profile and each injection).
+preload::RunOptions instrumented_run(const CampaignOptions& options, const fs::path& dir,
+                                     double timeout) {
   preload::RunOptions run;
-  run.shim.tool = "bbcount";
-  run.shim.tool_out = (dir / "bbcount").string();
-  run.shim.keep_objects = (dir / "objects").string();
   run.emulated_target = options.emulated_target;
   run.command = options.command;
   run.stdout_file = (dir / "stdout").string();
   run.stderr_file = (dir / "stderr").string();
   run.timeout_seconds = timeout;
+  return run;
+}
+
+Population profile(const CampaignOptions& options, const Installation& installation,
+                   const std::string& golden_stdout, double timeout) {
+  const fs::path dir = fs::path(options.work_directory) / "profile";
+  fs::remove_all(dir);  // an earlier campaign's
+  fs::create_directories(dir);
+  preload::RunOptions run = instrumented_run(options, dir, timeout);
+  run.shim.tool = "bbcount";
+  run.shim.tool_out = (dir / "bbcount").string();
+  run.shim.keep_objects = (dir / "objects").string();
   const preload::RunResult result = preload::run_application(
       run, {installation.preload_library, installation.emulator_runtime_dir});
   if (result.summary.is_null())
@@ -333,7 +358,7 @@ RunEnd inject_with_probe(Injection& injection, const CampaignOptions& options,
   const std::string library =
       installation.probe_directory + "/fi." + population.processor.at(target.kernel) + ".co";
   write_file((dir / "plan.json").string(), plan_for(target, library).dump(1) + "\n");
-  preload::RunOptions run;
+  preload::RunOptions run = instrumented_run(options, dir, timeout);
   run.shim.tool = "custom";
   run.shim.plan_path = (dir / "plan.json").string();
   run.shim.probe_library = library;
@@ -341,11 +366,6 @@ RunEnd inject_with_probe(Injection& injection, const CampaignOptions& options,
   run.shim.kernels = {target.kernel};
   run.shim.selection =
       "kernel=^" + regex_escape(target.kernel) + "$ dispatches=" + std::to_string(target.dispatch);
-  run.emulated_target = options.emulated_target;
-  run.command = options.command;
-  run.stdout_file = (dir / "stdout").string();
-  run.stderr_file = (dir / "stderr").string();
-  run.timeout_seconds = timeout;
   const preload::RunResult result = preload::run_application(
       run, {installation.preload_library, installation.emulator_runtime_dir});
   read_record(
@@ -363,17 +383,8 @@ void verify(Injection& injection, const RunEnd& probed, const CampaignOptions& o
                                      target.dispatch,
                                      {target.pc, target.wave, target.execution, target.vgpr,
                                       target.reg, target.bit, target.lane_pick, target.read}};
-  ChildProgram program;
-  program.command = options.command;
-  program.environment["LD_LIBRARY_PATH"] =
-      prepend_path("LD_LIBRARY_PATH", installation.emulator_runtime_dir);
-  if (!options.emulated_target.empty())
-    program.environment["WAVEKIT_EMU_TARGET"] = options.emulated_target;
+  ChildProgram program = plain_run(options, installation, dir / "emulator", timeout);
   program.environment["WAVEKIT_EMU_INJECT"] = hsa::to_string(emulated);
-  program.tool = "wavekit fi";
-  program.stdout_file = (dir / "emulator.stdout").string();
-  program.stderr_file = (dir / "emulator.stderr").string();
-  program.timeout_seconds = timeout;
   const ProgramExit ended = run_program(program);
   const std::string err = text_of(program.stderr_file);
   // The emulator's own account (hsa::describe): which lane, which bit, the value before and
@@ -465,15 +476,7 @@ CampaignResult run_campaign(const CampaignOptions& options, const Installation& 
 
   // 1. The golden run.
   CampaignResult result;
-  ChildProgram golden;
-  golden.command = options.command;
-  golden.environment["LD_LIBRARY_PATH"] =
-      prepend_path("LD_LIBRARY_PATH", installation.emulator_runtime_dir);
-  if (!options.emulated_target.empty())
-    golden.environment["WAVEKIT_EMU_TARGET"] = options.emulated_target;
-  golden.tool = "wavekit fi";
-  golden.stdout_file = (work / "golden.stdout").string();
-  golden.stderr_file = (work / "golden.stderr").string();
+  const ChildProgram golden = plain_run(options, installation, work / "golden", 0);
   const auto started = std::chrono::steady_clock::now();
   const ProgramExit ended = run_program(golden);
   const double golden_seconds =

@@ -185,7 +185,7 @@ class Shim {
       object->substitution = std::move(*substitution);
       // An adopted object is already the instrumented one: the shadow executable needs the
       // original, which only a substitution made in this process knows (none: no shadow).
-      if (object->substitution->origin == "already instrumented")
+      if (object->substitution->adopted)
         object->original = std::move(object->substitution->adopted_original);
       if (object->substitution->global_variables) {
         object->original.clear();

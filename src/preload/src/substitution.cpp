@@ -110,6 +110,7 @@ std::variant<Substitution, Declined> Substituter::substitute(
       if (!note->probe_library.empty()) adopted.probe_library = read_file(note->probe_library);
       adopted.note = std::move(*note);
       adopted.origin = "already instrumented";
+      adopted.adopted = true;
       adopted.adopted_original = original_made_here(adopted.note.original_sha256);
       adopted.global_variables = has_global_variables(object);
       if (!config_.keep_objects.empty()) {

@@ -21,7 +21,8 @@ struct Substitution {
   std::vector<std::uint8_t> bytes;  // the rewritten object
   rewrite::RewriteNote note;
   std::vector<std::uint8_t> probe_library;  // bytes to load into the same executable (or empty)
-  std::string origin;                       // "cache" or "load-time rewrite"
+  std::string origin;    // "cache", "load-time rewrite" or "already instrumented"
+  bool adopted = false;  // the object was already wavekit's (origin "already instrumented")
   // With ShimConfig::keep_objects: the original's copy there (for an object adopted as already
   // instrumented, the copy its own substitution kept, when there is one); else empty.
   std::string kept;

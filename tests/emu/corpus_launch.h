@@ -2,6 +2,8 @@
 // kernarg with hidden arguments, dispatch packet) and copies its buffers back.
 #pragma once
 
+#include <optional>
+
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/hsa/launch.h"
 
@@ -43,10 +45,12 @@ inline wavekit::hsa::ArgumentSpec to_spec(const wavekit::corpus::Argument& argum
   return spec;
 }
 
-// Launches `kernel` of the object at `path` on `args` (buffers updated in place).
+// Launches `kernel` of the object at `path` on `args` (buffers updated in place), with the
+// emulator's fault injection when `inject` is given.
 inline wavekit::hsa::LaunchOutcome launch_corpus_kernel(
     const std::string& path, const wavekit::corpus::CorpusKernel& kernel,
-    std::vector<wavekit::corpus::Argument>& args, bool record_blocks = false) {
+    std::vector<wavekit::corpus::Argument>& args, bool record_blocks = false,
+    std::optional<wavekit::emu::FaultInjection> inject = std::nullopt) {
   wavekit::hsa::LaunchRequest request;
   request.code_object = path;
   request.kernel = kernel.name;
@@ -57,6 +61,7 @@ inline wavekit::hsa::LaunchOutcome launch_corpus_kernel(
   request.block.count = request.grid.count;
   request.host_threads = 2;
   request.record_block_counts = record_blocks;
+  request.inject = inject;
   for (const auto& argument : args) request.arguments.push_back(to_spec(argument));
   wavekit::hsa::LaunchOutcome outcome = wavekit::hsa::launch(request);
   for (const auto& [index, bytes] : outcome.buffers)

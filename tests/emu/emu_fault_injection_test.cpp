@@ -54,29 +54,21 @@ void expect_one_element_flipped(const FaultInjection& fault, std::uint64_t chang
   const wavekit::corpus::CorpusKernel& kernel = wavekit::corpus::kernel("vector_add");
   std::vector<wavekit::corpus::Argument> args = kernel.make_inputs(3);
   const std::vector<wavekit::corpus::Argument> inputs = args;
-  wavekit::hsa::LaunchRequest request;
-  request.code_object = basic_gfx90a();
-  request.kernel = "vector_add";
-  const auto grid = kernel.grid_size();
-  request.grid.size = {grid.x, 1, 1};
-  request.block.size = {kernel.block.x, 1, 1};
-  request.host_threads = 2;
-  for (const auto& argument : args)
-    request.arguments.push_back(wavekit::emu::test::to_spec(argument));
-  request.inject = fault;
-  const wavekit::hsa::LaunchOutcome outcome = wavekit::hsa::launch(request);
+  const wavekit::hsa::LaunchOutcome outcome =
+      wavekit::emu::test::launch_corpus_kernel(basic_gfx90a(), kernel, args, false, fault);
   ASSERT_TRUE(outcome.ok) << outcome.error;
   ASSERT_TRUE(outcome.injected.reached);
   ASSERT_TRUE(outcome.injected.flipped);
   EXPECT_EQ(outcome.injected.before ^ outcome.injected.after, 1u << fault.bit);
-  std::vector<float> a(inputs[0].bytes.size() / 4), b(a.size()), c(a.size());
-  std::memcpy(a.data(), inputs[0].bytes.data(), a.size() * 4);
-  std::memcpy(b.data(), inputs[1].bytes.data(), b.size() * 4);
-  for (const auto& [index, bytes] : outcome.buffers)
-    if (index == 2) std::memcpy(c.data(), bytes.data(), c.size() * 4);
+  EXPECT_EQ(changed, fault.wave * 64 + outcome.injected.lane);
+  const auto floats = [](const wavekit::corpus::Argument& argument) {
+    std::vector<float> values(argument.bytes.size() / 4);
+    std::memcpy(values.data(), argument.bytes.data(), values.size() * 4);
+    return values;
+  };
+  const std::vector<float> a = floats(inputs[0]), b = floats(inputs[1]), c = floats(args[2]);
   std::uint32_t n = 0;
   std::memcpy(&n, inputs[3].bytes.data(), 4);
-  EXPECT_EQ(changed, fault.wave * 64 + outcome.injected.lane);
   for (std::uint32_t i = 0; i < n; ++i) {
     std::uint32_t expected = std::bit_cast<std::uint32_t>(a[i] + b[i]);
     if (i == changed) expected ^= 1u << fault.bit;
@@ -126,16 +118,9 @@ TEST(FaultInjection, UnreachedInstancesAndPartialWaves) {
 
   const wavekit::corpus::CorpusKernel& kernel = wavekit::corpus::kernel("vector_add");
   std::vector<wavekit::corpus::Argument> args = kernel.make_inputs(3);
-  wavekit::hsa::LaunchRequest request;
-  request.code_object = basic_gfx90a();
-  request.kernel = "vector_add";
-  request.grid.size = {kernel.grid_size().x, 1, 1};
-  request.block.size = {kernel.block.x, 1, 1};
-  for (const auto& argument : args)
-    request.arguments.push_back(wavekit::emu::test::to_spec(argument));
   fault.execution = 1;  // the kernel runs it once per wave
-  request.inject = fault;
-  const wavekit::hsa::LaunchOutcome outcome = wavekit::hsa::launch(request);
+  const wavekit::hsa::LaunchOutcome outcome =
+      wavekit::emu::test::launch_corpus_kernel(basic_gfx90a(), kernel, args, false, fault);
   ASSERT_TRUE(outcome.ok) << outcome.error;
   EXPECT_FALSE(outcome.injected.reached);
   EXPECT_FALSE(outcome.injected.flipped);

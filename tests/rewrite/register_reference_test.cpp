@@ -87,10 +87,12 @@ std::optional<Found> find(const std::string& processor, const std::string& prefi
 struct VectorAdd {
   std::vector<float> a, b, c;
   std::uint32_t n = 0;
+  RewriteNote note;                 // the rewritten object's
+  std::vector<std::uint8_t> arena;  // as the dispatch left it
 };
 
-// Rewrites vector_add with `plan`, runs it on the corpus inputs, and returns its inputs and
-// its output c.
+// Rewrites vector_add with `plan`, runs it on the corpus inputs, and returns its inputs, its
+// output c and the per-wave arena.
 VectorAdd run(const std::string& processor, const Plan& plan, const std::string& name) {
   const std::string path = basic_object(processor);
   const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
@@ -115,6 +117,8 @@ VectorAdd run(const std::string& processor, const Plan& plan, const std::string&
   for (const auto& [index, bytes] : outcome.launch.buffers)
     if (index == 2) result.c = floats(bytes);
   EXPECT_EQ(result.c.size(), result.a.size());
+  result.note = rewritten.note;
+  result.arena = outcome.arena;
   return result;
 }
 
@@ -259,40 +263,23 @@ TEST_P(RegisterReference, AFlipAroundAStoreCorruptsOnlyTheStoredValue) {
   record.call = ProbeCall{"store_lane_value", {out, value}, false};
   plan.points.push_back(record);
 
-  const std::string path = basic_object(processor);
-  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
-  const RewriteResult rewritten = rewrite(input, plan);
-  const std::string file =
-      std::string(WAVEKIT_REWRITE_TEST_DIR) + "/vector_add." + processor + ".store_flip.co";
-  write_file(file, rewritten.bytes);
-  const corpus::CorpusKernel& kernel = corpus::kernel("vector_add");
-  const std::vector<corpus::Argument> inputs = kernel.make_inputs(3);
-  const ToolLaunchOutcome outcome = launch_instrumented(request_for(kernel, inputs, file));
-  ASSERT_TRUE(outcome.launch.ok) << outcome.launch.error;
-  std::vector<float> a(inputs[0].bytes.size() / 4), b(a.size()), c(a.size());
-  std::memcpy(a.data(), inputs[0].bytes.data(), a.size() * 4);
-  std::memcpy(b.data(), inputs[1].bytes.data(), b.size() * 4);
-  for (const auto& [index, bytes] : outcome.launch.buffers)
-    if (index == 2) std::memcpy(c.data(), bytes.data(), c.size() * 4);
-  std::uint32_t n = 0;
-  std::memcpy(&n, inputs[3].bytes.data(), 4);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const float sum = a[i] + b[i];
-    EXPECT_EQ(std::bit_cast<std::uint32_t>(c[i]),
-              std::bit_cast<std::uint32_t>(i % 64 == 5 ? flipped(sum, 31) : sum))
-        << "c[" << i << "]";
-  }
+  const VectorAdd got = run(processor, plan, "store_flip");
+  expect_elements(got, [&](std::uint32_t i) {
+    if (i >= got.n) return 0.0f;
+    const float sum = got.a[i] + got.b[i];
+    return i % 64 == 5 ? flipped(sum, 31) : sum;
+  });
   // After the store the register holds the unflipped sum in every lane that stored.
-  const InstrumentedKernel* instrumented = rewritten.note.find_kernel("vector_add");
+  const InstrumentedKernel* instrumented = got.note.find_kernel("vector_add");
   ASSERT_NE(instrumented, nullptr);
   const PlacedVariable* recorded = instrumented->layout.find("lanes");
   std::size_t checked = 0;
-  for (const WaveSlot& slot : read_arena(outcome.arena, *instrumented)) {
+  for (const WaveSlot& slot : read_arena(got.arena, *instrumented)) {
     const std::uint64_t first = slot.wave_id * 64;
-    if (first + 5 >= n) continue;
+    if (first + 5 >= got.n) continue;
     std::uint32_t seen = 0;
     std::memcpy(&seen, slot.bytes.data() + recorded->offset + 5 * 4, 4);
-    EXPECT_EQ(seen, std::bit_cast<std::uint32_t>(a[first + 5] + b[first + 5]))
+    EXPECT_EQ(seen, std::bit_cast<std::uint32_t>(got.a[first + 5] + got.b[first + 5]))
         << "wave " << slot.wave_id;
     ++checked;
   }

@@ -1,7 +1,6 @@
 // `wavekit fi`: a fault-injection campaign on an unmodified application (wavekit/fi/fi.h).
 #include <unistd.h>
 
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -19,9 +18,8 @@ using wavekit::cli::UsageError;
 namespace fi = wavekit::fi;
 
 std::uint64_t count(const char* option, const std::string& text, std::uint64_t minimum) {
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < minimum)
+  const std::uint64_t value = wavekit::cli::parse_unsigned(option, text);
+  if (value < minimum)
     throw UsageError(std::string(option) + " must be a whole number of at least " +
                      std::to_string(minimum) + ", not '" + text + "'");
   return value;

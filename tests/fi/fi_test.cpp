@@ -215,6 +215,11 @@ TEST(Cli, BadOptionsAreRefusedBeforeAnythingRuns) {
   EXPECT_EQ(none.status, 2);
   EXPECT_NE(none.err.find("--injections must be a whole number of at least 1"), std::string::npos)
       << none.err;
+  const Outcome regex = shell(std::string(WAVEKIT_CLI) + " fi --kernel-regex '(' -- echo RAN");
+  EXPECT_EQ(regex.status, 2);
+  EXPECT_NE(regex.err.find("--kernel-regex '(' is not a regular expression"), std::string::npos)
+      << regex.err;
+  EXPECT_EQ(regex.out.find("RAN"), std::string::npos);
   // A program that fails on its own has no golden run to compare with.
   const fs::path dir = scratch("false");
   const Outcome failing =

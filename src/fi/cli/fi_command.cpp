@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <mutex>
+#include <regex>
 
 #include "wavekit/cli/options.h"
 #include "wavekit/fi/fi.h"
@@ -92,6 +93,12 @@ int run_fi(wavekit::cli::Arguments args) {
     options.group = fi::parse_group(group);
   } catch (const wavekit::Error& error) {
     throw UsageError(std::string("--group: ") + error.what());
+  }
+  try {
+    std::regex(options.kernel_regex, std::regex::ECMAScript);
+  } catch (const std::regex_error& error) {
+    throw UsageError("--kernel-regex '" + options.kernel_regex +
+                     "' is not a regular expression: " + error.what());
   }
   if (!timeout.empty())
     options.timeout_seconds = static_cast<double>(count("--timeout", timeout, 1));

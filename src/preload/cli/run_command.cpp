@@ -86,11 +86,13 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
               << hostcall["latency_ns"].value("p99", std::uint64_t{0}) << " ns\n";
   }
   if (const nlohmann::json proxy = summary.value("proxy_queue", nlohmann::json::object());
-      proxy.contains("shim_host_ns"))
-    std::cerr << "  proxy queue: " << proxy.value("packets_timed", std::uint64_t{0})
-              << " packets, the shim's host time per packet median "
+      proxy.contains("shim_host_ns")) {
+    const std::uint64_t packets = proxy.value("packets_timed", std::uint64_t{0});
+    std::cerr << "  proxy queue: " << packets << (packets == 1 ? " packet" : " packets")
+              << ", the shim's host time per packet median "
               << proxy["shim_host_ns"].value("median", 0u) << " ns, p99 "
               << proxy["shim_host_ns"].value("p99", 0u) << " ns\n";
+  }
   for (const auto& change : summary.value("control", nlohmann::json::array())) {
     std::cerr << "  from dispatch " << change.value("from_dispatch", std::uint64_t{0}) << ": ";
     if (change.contains("enabled"))

@@ -17,7 +17,10 @@
 // also leaves the emulator's ground truth (block counts, block sequences per wave) in those
 // directories, in the files `wavekit launch --trace-blocks` / `--trace-sequence` writes. With
 // WAVEKIT_EMU_INJECT, the dispatch it names gets its bit flipped (wavekit/hsa/fault_injection.h)
-// and a line on stderr saying what changed.
+// and a line on stderr saying what changed. With WAVEKIT_EMU_STATS, every dispatch appends a
+// line of figures to that file (append_stats).
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +28,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include "../dispatch_report.h"
 #include "runtime.h"
@@ -128,6 +132,35 @@ void write_ground_truth(const std::string& name, const std::string& kernel,
   }
 }
 
+std::uint64_t clock_ns(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<std::uint64_t>(now.tv_sec) * 1000000000u +
+         static_cast<std::uint64_t>(now.tv_nsec);
+}
+
+// WAVEKIT_EMU_STATS: one tab-separated line per dispatch, `kernel waves wave-instructions
+// wall-ns cpu-ns threads status`, appended with one write() to a file opened O_APPEND, so
+// the dispatches of several queues, and of forked processes, interleave whole lines. CPU time
+// is the process's (every thread) over the dispatch: on a shared machine it says what the
+// dispatch cost where wall time says how long it waited. Failing to write loses the line, not
+// the program.
+void append_stats(const std::string& kernel, const emu::DispatchResult& result,
+                  std::uint64_t wall_ns, std::uint64_t cpu_ns, unsigned threads) {
+  Runtime& rt = runtime();
+  char figures[160];
+  std::snprintf(figures, sizeof figures, "\t%llu\t%llu\t%llu\t%llu\t%u\t%s\n",
+                static_cast<unsigned long long>(result.total_waves),
+                static_cast<unsigned long long>(result.total_instructions),
+                static_cast<unsigned long long>(wall_ns), static_cast<unsigned long long>(cpu_ns),
+                threads, result.ok() ? "ok" : "failed");
+  const std::string line = kernel + figures;
+  const int fd = open(rt.stats_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  [[maybe_unused]] ssize_t written = write(fd, line.data(), line.size());
+  close(fd);
+}
+
 void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
                   std::uint64_t dispatch_id) {
   Runtime& rt = runtime();
@@ -177,7 +210,16 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
                 rt.dispatches_of_injected_kernel++ == rt.injection->dispatch;
   }
   if (injecting) params.options.inject = rt.injection->fault;
+  const bool stats = !rt.stats_file.empty();
+  const std::uint64_t wall_start = stats ? clock_ns(CLOCK_MONOTONIC) : 0;
+  const std::uint64_t cpu_start = stats ? clock_ns(CLOCK_PROCESS_CPUTIME_ID) : 0;
   emu::DispatchResult result = emu::dispatch(params, rt.memory, rt.code);
+  if (stats) {
+    const unsigned threads =
+        rt.host_threads ? rt.host_threads : std::max(1u, std::thread::hardware_concurrency());
+    append_stats(kernel, result, clock_ns(CLOCK_MONOTONIC) - wall_start,
+                 clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_start, threads);
+  }
   if (injecting)
     std::fprintf(stderr, "wavekit emulator: fault injection in %s dispatch %llu: %s\n",
                  kernel.c_str(), static_cast<unsigned long long>(rt.injection->dispatch),

@@ -125,6 +125,7 @@ Runtime::Runtime() {
   max_seconds = environment_seconds("WAVEKIT_EMU_TIMEOUT");
   trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
   trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
+  if (const char* text = std::getenv("WAVEKIT_EMU_STATS"); text && *text) stats_file = text;
   if (const char* text = std::getenv("WAVEKIT_EMU_INJECT"); text && *text) {
     try {
       injection = parse_fault_injection(text);

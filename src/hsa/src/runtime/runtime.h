@@ -159,6 +159,10 @@ struct Runtime {
   // WAVEKIT_EMU_TRACE_SEQUENCE/<kernel>.<n>/); empty: not recorded.
   std::string trace_blocks_directory;
   std::string trace_sequence_directory;
+  // WAVEKIT_EMU_STATS: a file every dispatch appends one line to (its kernel, waves,
+  // wave-instructions, wall and process CPU time); empty: none. Measuring the emulator on
+  // programs it does not own (HIP applications) needs the counts from the runtime itself.
+  std::string stats_file;
   // Dispatches run so far per kernel name: the <n> of the ground truth's file names, counted
   // as the preload shim counts the dispatches whose results it names the same way.
   std::map<std::string, std::uint64_t> dispatches_of_kernel;

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include "corpus_runs.h"
 #include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
@@ -296,6 +298,85 @@ TEST(BbcountNegativeControl, UntranslatedComputedCallTargetsAreDetected) {
     EXPECT_TRUE(same_buffers(truth, tool.launch));
     EXPECT_EQ(tool.report == truth.block_trace, !skip)
         << (skip ? "calls left untranslated went unnoticed" : "the translated calls miscount");
+  }
+}
+
+// Edge counting (src/rewrite/src/flow.h) executes fewer counter updates than one per block,
+// and exactly as many as the counters it leaves: counted by the emulator per instruction, each
+// counter update found in llvm-objdump-22's disassembly of the rewritten code (an
+// s_atomic_add_x2 without glc; the prologue's slot claim returns its value), against the sum of
+// every wave's stored counters, and against the ground truth's block entries (the updates one
+// counter per block would execute).
+TEST(BbcountEdgeCounters, ExecuteOneUpdatePerCounterIncrementAndFewerThanBlocks) {
+  struct Kernel {
+    const char* object;
+    const char* kernel;
+  };
+  for (const Kernel& c :
+       {Kernel{"basic_gfx90a_O2_cov5", "collatz_steps"}, Kernel{"basic_gfx90a_O2_cov5", "branchy"},
+        Kernel{"calls_gfx90a_O2_cov5", "recursive_fib"},
+        Kernel{"calls_gfx90a_O0_cov5", "call_chain"},
+        Kernel{"grid_gfx942_O3_cov5", "stencil_3d"}}) {
+    SCOPED_TRACE(std::string(c.object) + " " + c.kernel);
+    const corpus::CorpusObject& object = corpus::object(c.object);
+    const codeobj::CodeObject input =
+        codeobj::CodeObject::parse(read_file(object.path), object.path);
+    Plan plan = tool_plan("bbcount");
+    plan.kernels = {c.kernel};
+    const RewriteResult result = rewrite(input, plan);
+    std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+    const std::string out = (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) /
+                             (object.name + "." + c.kernel + ".edges.co"))
+                                .string();
+    write_file(out, result.bytes);
+
+    const Command objdump =
+        run(std::string(WAVEKIT_LLVM_OBJDUMP) + " -d --mcpu=" + input.target().processor +
+            " -j .wavekit.text " + out);
+    ASSERT_EQ(objdump.status, 0) << objdump.output;
+    std::set<std::uint64_t> updates;  // addresses of the counter updates
+    std::istringstream lines(objdump.output);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t comment = line.find("// ");
+      if (line.find("s_atomic_add_x2") == std::string::npos ||
+          line.find(" glc") != std::string::npos || comment == std::string::npos)
+        continue;
+      updates.insert(std::stoull(line.substr(comment + 3, line.find(':', comment) - comment - 3),
+                                 nullptr, 16));
+    }
+    ASSERT_FALSE(updates.empty()) << objdump.output;
+
+    const corpus::CorpusKernel& k = corpus::kernel(c.kernel);
+    const std::vector<corpus::Argument> inputs = k.make_inputs(7);
+    hsa::LaunchRequest original = request_for(k, inputs, object.path);
+    original.record_block_counts = true;
+    const hsa::LaunchOutcome truth = hsa::launch(original);
+    ASSERT_TRUE(truth.ok) << truth.error;
+    hsa::LaunchRequest rewritten = request_for(k, inputs, out);
+    rewritten.record_instruction_counts = true;
+    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
+    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
+    EXPECT_EQ(tool.report, truth.block_trace);
+
+    std::uint64_t executed = 0;
+    for (const emu::InstructionCount& count : tool.launch.instruction_counts)
+      if (updates.count(count.pc)) executed += count.executions;
+    const InstrumentedKernel& kernel = *result.note.find_kernel(c.kernel);
+    const PlacedVariable& counters = *kernel.layout.find("block_counts");
+    ASSERT_TRUE(counters.variable.derived());
+    std::uint64_t stored = 0;
+    for (const WaveSlot& slot : read_arena(tool.arena, kernel))
+      for (std::uint32_t i = 0; i < counters.variable.counters; ++i)
+        stored += read_slot_field<std::uint64_t>(slot, counters.offset + 8 * i);
+    std::uint64_t entered = 0;
+    for (const nlohmann::json& wave : truth.block_trace["waves"])
+      for (const auto& [block, count] : wave["blocks"].items())
+        entered += count.get<std::uint64_t>();
+    EXPECT_EQ(executed, stored);
+    EXPECT_LT(executed, entered);
+    std::printf("%s %s: %llu counter updates executed, %llu block entries\n", c.object, c.kernel,
+                static_cast<unsigned long long>(executed),
+                static_cast<unsigned long long>(entered));
   }
 }
 

@@ -202,6 +202,85 @@ TEST(Arena, LauncherHeaderAndReporterAgree) {
             std::string::npos);
 }
 
+// Block counts derived from edge counters (bbcount; src/rewrite/src/flow.h): the note carries
+// each element's sum and is version 3, which a 2.x reader refuses instead of misreading; a
+// note without derived elements stays 2.0. The reporter solves every block's count from the
+// counters, and refuses counters that would make one negative.
+RewriteNote derived_note() {
+  RewriteNote note = sample_note();
+  InstrumentedKernel& kernel = note.kernels[0];
+  PerWaveVariable counts = variable("block_counts", 8, 3);
+  counts.keys = {0x1900, 0x1a10, 0x1a40};
+  counts.counters = 2;
+  // The entry once; block 1 on counter 0; block 2 = entry - counter 0 + counter 1 (a loop).
+  counts.sums = {{1, {}}, {0, {{0, 1}}}, {1, {{0, -1}, {1, 1}}}};
+  kernel.layout = ArenaLayout();
+  kernel.layout.add(counts);
+  return note;
+}
+
+std::vector<std::uint64_t> version_of(const std::vector<std::uint8_t>& bytes) {
+  const nlohmann::json json = note_to_json(decode_note(bytes, "test"));
+  return json["wavekit.version"].get<std::vector<std::uint64_t>>();
+}
+
+TEST(Note, DerivedElementsRoundTripAsVersion3) {
+  EXPECT_EQ(version_of(encode_note(sample_note())), (std::vector<std::uint64_t>{2, 0}));
+  const RewriteNote note = derived_note();
+  const std::vector<std::uint8_t> bytes = encode_note(note);
+  EXPECT_EQ(version_of(bytes), (std::vector<std::uint64_t>{3, 0}));
+  const RewriteNote back = decode_note(bytes, "test");
+  EXPECT_EQ(note_to_json(back), note_to_json(note));
+  const PlacedVariable& counts = *back.kernels[0].layout.find("block_counts");
+  EXPECT_EQ(counts.variable.sums, note.kernels[0].layout.find("block_counts")->variable.sums);
+  EXPECT_EQ(back.kernels[0].layout.stride(), 64u + 16u);  // two counters, not three elements
+
+  llvm::msgpack::Document document;
+  ASSERT_TRUE(document.readFromBlob(
+      llvm::StringRef(reinterpret_cast<const char*>(bytes.data()), bytes.size()), false));
+  document.getRoot().getMap()["wavekit.version"].getArray()[0] = 2u;
+  std::string blob;
+  document.writeToBlob(blob);
+  EXPECT_NE(error_of([&] {
+              decode_note(std::vector<std::uint8_t>(blob.begin(), blob.end()), "t");
+            }).find("derived elements in a 2.x note"),
+            std::string::npos);
+  PerWaveVariable bad = variable("b", 8, 1);
+  bad.counters = 1;
+  bad.sums = {{0, {{1, 1}}}};
+  EXPECT_NE(error_of([&] { ArenaLayout().add(bad); }).find("names counter 1 of 1"),
+            std::string::npos);
+}
+
+TEST(Arena, DerivedCountsAreSolvedAndNegativeOnesRefused) {
+  const RewriteNote note = derived_note();
+  const InstrumentedKernel& kernel = note.kernels[0];
+  const std::uint32_t grid[3] = {64, 1, 1};
+  const std::uint16_t block[3] = {64, 1, 1};
+  std::vector<std::uint8_t> arena(arena_size(kernel, grid, block), 0);
+  fill_arena_header(arena, kernel, grid, block);
+  probe::ArenaHeader header;
+  std::memcpy(&header, arena.data(), sizeof header);
+  header.next_slot = 64 + kernel.layout.stride();
+  std::memcpy(arena.data(), &header, sizeof header);
+  const std::uint64_t offset = 64 + kernel.layout.find("block_counts")->offset;
+  auto set_counters = [&](std::uint64_t c0, std::uint64_t c1) {
+    std::memcpy(arena.data() + offset, &c0, 8);
+    std::memcpy(arena.data() + offset + 8, &c1, 8);
+  };
+  set_counters(1, 6);  // block 1 entered once, block 2 1 - 1 + 6 times
+  EXPECT_EQ(tool_report("bbcount", kernel, arena)["waves"][0]["blocks"],
+            (nlohmann::json{{"0x1900", 1}, {"0x1a10", 1}, {"0x1a40", 6}}));
+  set_counters(0, 0);
+  EXPECT_EQ(tool_report("bbcount", kernel, arena)["waves"][0]["blocks"],
+            (nlohmann::json{{"0x1900", 1}, {"0x1a40", 1}}));
+  set_counters(3, 1);  // 1 - 3 + 1 < 0: not the counters of a wave that ran this code
+  EXPECT_NE(error_of([&] {
+              tool_report("bbcount", kernel, arena);
+            }).find("element 2 of wave 0 derives to -1 from its counters"),
+            std::string::npos);
+}
+
 TEST(Plan, ParsesAndRoundTrips) {
   const nlohmann::json json = nlohmann::json::parse(R"({
     "kernels": ["k"],

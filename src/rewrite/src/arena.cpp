@@ -55,6 +55,12 @@ class Reader {
     if (!node.isMap()) bad(what + " is not a map");
     return node.getMap();
   }
+  std::int64_t signed_element(llvm::msgpack::DocNode node, const std::string& what) const {
+    if (node.getKind() == llvm::msgpack::Type::Int) return node.getInt();
+    if (node.getKind() == llvm::msgpack::Type::UInt && node.getUInt() <= INT64_MAX)
+      return static_cast<std::int64_t>(node.getUInt());
+    bad(what + " is not a 64-bit integer");
+  }
   std::uint64_t element(llvm::msgpack::DocNode node, const std::string& what) const {
     if (node.getKind() == llvm::msgpack::Type::UInt) return node.getUInt();
     if (node.getKind() == llvm::msgpack::Type::Int && node.getInt() >= 0) return node.getInt();
@@ -83,12 +89,24 @@ const PlacedVariable& ArenaLayout::add(PerWaveVariable variable) {
     throw Error("per-wave variable '" + variable.name + "' has " +
                 std::to_string(variable.keys.size()) + " keys for " +
                 std::to_string(variable.count) + " elements");
+  if (variable.derived()) {
+    if (variable.element_size != 8 || variable.sums.size() != variable.count)
+      throw Error("per-wave variable '" + variable.name +
+                  "': derived elements need 8 bytes each and one sum per element");
+    for (const CounterSum& sum : variable.sums)
+      for (const auto& [counter, coefficient] : sum.terms)
+        if (counter >= variable.counters)
+          throw Error("per-wave variable '" + variable.name + "': a sum names counter " +
+                      std::to_string(counter) + " of " + std::to_string(variable.counters));
+  }
   // Every resident wave gets a slot: past this a launcher could not provision the arena.
   constexpr std::uint64_t kMaxSlotBytes = std::uint64_t{256} << 20;
   const std::uint64_t offset = align_up(end_, variable.alignment);
   if (variable.size() > kMaxSlotBytes || offset + variable.size() > kMaxSlotBytes)
     throw Error("per-wave variable '" + variable.name + "': " +
-                std::to_string(variable.element_size) + " x " + std::to_string(variable.count) +
+                (variable.derived() ? "8 x " + std::to_string(variable.counters)
+                                    : std::to_string(variable.element_size) + " x " +
+                                          std::to_string(variable.count)) +
                 " bytes would make a wave's arena slot larger than the 256 MiB a launcher "
                 "provisions per wave");
   end_ = offset + variable.size();
@@ -129,12 +147,25 @@ std::optional<std::uint64_t> RewriteNote::original_instruction_at_or_after(
   return next->original_address;
 }
 
+namespace {
+
+bool has_derived_variables(const RewriteNote& note) {
+  for (const InstrumentedKernel& kernel : note.kernels)
+    for (const PlacedVariable& placed : kernel.layout.variables())
+      if (placed.variable.derived()) return true;
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
   llvm::msgpack::Document document;
   llvm::msgpack::MapDocNode root = document.getRoot().getMap(/*Convert=*/true);
   llvm::msgpack::ArrayDocNode version = document.getArrayNode();
-  version.push_back(document.getNode(std::uint64_t{kNoteVersionMajor}));
-  version.push_back(document.getNode(std::uint64_t{kNoteVersionMinor}));
+  const bool derived = has_derived_variables(note);
+  version.push_back(
+      document.getNode(std::uint64_t{derived ? kNoteVersionMajor : kNoteVersionMajorPlain}));
+  version.push_back(document.getNode(std::uint64_t{derived ? kNoteVersionMinor : 0}));
   root["wavekit.version"] = version;
   root["wavekit.tool"] = document.getNode(note.tool, /*Copy=*/true);
   root["wavekit.original_sha256"] = document.getNode(note.original_sha256, /*Copy=*/true);
@@ -160,6 +191,21 @@ std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
       llvm::msgpack::ArrayDocNode keys = document.getArrayNode();
       for (std::uint64_t key : placed.variable.keys) keys.push_back(document.getNode(key));
       var[".keys"] = keys;
+      if (placed.variable.derived()) {
+        var[".counters"] = document.getNode(std::uint64_t{placed.variable.counters});
+        // Per element: [constant, counter, coefficient, counter, coefficient, ...].
+        llvm::msgpack::ArrayDocNode sums = document.getArrayNode();
+        for (const CounterSum& sum : placed.variable.sums) {
+          llvm::msgpack::ArrayDocNode flat = document.getArrayNode();
+          flat.push_back(document.getNode(sum.constant));
+          for (const auto& [counter, coefficient] : sum.terms) {
+            flat.push_back(document.getNode(std::uint64_t{counter}));
+            flat.push_back(document.getNode(coefficient));
+          }
+          sums.push_back(flat);
+        }
+        var[".sums"] = sums;
+      }
       variables.push_back(var);
     }
     map[".variables"] = variables;
@@ -195,8 +241,11 @@ RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& c
   llvm::msgpack::MapDocNode root = reader.map_of(document.getRoot(), "the descriptor");
 
   llvm::msgpack::ArrayDocNode version = reader.array(root, "wavekit.version");
-  if (version.size() != 2 || reader.element(version[0], "wavekit.version[0]") != kNoteVersionMajor)
+  const std::uint64_t major =
+      version.size() == 2 ? reader.element(version[0], "wavekit.version[0]") : 0;
+  if (major != kNoteVersionMajor && major != kNoteVersionMajorPlain)
     reader.bad("unsupported wavekit.version (this build reads " +
+               std::to_string(kNoteVersionMajorPlain) + ".x and " +
                std::to_string(kNoteVersionMajor) + ".x)");
 
   RewriteNote note;
@@ -223,6 +272,25 @@ RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& c
       variable.alignment = static_cast<std::uint32_t>(reader.integer(var, ".alignment"));
       for (llvm::msgpack::DocNode key : reader.array(var, ".keys"))
         variable.keys.push_back(reader.element(key, ".keys element"));
+      if (var.find(".sums") != var.end()) {
+        if (major == kNoteVersionMajorPlain)
+          reader.bad("kernel '" + kernel.name + "': derived elements in a 2.x note");
+        variable.counters = static_cast<std::uint32_t>(reader.integer(var, ".counters"));
+        for (llvm::msgpack::DocNode sum_node : reader.array(var, ".sums")) {
+          if (!sum_node.isArray() || sum_node.getArray().size() % 2 != 1)
+            reader.bad("a .sums entry is not [constant, counter, coefficient, ...]");
+          llvm::msgpack::ArrayDocNode flat = sum_node.getArray();
+          CounterSum sum;
+          sum.constant = reader.signed_element(flat[0], ".sums constant");
+          for (std::size_t i = 1; i < flat.size(); i += 2) {
+            const std::uint64_t counter = reader.element(flat[i], ".sums counter");
+            if (counter > UINT32_MAX) reader.bad(".sums counter out of range");
+            sum.terms.emplace_back(static_cast<std::uint32_t>(counter),
+                                   reader.signed_element(flat[i + 1], ".sums coefficient"));
+          }
+          variable.sums.push_back(std::move(sum));
+        }
+      }
       const std::uint64_t offset = reader.integer(var, ".offset");
       try {
         if (kernel.layout.add(std::move(variable)).offset != offset)
@@ -259,13 +327,28 @@ nlohmann::json note_to_json(const RewriteNote& note) {
   nlohmann::json kernels = nlohmann::json::array();
   for (const InstrumentedKernel& kernel : note.kernels) {
     nlohmann::json variables = nlohmann::json::array();
-    for (const PlacedVariable& placed : kernel.layout.variables())
-      variables.push_back({{".name", placed.variable.name},
-                           {".offset", placed.offset},
-                           {".element_size", placed.variable.element_size},
-                           {".count", placed.variable.count},
-                           {".alignment", placed.variable.alignment},
-                           {".keys", placed.variable.keys}});
+    for (const PlacedVariable& placed : kernel.layout.variables()) {
+      nlohmann::json variable = {{".name", placed.variable.name},
+                                 {".offset", placed.offset},
+                                 {".element_size", placed.variable.element_size},
+                                 {".count", placed.variable.count},
+                                 {".alignment", placed.variable.alignment},
+                                 {".keys", placed.variable.keys}};
+      if (placed.variable.derived()) {
+        nlohmann::json sums = nlohmann::json::array();
+        for (const CounterSum& sum : placed.variable.sums) {
+          nlohmann::json flat = nlohmann::json::array({sum.constant});
+          for (const auto& [counter, coefficient] : sum.terms) {
+            flat.push_back(counter);
+            flat.push_back(coefficient);
+          }
+          sums.push_back(flat);
+        }
+        variable[".counters"] = placed.variable.counters;
+        variable[".sums"] = sums;
+      }
+      variables.push_back(variable);
+    }
     kernels.push_back({{".name", kernel.name},
                        {".symbol", kernel.descriptor_symbol},
                        {".arena_arg_offset", kernel.arena_arg_offset},
@@ -276,13 +359,16 @@ nlohmann::json note_to_json(const RewriteNote& note) {
   nlohmann::json ranges = nlohmann::json::array();
   for (const AddressRange& range : note.address_map)
     ranges.push_back({range.new_address, range.original_address, range.size});
-  return {{"wavekit.version", {kNoteVersionMajor, kNoteVersionMinor}},
-          {"wavekit.tool", note.tool},
-          {"wavekit.original_sha256", note.original_sha256},
-          {"wavekit.probe_library", note.probe_library},
-          {"wavekit.needs_hostcall", note.needs_hostcall},
-          {"wavekit.kernels", kernels},
-          {"wavekit.address_map", ranges}};
+  const bool derived = has_derived_variables(note);
+  return {
+      {"wavekit.version",
+       {derived ? kNoteVersionMajor : kNoteVersionMajorPlain, derived ? kNoteVersionMinor : 0u}},
+      {"wavekit.tool", note.tool},
+      {"wavekit.original_sha256", note.original_sha256},
+      {"wavekit.probe_library", note.probe_library},
+      {"wavekit.needs_hostcall", note.needs_hostcall},
+      {"wavekit.kernels", kernels},
+      {"wavekit.address_map", ranges}};
 }
 
 std::uint64_t arena_size(const InstrumentedKernel& kernel, const std::uint32_t grid_size[3],
@@ -378,6 +464,27 @@ std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable,
   if (index >= variable.variable.count || (size != 1 && size != 2 && size != 4 && size != 8))
     throw Error("per-wave variable '" + variable.variable.name + "': no integer element " +
                 std::to_string(index));
+  if (variable.variable.derived()) {
+    const CounterSum& sum = variable.variable.sums[index];
+    std::int64_t value = sum.constant;
+    bool overflow = false;
+    for (const auto& [counter, coefficient] : sum.terms) {
+      std::uint64_t stored = 0;
+      std::memcpy(&stored, slot.bytes.data() + variable.offset + 8 * std::uint64_t{counter}, 8);
+      std::int64_t term = 0;
+      overflow = overflow || stored > INT64_MAX ||
+                 __builtin_mul_overflow(static_cast<std::int64_t>(stored), coefficient, &term) ||
+                 __builtin_add_overflow(value, term, &value);
+    }
+    // Flow conservation gives every count of a wave that ran to its end: anything else means
+    // the counters and the sums disagree.
+    if (overflow || value < 0)
+      throw Error("per-wave variable '" + variable.variable.name + "': element " +
+                  std::to_string(index) + " of wave " + std::to_string(slot.wave_id) +
+                  (overflow ? " overflows" : " derives to " + std::to_string(value)) +
+                  " from its counters: they do not fit the note's sums");
+    return static_cast<std::uint64_t>(value);
+  }
   std::uint64_t value = 0;
   std::memcpy(&value, slot.bytes.data() + variable.offset + index * size, size);
   return value;

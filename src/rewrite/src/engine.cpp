@@ -5,8 +5,9 @@
 // Engine::run is a pipeline of named phases, in the manner of llvm::MCAssembler::layout:
 //
 //   per kernel   prepare_kernel   decode the kernel and the device functions relocated with it;
-//                                 the new descriptor, the reserved SGPRs, the arena layout and
-//                                 the private segment its probe calls need;
+//                                 the new descriptor, the reserved SGPRs, where block counters
+//                                 go (plan_counters: edges off a spanning tree, flow.h), the
+//                                 arena layout and the private segment its probe calls need;
 //                expand_points    the code each point inserts (one predicate per point kind),
 //                                 as chunks of pieces whose assembly text is kept for later;
 //                lay_out          the kernel's text encoded (encode: the lines not seen before in
@@ -36,6 +37,7 @@
 #include "call_envelope.h"
 #include "callees.h"
 #include "entry_abi.h"
+#include "flow.h"
 #include "negative_controls.h"
 #include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
@@ -314,11 +316,32 @@ struct Piece {
 // Consecutive pieces placed together: the code before an instruction (its points), the
 // instruction with what follows it, or the entry code.
 struct Chunk {
-  enum class Kind { prologue, code, instruction } kind = Kind::code;
+  // stub: the counters of a taken branch's edge and an s_branch to the target, before the
+  // entry of the code the branch is in (see CodeCounters).
+  enum class Kind { prologue, code, instruction, stub } kind = Kind::code;
   const isa::Instruction* original = nullptr;  // Kind::instruction
   std::size_t first = 0, end = 0;              // its pieces
   // s_getpc_b64: the piece after the instruction is the correction of the PC it reads.
   bool getpc = false;
+  // A branch whose taken edge is counted: it goes to this stub chunk instead of its target.
+  std::optional<std::size_t> stub;
+};
+
+// A stub's s_branch (its piece) back to the original target, patched by lay_out.
+struct StubFixup {
+  std::size_t piece = 0;
+  std::uint64_t target = 0;  // original address
+};
+
+// Where one code's (the kernel's or a device function's) block counters go, by instruction
+// index: the counter numbers are the block-indexed variable's. `before` an instruction: a
+// block's start, or a block's end ahead of its branch, call, return or s_endpgm; `after` it, in
+// the instruction's chunk (which branches to the next block skip): a fall-through edge, or the
+// end of a block that falls through; `taken`: the taken edge of a conditional branch, counted
+// in a stub the branch goes to; `entry`: once per call of a device function.
+struct CodeCounters {
+  std::vector<std::uint32_t> entry;
+  std::map<std::size_t, std::vector<std::uint32_t>> before, after, taken;
 };
 
 // A probe call's GOT-relative address computation: the piece s_getpc_b64 / s_add_u32 /
@@ -375,6 +398,11 @@ struct KernelRewrite {
   // is the block's position there.
   std::vector<std::uint64_t> blocks;
   std::unordered_map<std::uint64_t, std::size_t> block_index;
+  // Block counting by flow conservation (plan_counters): per code entry, where the counters
+  // go, and each block's count as a sum of them (in `blocks` order). Empty otherwise.
+  std::unordered_map<std::uint64_t, CodeCounters> counting;
+  std::uint32_t counters = 0;
+  std::vector<CounterSum> block_sums;
   InstrumentedKernel instrumented;
   codeobj::KernelDescriptor descriptor;  // the instrumented kernel's
   detail::ReservedSgprs reserved;
@@ -383,12 +411,12 @@ struct KernelRewrite {
 
   // expand_points: the chunks of the kernel's copy, then of each function's, over `pieces`.
   std::vector<Chunk> chunks;
-  std::vector<std::size_t> function_chunks;  // where each function's chunks start
   std::vector<Piece> pieces;
   std::vector<std::string> sources;  // the assembly text of the pieces that are not original
   std::vector<GotFixup> got;
   std::vector<CallFixup> retargeted;
   std::vector<TranslationFixup> translations;
+  std::vector<StubFixup> stubs;
 };
 
 // What link needs of a laid-out kernel: offsets in the new section of the literal pairs (lo,
@@ -414,8 +442,28 @@ struct Cursor {
   KernelRewrite& kernel;
   const KernelCode& code;
   std::string text;
-  std::optional<std::size_t> analysed;  // the analysis's index of `code`'s function
+  std::optional<std::size_t> analysed;       // the analysis's index of `code`'s function
+  std::map<std::size_t, std::size_t> stubs;  // conditional branch's index -> its stub chunk
 };
+
+// The plan's variable that bbcount's snippet counts blocks in, when nothing else uses it (see
+// Engine::flow_variable_); "" when there is none.
+std::string flow_variable(const Plan& plan) {
+  std::string counted;
+  for (const PointSpec& point : plan.points)
+    if (point.where == PointKind::block_entry && point.snippet &&
+        point.snippet->op == SnippetOp::increment && point.snippet->indexed_by_block)
+      counted = point.snippet->variable;
+  if (counted.empty()) return "";
+  std::size_t uses = 0;
+  for (const PointSpec& point : plan.points) {
+    if (point.snippet && point.snippet->variable == counted) ++uses;
+    if (point.call)
+      for (const Argument& argument : point.call->args)
+        if (argument.kind == ArgumentKind::variable && argument.name == counted) ++uses;
+  }
+  return uses == 1 ? counted : "";
+}
 
 class Engine {
  public:
@@ -441,10 +489,12 @@ class Engine {
   KernelRewrite prepare_kernel(std::size_t kernel_index, codeobj::CodeObject& output);
   // The device functions relocated with the kernel, when points may lie in them.
   void relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& callees);
+  // Where the block counters of flow_variable_ go, for the kernel and each function.
+  void plan_counters(KernelRewrite& k) const;
   // `blocks`: the original starts of every block the kernel's points can count, its own and
   // those of the device functions relocated with it (see block keys); `call_sites` likewise
   // every call the kernel's call points can instrument (call_sites_of).
-  ArenaLayout layout_for(const std::vector<std::uint64_t>& blocks,
+  ArenaLayout layout_for(const KernelRewrite& k,
                          const std::vector<std::uint64_t>& call_sites) const;
   // Probe calls: the spill area, the probes' stack and the VGPRs they need.
   void reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& meta);
@@ -453,7 +503,13 @@ class Engine {
   void expand_points(KernelRewrite& k);
   void expand_code(KernelRewrite& k, const KernelCode& code);
   void expand_entry(Cursor& at);
+  void expand_stubs(Cursor& at);
   void expand_instruction(Cursor& at, std::size_t index);
+  // Updates of the block counters `counters` (of flow_variable_).
+  void count(Cursor& at, const std::vector<std::uint32_t>& counters);
+  // Those CodeCounters puts at `index` of one of its maps, in the code being expanded.
+  void count_at(Cursor& at, std::map<std::size_t, std::vector<std::uint32_t>> CodeCounters::*where,
+                std::size_t index);
   // The points before an instruction, and the call retargeting that goes with a call; returns
   // the text of the call that replaces the original one, if any.
   std::optional<std::string> expand_before(Cursor& at, std::size_t index);
@@ -510,6 +566,10 @@ class Engine {
   const codeobj::CodeObject& input_;
   const Plan& plan_;
   const NegativeControls& controls_;
+  // The variable whose block counts are derived from edge counters (flow.h): one that the plan
+  // uses only in one block_entry increment indexed by block, so that nothing else sees its
+  // elements as they are stored. Empty: blocks are counted one counter each, as written.
+  std::string flow_variable_;
   std::optional<analysis::Program> program_;
   bool self_contained_ = false;  // the input imports no symbols (program() sets it)
   std::optional<analysis::Liveness> liveness_;
@@ -530,6 +590,7 @@ class Engine {
 
 RewriteResult Engine::run() {
   check_plan();
+  flow_variable_ = flow_variable(plan_);
   check_instruction_points();
   if (plan_.has_calls()) load_probe_library();
   codeobj::CodeObject output = input_.clone();
@@ -896,8 +957,9 @@ std::vector<detail::EnvelopeArgument> Engine::envelope_arguments(
   return args;
 }
 
-ArenaLayout Engine::layout_for(const std::vector<std::uint64_t>& blocks,
+ArenaLayout Engine::layout_for(const KernelRewrite& k,
                                const std::vector<std::uint64_t>& call_sites) const {
+  const std::vector<std::uint64_t>& blocks = k.blocks;
   ArenaLayout layout;
   for (PerWaveVariable variable : plan_.variables) {
     // A variable indexed by block gets one element per block of this kernel and of the device
@@ -909,6 +971,11 @@ ArenaLayout Engine::layout_for(const std::vector<std::uint64_t>& blocks,
     if (per_block) {
       variable.count = static_cast<std::uint32_t>(blocks.size());
       variable.keys = blocks;
+      // Counted on edges: the slot holds the counters the block counts are derived from.
+      if (variable.name == flow_variable_ && !k.block_sums.empty()) {
+        variable.counters = k.counters;
+        variable.sums = k.block_sums;
+      }
     }
     // One element per call site of this kernel and of the device functions relocated with it,
     // keyed by the calls' original addresses.
@@ -1017,12 +1084,13 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     relocate_callees(k, callees);
   }
   for (std::size_t i = 0; i < k.blocks.size(); ++i) k.block_index[k.blocks[i]] = i;
+  if (!flow_variable_.empty()) plan_counters(k);
   std::vector<std::uint64_t> call_sites = call_sites_of(k.code);
   for (const KernelCode& function : k.functions) {
     const std::vector<std::uint64_t> sites = call_sites_of(function);
     call_sites.insert(call_sites.end(), sites.begin(), sites.end());
   }
-  instrumented.layout = layout_for(k.blocks, call_sites);
+  instrumented.layout = layout_for(k, call_sites);
   // Likewise the probes (their transitive footprint, from the library's note)
   // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
   for (const auto& [name, loaded] : probes_)
@@ -1042,6 +1110,12 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
   prologue.arena_arg_offset = instrumented.arena_arg_offset;
   prologue.stride = instrumented.layout.stride();
   prologue.skip_sgpr_moves = controls_.test_skip_prologue_sgpr_moves;
+  prologue.sets_one =
+      std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& point) {
+        return point.snippet && point.snippet->op == SnippetOp::increment &&
+               (point.snippet->variable != flow_variable_ || k.block_sums.empty() ||
+                k.counters > 0);
+      });
 
   if (probe_calls) {
     k.calls.emplace();
@@ -1121,6 +1195,142 @@ void Engine::relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& c
     k.blocks.insert(k.blocks.end(), k.functions.back().leaders.begin(),
                     k.functions.back().leaders.end());
   }
+}
+
+namespace {
+
+// A code's CFG over its blocks (code.leaders), for flow.h; `last` gets each block's last
+// instruction. nullopt where conservation cannot be trusted: a trap (whose handler may end the
+// wave), or an s_endpgm in a device function, which would end the wave inside a call its caller
+// expects to return.
+std::optional<detail::FlowGraph> flow_graph(const KernelCode& code,
+                                            std::vector<std::size_t>& last) {
+  detail::FlowGraph graph;
+  graph.blocks = static_cast<std::uint32_t>(code.leaders.size());
+  graph.entered_once = !code.function;
+  std::unordered_map<std::uint64_t, std::uint32_t> block_at;
+  for (std::uint32_t b = 0; b < graph.blocks; ++b) block_at[code.leaders[b]] = b;
+  const auto block_of = [&](std::uint64_t address) -> std::optional<std::uint32_t> {
+    const auto found = block_at.find(address);
+    if (found == block_at.end()) return std::nullopt;
+    return found->second;
+  };
+  last.clear();
+  std::uint32_t block = 0;
+  for (std::size_t i = 0; i < code.instructions.size() && block < graph.blocks; ++i) {
+    if (!code.leader[i]) continue;
+    std::size_t end = i;
+    while (code.instructions[end].flow == isa::ControlFlow::none &&
+           end + 1 < code.instructions.size() && !code.leader[end + 1])
+      ++end;
+    last.push_back(end);
+    const isa::Instruction& inst = code.instructions[end];
+    const std::optional<std::uint32_t> next = end + 1 < code.instructions.size()
+                                                  ? block_of(code.instructions[end + 1].address)
+                                                  : std::nullopt;
+    const std::optional<std::uint32_t> target =
+        inst.branch_target ? block_of(*inst.branch_target) : std::nullopt;
+    switch (inst.flow) {
+      case isa::ControlFlow::none:
+      case isa::ControlFlow::call:  // the callee returns to the next instruction
+        if (!next) return std::nullopt;
+        graph.edges.push_back({block, *next, false});
+        break;
+      case isa::ControlFlow::branch:
+        if (!target) return std::nullopt;
+        graph.edges.push_back({block, *target, true});
+        break;
+      case isa::ControlFlow::conditional_branch:
+        if (!target || !next) return std::nullopt;
+        graph.edges.push_back({block, *target, true});
+        if (*next != *target) graph.edges.push_back({block, *next, false});
+        break;
+      case isa::ControlFlow::end_program:
+        if (code.function) return std::nullopt;
+        graph.exits.push_back(block);
+        break;
+      case isa::ControlFlow::indirect:  // a return or a tail call (decode_code refuses others)
+        graph.exits.push_back(block);
+        break;
+      case isa::ControlFlow::trap:
+        return std::nullopt;
+    }
+    ++block;
+  }
+  if (last.size() != graph.blocks) return std::nullopt;
+  return graph;
+}
+
+}  // namespace
+
+void Engine::plan_counters(KernelRewrite& k) const {
+  std::vector<const KernelCode*> codes{&k.code};
+  for (const KernelCode& function : k.functions) codes.push_back(&function);
+  // One code that cannot be trusted (a trap, a function that may end the wave) makes every
+  // call's return doubtful: count the whole kernel one counter per block.
+  std::vector<std::vector<std::size_t>> lasts(codes.size());
+  std::vector<std::optional<detail::FlowGraph>> graphs;
+  bool trusted = true;
+  for (std::size_t c = 0; c < codes.size(); ++c) {
+    graphs.push_back(flow_graph(*codes[c], lasts[c]));
+    trusted = trusted && graphs.back().has_value();
+  }
+  if (!trusted) {
+    // Per block, unchanged: block i's counter is element i (expand_before), nothing derived.
+    return;
+  }
+  std::uint32_t base = 0;
+  for (std::size_t c = 0; c < codes.size(); ++c) {
+    const KernelCode& code = *codes[c];
+    const detail::FlowGraph& graph = *graphs[c];
+    const std::vector<std::size_t>& last = lasts[c];
+    const detail::FlowCounters counters = detail::spanning_tree_counters(graph);
+    const std::vector<detail::EdgePlace> places = detail::edge_places(graph);
+    std::vector<std::size_t> first(graph.blocks);  // each block's first instruction
+    for (std::size_t i = 0, b = 0; i < code.instructions.size() && b < graph.blocks; ++i)
+      if (code.leader[i]) first[b++] = i;
+    CodeCounters& placed = k.counting[code.entry];
+    for (std::uint32_t n = 0; n < counters.counters.size(); ++n) {
+      const detail::FlowCounters::Counter& counter = counters.counters[n];
+      const std::uint32_t number = base + n;
+      switch (counter.site) {
+        case detail::FlowCounters::Site::block:
+          placed.before[first[counter.index]].push_back(number);
+          break;
+        case detail::FlowCounters::Site::exit:
+          placed.before[last[counter.index]].push_back(number);
+          break;
+        case detail::FlowCounters::Site::entry:
+          placed.entry.push_back(number);
+          break;
+        case detail::FlowCounters::Site::edge: {
+          const detail::FlowGraph::Edge& edge = graph.edges[counter.index];
+          const std::size_t end = last[edge.from];
+          const bool falls = code.instructions[end].flow == isa::ControlFlow::none;
+          switch (places[counter.index]) {
+            case detail::EdgePlace::target:
+              placed.before[first[edge.to]].push_back(number);
+              break;
+            case detail::EdgePlace::source:
+              (falls ? placed.after : placed.before)[end].push_back(number);
+              break;
+            case detail::EdgePlace::split:
+              (edge.taken ? placed.taken : placed.after)[end].push_back(number);
+              break;
+          }
+          break;
+        }
+      }
+    }
+    for (const detail::FlowSum& sum : counters.block_counts) {
+      CounterSum shifted{sum.constant, {}};
+      for (const auto& [counter, coefficient] : sum.terms)
+        shifted.terms.emplace_back(base + counter, coefficient);
+      k.block_sums.push_back(std::move(shifted));
+    }
+    base += static_cast<std::uint32_t>(counters.counters.size());
+  }
+  k.counters = base;
 }
 
 void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& meta) {
@@ -1242,14 +1452,12 @@ std::size_t Engine::add_text(KernelRewrite& k, std::string text) {
 
 void Engine::expand_points(KernelRewrite& k) {
   expand_code(k, k.code);
-  for (const KernelCode& function : k.functions) {
-    k.function_chunks.push_back(k.chunks.size());
-    expand_code(k, function);
-  }
+  for (const KernelCode& function : k.functions) expand_code(k, function);
 }
 
 void Engine::expand_code(KernelRewrite& k, const KernelCode& code) {
-  Cursor at{k, code, {}, std::nullopt};
+  Cursor at{k, code, {}, std::nullopt, {}};
+  expand_stubs(at);
   expand_entry(at);
   for (std::size_t index = 0; index < code.instructions.size(); ++index)
     expand_instruction(at, index);
@@ -1279,8 +1487,43 @@ void Engine::expand_entry(Cursor& at) {
     const isa::Instruction& first = code.instructions.front();
     insert(at, point, 0, first, point.call ? live_before(at, first) : isa::RegisterSet{});
   }
+  if (const auto counting = k.counting.find(code.entry); counting != k.counting.end())
+    count(at, counting->second.entry);
   flush(at);
-  k.chunks.push_back({Chunk::Kind::prologue, nullptr, first_piece, k.pieces.size(), false});
+  k.chunks.push_back({Chunk::Kind::prologue, nullptr, first_piece, k.pieces.size(), false, {}});
+}
+
+// The stubs of the code's counted taken edges: the counters, then an s_branch to the branch's
+// target. They go before the code's entry chunk, where nothing falls into them, and where a
+// block of the rewritten code that starts in one maps (through the address map) to the code's
+// first instruction, whose own block follows: what a wave ran there is still read as the
+// original's blocks.
+void Engine::expand_stubs(Cursor& at) {
+  KernelRewrite& k = at.kernel;
+  const auto counting = k.counting.find(at.code.entry);
+  if (counting == k.counting.end()) return;
+  for (const auto& [index, counters] : counting->second.taken) {
+    const std::size_t first = k.pieces.size();
+    count(at, counters);
+    flush(at);
+    const std::size_t branch = add_text(k, "s_branch 0\n");
+    k.stubs.push_back({branch, *at.code.instructions[index].branch_target});
+    at.stubs[index] = k.chunks.size();
+    k.chunks.push_back({Chunk::Kind::stub, nullptr, first, k.pieces.size(), false, {}});
+  }
+}
+
+void Engine::count(Cursor& at, const std::vector<std::uint32_t>& counters) {
+  for (std::uint32_t counter : counters) at.text += increment(at.kernel, flow_variable_, counter);
+}
+
+void Engine::count_at(Cursor& at,
+                      std::map<std::size_t, std::vector<std::uint32_t>> CodeCounters::*where,
+                      std::size_t index) {
+  const auto counting = at.kernel.counting.find(at.code.entry);
+  if (counting == at.kernel.counting.end()) return;
+  const auto& placed = counting->second.*where;
+  if (const auto found = placed.find(index); found != placed.end()) count(at, found->second);
 }
 
 void Engine::expand_instruction(Cursor& at, std::size_t index) {
@@ -1289,11 +1532,12 @@ void Engine::expand_instruction(Cursor& at, std::size_t index) {
   const std::size_t before = k.pieces.size();
   const std::optional<std::string> replaced_call = expand_before(at, index);
   if (k.pieces.size() != before)
-    k.chunks.push_back({Chunk::Kind::code, nullptr, before, k.pieces.size(), false});
+    k.chunks.push_back({Chunk::Kind::code, nullptr, before, k.pieces.size(), false, {}});
 
   // The instruction, with what follows it in its own chunk so that a branch to the next block
   // does not run it.
-  Chunk copy{Chunk::Kind::instruction, &inst, k.pieces.size(), 0, false};
+  Chunk copy{Chunk::Kind::instruction, &inst, k.pieces.size(), 0, false, {}};
+  if (const auto stub = at.stubs.find(index); stub != at.stubs.end()) copy.stub = stub->second;
   if (replaced_call)
     add_text(k, *replaced_call);
   else if (replaced_by_probe(at, index))
@@ -1311,6 +1555,7 @@ void Engine::expand_instruction(Cursor& at, std::size_t index) {
 
 std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) {
   const KernelCode& code = at.code;
+  const KernelRewrite& k = at.kernel;
   const isa::Instruction& inst = code.instructions[index];
   const bool reachable = code.reachable[index];
   for (const PointSpec& point : plan_.points) {
@@ -1319,6 +1564,12 @@ std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) 
     std::uint64_t element = 0;
     switch (point.where) {
       case PointKind::block_entry:
+        // Counted on edges: the counters go where plan_counters put them, below; the block is
+        // still one point instrumented (point ids stay those of one counter per block).
+        if (point.snippet && point.snippet->variable == flow_variable_ && !k.counting.empty()) {
+          result_.points_instrumented += at_block_entry(code, index);
+          break;
+        }
         here = at_block_entry(code, index);
         if (here && point.snippet && point.snippet->indexed_by_block)
           element = at.kernel.block_index.at(inst.address);
@@ -1350,6 +1601,7 @@ std::optional<std::string> Engine::expand_before(Cursor& at, std::size_t index) 
              : point.replace ? live_after(at, inst)
                              : live_before(at, inst));
   }
+  if (reachable) count_at(at, &CodeCounters::before, index);
   // Scalar stores (the capture region) and scalar atomics sit in the scalar cache until
   // written back; do that before the wave ends (rewriting.md §8).
   if (inst.flow == isa::ControlFlow::end_program) at.text += "s_dcache_wb\ns_waitcnt lgkmcnt(0)\n";
@@ -1481,6 +1733,7 @@ void Engine::expand_after(Cursor& at, std::size_t index) {
     // SCC as the original leaves it: a snippet keeps it (increments) or does not touch it.
     insert(at, point, 0, inst, point.call ? live_after(at, inst) : isa::RegisterSet{});
   }
+  if (reachable) count_at(at, &CodeCounters::after, index);
   flush(at);
 }
 
@@ -1721,24 +1974,45 @@ std::vector<std::vector<std::uint8_t>> Engine::encode(const std::vector<std::str
   return bytes;
 }
 
+// The SOPP branch at text[new_pc] to text[target] (a 16-bit distance in words from the next
+// instruction); `address` is the original branch's, for the error past that range.
+void patch_branch(std::vector<std::uint8_t>& text, std::uint64_t new_pc, std::uint64_t target,
+                  const std::string& kernel, std::uint64_t address, LaidOut& out) {
+  const std::int64_t delta =
+      (static_cast<std::int64_t>(target) - static_cast<std::int64_t>(new_pc + 4)) / 4;
+  if ((delta < INT16_MIN || delta > INT16_MAX) && !out.error)
+    out.error = "kernel '" + kernel + "': relocated branch at " + hex(address) +
+                " is out of the 16-bit range";
+  const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
+  text[new_pc] = static_cast<std::uint8_t>(simm & 0xff);
+  text[new_pc + 1] = static_cast<std::uint8_t>(simm >> 8);
+}
+
 LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   const std::vector<std::vector<std::uint8_t>> assembled = encode(k.sources);
   LaidOut out;
   out.kernel_index = k.code.kernel_index;
 
-  // Entries are 256-byte aligned.
-  while (text.size() % 256) {
-    const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
-    text.insert(text.end(), nop, nop + 4);
-  }
-  out.start = text.size();
   std::vector<std::uint64_t> piece_offset(k.pieces.size());
   std::vector<std::uint64_t> chunk_offset(k.chunks.size());
   std::map<std::uint64_t, std::uint64_t> function_start;  // original entry -> copy's offset
-  for (std::size_t c = 0, f = 0; c < k.chunks.size(); ++c) {
-    if (f < k.function_chunks.size() && k.function_chunks[f] == c)
-      function_start[k.functions[f++].entry] = text.size();
+  // Each code starts at its entry chunk (its stubs come before it): the kernel's first, at a
+  // 256-byte aligned entry, then each function's.
+  std::size_t entries = 0;
+  for (std::size_t c = 0; c < k.chunks.size(); ++c) {
     const Chunk& chunk = k.chunks[c];
+    if (chunk.kind == Chunk::Kind::prologue) {
+      if (entries == 0) {
+        while (text.size() % 256) {
+          const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
+          text.insert(text.end(), nop, nop + 4);
+        }
+        out.start = text.size();
+      } else {
+        function_start[k.functions[entries - 1].entry] = text.size();
+      }
+      ++entries;
+    }
     chunk_offset[c] = text.size();
     for (std::size_t p = chunk.first; p < chunk.end; ++p) {
       piece_offset[p] = text.size();
@@ -1760,7 +2034,7 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   std::optional<std::size_t> pending;
   for (std::size_t c = 0; c < k.chunks.size(); ++c) {
     const Chunk& chunk = k.chunks[c];
-    if (chunk.kind == Chunk::Kind::prologue) {
+    if (chunk.kind == Chunk::Kind::prologue || chunk.kind == Chunk::Kind::stub) {
       pending.reset();
       continue;
     }
@@ -1774,27 +2048,26 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
 
   // Branches (their distance does not depend on where the section lands), the s_getpc_b64
   // corrections and the address map.
+  const auto relocate_branch = [&](std::uint64_t new_pc, std::uint64_t target,
+                                   std::uint64_t address) {
+    const auto found = new_offset_of.find(target);
+    if (found != new_offset_of.end())
+      patch_branch(text, new_pc, found->second, k.instrumented.name, address, out);
+    else if (!out.error)
+      out.error = "kernel '" + k.instrumented.name + "': branch at " + hex(address) + " targets " +
+                  hex(target) + ", outside the relocated code";
+  };
   for (std::size_t c = 0; c < k.chunks.size(); ++c) {
     const Chunk& chunk = k.chunks[c];
     if (chunk.kind != Chunk::Kind::instruction) continue;
     const isa::Instruction& inst = *chunk.original;
     const std::uint64_t new_pc = chunk_offset[c];
-    if (inst.branch_target && !out.error) {
-      const auto target = new_offset_of.find(*inst.branch_target);
-      const std::int64_t delta = target == new_offset_of.end()
-                                     ? 0
-                                     : (static_cast<std::int64_t>(target->second) -
-                                        static_cast<std::int64_t>(new_pc + 4)) /
-                                           4;
-      if (target == new_offset_of.end())
-        out.error = "kernel '" + k.instrumented.name + "': branch at " + hex(inst.address) +
-                    " targets " + hex(*inst.branch_target) + ", outside the relocated code";
-      else if (delta < INT16_MIN || delta > INT16_MAX)
-        out.error = "kernel '" + k.instrumented.name + "': relocated branch at " +
-                    hex(inst.address) + " is out of the 16-bit range";
-      const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
-      text[new_pc] = static_cast<std::uint8_t>(simm & 0xff);
-      text[new_pc + 1] = static_cast<std::uint8_t>(simm >> 8);
+    if (inst.branch_target) {
+      if (chunk.stub)
+        patch_branch(text, new_pc, chunk_offset[*chunk.stub], k.instrumented.name, inst.address,
+                     out);
+      else
+        relocate_branch(new_pc, *inst.branch_target, inst.address);
     }
     if (chunk.getpc)
       // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
@@ -1804,6 +2077,8 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
           {new_pc + inst.size + 4 + 4, inst.address + inst.size - (new_pc + inst.size)});
     result_.note.address_map.push_back({new_pc, inst.address, inst.size});
   }
+  for (const StubFixup& fix : k.stubs)
+    relocate_branch(piece_offset[fix.piece], fix.target, fix.target);
   // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
   // literals follow their 4-byte opcodes.
   for (const GotFixup& fix : k.got) out.got.push_back({piece_offset[fix.piece] + 4 + 4, fix.slot});

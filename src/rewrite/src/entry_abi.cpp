@@ -103,7 +103,7 @@ std::string entry_prologue(const PrologueInput& in) {
   // reporter derives that from the capture region).
   s << "s_load_dwordx2 " << slot << ", " << spair(kernarg) << ", " << hex(in.arena_arg_offset)
     << "\n";
-  s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
+  if (in.sets_one) s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
   s << "s_mov_b64 " << spair(ticket) << ", " << hex(in.stride) << "\n";
   // Lane 0's work-item id (lane 0 is active at wave launch), packed as gfx90a packs v0. On
   // gfx908, v0 packs y and z in for the read (x < 1024 leaves them room) and is masked back

@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "wavekit/support/error.h"
@@ -27,8 +28,19 @@ namespace wavekit::rewrite {
 inline constexpr const char* kNoteName = "WAVEKIT";
 inline constexpr std::uint32_t kNoteTypeRewrite = 1;
 inline constexpr const char* kNoteSectionName = ".note.wavekit";
-inline constexpr unsigned kNoteVersionMajor = 2;
+// 3 when a variable's elements are derived (CounterSum): a 2.x reader would take its counters
+// for the elements. A note without one is written as 2.0, as before; this build reads both.
+inline constexpr unsigned kNoteVersionMajor = 3;
 inline constexpr unsigned kNoteVersionMinor = 0;
+inline constexpr unsigned kNoteVersionMajorPlain = 2;
+
+// One derived element: constant + the sum of coefficient x counter (bbcount's block counts from
+// its edge counters, by flow conservation).
+struct CounterSum {
+  std::int64_t constant = 0;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> terms;  // (counter, coefficient)
+  bool operator==(const CounterSum&) const = default;
+};
 
 struct PerWaveVariable {
   std::string name;
@@ -38,8 +50,16 @@ struct PerWaveVariable {
   // Optional: what each element stands for, as an original code address (bbcount: one
   // counter per basic block, keyed by the block's original start address).
   std::vector<std::uint64_t> keys;
+  // Optional: the elements are not stored but derived. The slot holds `counters` 8-byte
+  // counters instead, and element i is sums[i] over them (element_size 8, one sum per element).
+  std::uint32_t counters = 0;
+  std::vector<CounterSum> sums;
 
-  std::uint64_t size() const { return std::uint64_t{element_size} * count; }
+  bool derived() const { return !sums.empty(); }
+  // Bytes in the slot: the elements, or the counters they are derived from.
+  std::uint64_t size() const {
+    return derived() ? std::uint64_t{8} * counters : std::uint64_t{element_size} * count;
+  }
 };
 
 struct PlacedVariable {
@@ -142,7 +162,8 @@ struct WaveSlot {
 std::vector<WaveSlot> read_arena(std::span<const std::uint8_t> arena,
                                  const InstrumentedKernel& kernel);
 // Element `index` of a variable in a slot, as an unsigned integer of the variable's element
-// size (1, 2, 4 or 8 bytes).
+// size (1, 2, 4 or 8 bytes). A derived element is computed from the slot's counters; one that
+// comes out negative or beyond 64 bits cannot be a count: that throws wavekit::Error.
 std::uint64_t read_element(const WaveSlot& slot, const PlacedVariable& variable, std::size_t index);
 // The plain value of type T at byte `offset` of a slot (a field of a tool's record, as the
 // probes laid it out). Throws wavekit::Error when it does not lie inside the slot.

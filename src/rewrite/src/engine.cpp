@@ -1110,11 +1110,13 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
   prologue.arena_arg_offset = instrumented.arena_arg_offset;
   prologue.stride = instrumented.layout.stride();
   prologue.skip_sgpr_moves = controls_.test_skip_prologue_sgpr_moves;
+  // Only where edge counting left no counter and nothing else increments (the other tools'
+  // prologues stay as they were, byte for byte).
   prologue.sets_one =
+      k.block_sums.empty() || k.counters > 0 ||
       std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& point) {
         return point.snippet && point.snippet->op == SnippetOp::increment &&
-               (point.snippet->variable != flow_variable_ || k.block_sums.empty() ||
-                k.counters > 0);
+               point.snippet->variable != flow_variable_;
       });
 
   if (probe_calls) {

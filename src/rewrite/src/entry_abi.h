@@ -63,8 +63,8 @@ struct PrologueInput {
   std::uint64_t arena_arg_offset = 0;  // kernarg offset of the arena pointer
   std::uint64_t stride = 0;            // bytes per wave slot
   bool skip_sgpr_moves = false;        // negative control only
-  // The 64-bit 1 the increments add (ReservedSgprs::one); a kernel that updates no counter
-  // (bbcount on a kernel without branches) does without it.
+  // The 64-bit 1 the increments add (ReservedSgprs::one); bbcount on a kernel without
+  // branches updates no counter and does without it.
   bool sets_one = true;
   // Assembly run once the entry values are saved and before the moves overwrite any launched
   // SGPR (the probe calls' copy of the scratch resource).

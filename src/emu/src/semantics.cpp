@@ -638,6 +638,48 @@ float f16_to_f32(u32 h) {
   return sign ? -value : value;
 }
 
+// ---- f16 VALU (VOP1 / VOP2 / VOP3 / VOPC) ---------------------------------------------------
+// The sources' low halves are IEEE binary16 (f16_to_f32 is exact); F computes in double, where
+// add, sub, mul and fma of binary16 values are exact, and the result is rounded once to binary16
+// (round to nearest even, the MODE register's default; _Float16(double) is one correct rounding).
+// The destination's high half is zeroed: GFX9 does so for these opcodes (LLVM's
+// GCNSubtarget::zeroesHigh16BitsOfDest); op_sel (a high half) is refused at decode
+// (kSemLowHalves). Output modifiers apply to the rounded result (exact but for omod's scaling
+// into the subnormal or overflow range).
+float h2f(u32 x) { return f16_to_f32(x & 0xffff); }
+u32 round_f16(double value) { return bits_of(_Float16(value)); }
+
+// A binary16 result from F (u32 sources -> binary16 bits), then the output modifiers.
+template <auto F>
+void valu_f16_result(Wave& w, const Inst& in) {
+  valu32<F>(w, in);
+  if (in.omod == 0 && !(in.flags & kFlagClamp)) return;
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  u64 lanes = write_lanes(w, in);
+  for (unsigned lane = 0; lane < 64; ++lane)
+    if ((lanes >> lane) & 1) d[lane] = round_f16(output_modified(in, double(h2f(d[lane]))));
+}
+
+template <auto F>
+void valu_f16(Wave& w, const Inst& in) {
+  valu_f16_result<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+    return round_f16(F(double(h2f(a)), double(h2f(b)), double(h2f(c))));
+  }>(w, in);
+}
+
+// binary16 to a 16-bit integer, as v_cvt_u32_f32 / v_cvt_i32_f32: truncated, saturated, NaN 0.
+u32 cvt_u16_f16(float x) {
+  if (std::isnan(x) || x <= 0) return 0;
+  if (x >= 65535.0f) return 0xffff;
+  return u32(x);
+}
+u32 cvt_i16_f16(float x) {
+  if (std::isnan(x)) return 0;
+  if (x <= -32768.0f) return 0x8000;
+  if (x >= 32767.0f) return 0x7fff;
+  return u32(i32(x)) & 0xffff;
+}
+
 // Biased exponent field of an IEEE value.
 int biased_exponent(float x) { return int((bits_of(x) >> 23) & 0xff); }
 int biased_exponent(double x) { return int((bits_of(x) >> 52) & 0x7ff); }
@@ -833,10 +875,18 @@ void s_swappc_b64(Wave& w, const Inst& in) {
   jump(w, target);
 }
 
+// HW_REG_SH_MEM_BASES: bits 63:48 of the private (15:0) and shared (31:16) apertures. Read-only
+// (the driver's): gfx9 code without a queue pointer (code object v5, HIP's -O3 kernels) builds
+// its generic LDS and scratch addresses from it, so it must name the apertures the emulator's
+// flat accesses recognise (kSharedApertureBase, kPrivateApertureBase).
+constexpr u32 kHwRegShMemBases = 15;
+constexpr u32 kShMemBases =
+    u32(kPrivateApertureBase >> 48) | (u32(kSharedApertureBase >> 48) << 16);
+
 void s_getreg_b32(Wave& w, const Inst& in) {
   u32 id = u32(in.imm) & 63, offset = (u32(in.imm) >> 6) & 31,
       size = ((u32(in.imm) >> 11) & 31) + 1;
-  u32 value = id < 32 ? w.hwreg[id] : 0;
+  u32 value = id == kHwRegShMemBases ? kShMemBases : id < 32 ? w.hwreg[id] : 0;
   u32 mask = size >= 32 ? ~0u : ((1u << size) - 1);
   w.s[in.dst.index] = (value >> offset) & mask;
 }
@@ -1760,6 +1810,8 @@ I64 I64_of(u64 x) { return i64(x); }
 U64 U64_of(u64 x) { return x; }
 F32T F32T_of(u64 x) { return as_f32(u32(x)); }
 F64T F64T_of(u64 x) { return as_f64(x); }
+using F16T = float;
+F16T F16T_of(u64 x) { return f16_to_f32(u32(x) & 0xffff); }
 
 void add_compares(Table& t) {
 #define INT_CMPS(suffix, type, kind, flags)      \
@@ -1778,25 +1830,27 @@ void add_compares(Table& t) {
   INT_CMPS("u32", B32, U32, 0);
   INT_CMPS("i64", B64, I64, 0);
   INT_CMPS("u64", B64, U64, 0);
-#define FLOAT_CMPS(suffix, type, kind)                                \
-  VCMP("f_" suffix, type, kind, 0, false);                            \
-  VCMP("lt_" suffix, type, kind, 0, a < b);                           \
-  VCMP("eq_" suffix, type, kind, 0, a == b);                          \
-  VCMP("le_" suffix, type, kind, 0, a <= b);                          \
-  VCMP("gt_" suffix, type, kind, 0, a > b);                           \
-  VCMP("lg_" suffix, type, kind, 0, a<b || a> b);                     \
-  VCMP("ge_" suffix, type, kind, 0, a >= b);                          \
-  VCMP("o_" suffix, type, kind, 0, !std::isnan(a) && !std::isnan(b)); \
-  VCMP("u_" suffix, type, kind, 0, std::isnan(a) || std::isnan(b));   \
-  VCMP("nge_" suffix, type, kind, 0, !(a >= b));                      \
-  VCMP("nlg_" suffix, type, kind, 0, !(a < b || a > b));              \
-  VCMP("ngt_" suffix, type, kind, 0, !(a > b));                       \
-  VCMP("nle_" suffix, type, kind, 0, !(a <= b));                      \
-  VCMP("neq_" suffix, type, kind, 0, !(a == b));                      \
-  VCMP("nlt_" suffix, type, kind, 0, !(a < b));                       \
-  VCMP("tru_" suffix, type, kind, 0, true)
-  FLOAT_CMPS("f32", F32, F32T);
-  FLOAT_CMPS("f64", F64, F64T);
+#define FLOAT_CMPS(suffix, type, kind, flags)                             \
+  VCMP("f_" suffix, type, kind, flags, false);                            \
+  VCMP("lt_" suffix, type, kind, flags, a < b);                           \
+  VCMP("eq_" suffix, type, kind, flags, a == b);                          \
+  VCMP("le_" suffix, type, kind, flags, a <= b);                          \
+  VCMP("gt_" suffix, type, kind, flags, a > b);                           \
+  VCMP("lg_" suffix, type, kind, flags, a<b || a> b);                     \
+  VCMP("ge_" suffix, type, kind, flags, a >= b);                          \
+  VCMP("o_" suffix, type, kind, flags, !std::isnan(a) && !std::isnan(b)); \
+  VCMP("u_" suffix, type, kind, flags, std::isnan(a) || std::isnan(b));   \
+  VCMP("nge_" suffix, type, kind, flags, !(a >= b));                      \
+  VCMP("nlg_" suffix, type, kind, flags, !(a < b || a > b));              \
+  VCMP("ngt_" suffix, type, kind, flags, !(a > b));                       \
+  VCMP("nle_" suffix, type, kind, flags, !(a <= b));                      \
+  VCMP("neq_" suffix, type, kind, flags, !(a == b));                      \
+  VCMP("nlt_" suffix, type, kind, flags, !(a < b));                       \
+  VCMP("tru_" suffix, type, kind, flags, true)
+  FLOAT_CMPS("f32", F32, F32T, 0);
+  FLOAT_CMPS("f64", F64, F64T, 0);
+  // binary16: the sources' low halves (f16_to_f32 is exact, so the order is binary16's).
+  FLOAT_CMPS("f16", DataType::f16, F16T, kSemLowHalves);
   // v_cmp_class: bit mask of IEEE classes in S1.
   add(t, "v_cmp_class_f32",
       vcmp<+[](u64 x, u64 m) -> bool {
@@ -1826,6 +1880,19 @@ void add_compares(Table& t) {
       },
            false>,
       Family::valu, {F64, B32, B32}, 1, 0, kSemCompare);
+  // The class of binary16 from its bits (a binary16 subnormal is a normal binary32).
+  add(t, "v_cmp_class_f16",
+      vcmp<+[](u64 x, u64 m) -> bool {
+        const u32 h = u32(x) & 0xffff, exponent = (h >> 10) & 31, mantissa = h & 1023;
+        const bool neg = (h >> 15) & 1;
+        unsigned bit = exponent == 31 ? (mantissa ? ((mantissa & 0x200) ? 1 : 0) : (neg ? 2 : 9))
+                       : exponent     ? (neg ? 3 : 8)
+                       : mantissa     ? (neg ? 4 : 7)
+                                      : (neg ? 5 : 6);
+        return (m >> bit) & 1;
+      },
+           false>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemCompare | kSemLowHalves);
 }
 
 u32 bfe(u32 value, u32 offset, u32 width, bool sign) {
@@ -2104,6 +2171,67 @@ void add_valu(Table& t) {
   add(t, "v_cvt_f32_f16",
       valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(f16_to_f32(a & 0xffff)); }>,
       Family::valu, {DataType::f16, B32, B32});
+  {
+    constexpr DataType F16 = DataType::f16;
+#define VF16(name, types, ...)                                        \
+  add(t, name, valu_f16<+[](double a, double b, double c) -> double { \
+        (void)a;                                                      \
+        (void)b;                                                      \
+        (void)c;                                                      \
+        return (__VA_ARGS__);                                         \
+      }>,                                                             \
+      Family::valu, types, 1, 0, kSemLowHalves)
+    const std::array<DataType, 3> h3 = {F16, F16, F16};
+    VF16("v_add_f16", h3, a + b);
+    VF16("v_sub_f16", h3, a - b);
+    VF16("v_subrev_f16", h3, b - a);
+    VF16("v_mul_f16", h3, a * b);
+    VF16("v_max_f16", h3, std::fmax(a, b));
+    VF16("v_min_f16", h3, std::fmin(a, b));
+    VF16("v_fma_f16", h3, std::fma(a, b, c));
+    VF16("v_fma_legacy_f16", h3, std::fma(a, b, c));
+    // v_mad_f16: a multiply rounded to binary16, then the add rounded again (not fused).
+    VF16("v_mad_f16", h3, double(_Float16(a * b)) + c);
+    VF16("v_mad_legacy_f16", h3, double(_Float16(a * b)) + c);
+    VF16("v_div_fixup_f16", h3, double(div_fixup(float(a), float(b), float(c))));
+    VF16("v_div_fixup_legacy_f16", h3, double(div_fixup(float(a), float(b), float(c))));
+    VF16("v_sqrt_f16", h3, std::sqrt(a));
+    VF16("v_rcp_f16", h3, 1.0 / a);
+    VF16("v_rsq_f16", h3, 1.0 / std::sqrt(a));
+    VF16("v_log_f16", h3, std::log2(a));
+    VF16("v_exp_f16", h3, std::exp2(a));
+    VF16("v_floor_f16", h3, std::floor(a));
+    VF16("v_ceil_f16", h3, std::ceil(a));
+    VF16("v_trunc_f16", h3, std::trunc(a));
+    VF16("v_rndne_f16", h3, std::nearbyint(a));
+    VF16("v_fract_f16", h3,
+         std::isinf(a) ? std::numeric_limits<double>::quiet_NaN() : a - std::floor(a));
+    // sin / cos take the angle in revolutions, as the f32 forms.
+    VF16("v_sin_f16", h3, std::sin(a * 6.283185307179586));
+    VF16("v_cos_f16", h3, std::cos(a * 6.283185307179586));
+    VF16("v_ldexp_f16", (std::array{F16, B32, B32}),
+         std::ldexp(a, std::clamp(i32(std::int16_t(u32(i64(b)) & 0xffff)), -64, 64)));
+#undef VF16
+  }
+  // Those whose sources or results are not binary16 values.
+  add(t, "v_cvt_f16_f32", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
+        return round_f16(double(as_f32(a)));
+      }>,
+      Family::valu, {F32, B32, B32}, 1, 0, kSemLowHalves);
+  add(t, "v_cvt_f16_u16", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
+        return round_f16(double(a & 0xffff));
+      }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves);
+  add(t, "v_cvt_f16_i16", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
+        return round_f16(double(std::int16_t(a & 0xffff)));
+      }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves);
+  add(t, "v_cvt_u16_f16",
+      valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return cvt_u16_f16(h2f(a)); }>, Family::valu,
+      {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
+  add(t, "v_cvt_i16_f16",
+      valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return cvt_i16_f16(h2f(a)); }>, Family::valu,
+      {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
   V64("v_cvt_f64_f32", (std::array{F32, B32, B32}), 2, bits_of(double(as_f32(u32(a)))));
   V64("v_cvt_f32_f64", (std::array{F64, B32, B32}), 1, bits_of(float(as_f64(a))));
   V64("v_cvt_f64_u32", (std::array{B32, B32, B32}), 2, bits_of(double(u32(a))));
@@ -2663,6 +2791,9 @@ void add_memory(Table& t) {
   }
   add(t, "ds_add_f32", ds, Family::ds, {B32, B32, B32}, 1, kDsAtomic + kAddF32);
   add(t, "ds_add_rtn_f32", ds, Family::ds, {B32, B32, B32}, 1, kDsAtomic + 32 + kAddF32);
+  // gfx90a's LDS f64 add (atomicAdd on a __shared__ double).
+  add(t, "ds_add_f64", ds, Family::ds, {B32, B32, B32}, 2, kDsAtomic + kAddF64);
+  add(t, "ds_add_rtn_f64", ds, Family::ds, {B32, B32, B32}, 2, kDsAtomic + 32 + kAddF64);
   add(t, "ds_wrxchg_rtn_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsAtomic + 32 + kSwap);
   add(t, "ds_wrxchg_rtn_b64", ds, Family::ds, {B32, B32, B32}, 2, kDsAtomic + 32 + kSwap);
   add(t, "ds_cmpst_b32", ds, Family::ds, {B32, B32, B32}, 1, kDsAtomic + kCmpSwap);

@@ -1,0 +1,215 @@
+// Instructions and registers real HIP programs (HeCBench, docs/hecbench.md) use that the directed
+// tests had missed (gfx90a).
+//
+// half_float: binary16 VALU instructions. Kernarg: a, b, c (u32, binary16 in the
+// low halves, noise in the high halves), f (f32), out. v10 = lane * 4; v1 = a[lane], v2 = b[lane],
+// v3 = c[lane], v5 = f[lane]. Before each op v4 holds 0xdeadbeef, so that a high half left as it
+// was (instead of zeroed) shows. Each RESULT stores v4 at out + 256 * k + lane * 4, k counting up;
+// emu_half_float_test.cpp computes each k's expected value on the CPU, in the same order.
+
+.amdgcn_target "amdgcn-amd-amdhsa--gfx90a"
+.text
+
+.macro RESULT
+  global_store_dword v10, v4, s[12:13]
+  s_add_u32 s12, s12, 256
+  s_addc_u32 s13, s13, 0
+.endm
+
+.macro OP16 text:vararg
+  v_mov_b32 v4, 0xdeadbeef
+  \text
+  RESULT
+.endm
+
+.macro CMP16 text:vararg
+  \text
+  v_cndmask_b32_e64 v4, 0, 1, s[20:21]
+  RESULT
+.endm
+
+.globl half_float
+.p2align 8
+.type half_float,@function
+half_float:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0        // a, b
+  s_load_dwordx4 s[8:11], s[0:1], 0x10      // c, f
+  s_load_dwordx2 s[14:15], s[0:1], 0x20     // out
+  v_lshlrev_b32 v10, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_mov_b64 s[12:13], s[14:15]
+  global_load_dword v1, v10, s[4:5]
+  global_load_dword v2, v10, s[6:7]
+  global_load_dword v3, v10, s[8:9]
+  global_load_dword v5, v10, s[10:11]
+  s_waitcnt vmcnt(0)
+  OP16 v_cvt_f16_f32 v4, v5
+  OP16 v_cvt_f16_f32_e64 v4, -v5
+  OP16 v_add_f16 v4, v1, v2
+  OP16 v_sub_f16 v4, v1, v2
+  OP16 v_subrev_f16 v4, v1, v2
+  OP16 v_mul_f16 v4, v1, v2
+  OP16 v_mul_f16_e64 v4, v1, -v2
+  OP16 v_max_f16 v4, v1, v2
+  OP16 v_min_f16 v4, v1, v2
+  OP16 v_fma_f16 v4, v1, v2, v3
+  OP16 v_add_f16_e64 v4, |v1|, v2 clamp
+  OP16 v_cvt_f16_u16 v4, v1
+  OP16 v_cvt_f16_i16 v4, v1
+  OP16 v_cvt_u16_f16 v4, v1
+  OP16 v_cvt_i16_f16 v4, v1
+  OP16 v_floor_f16 v4, v1
+  OP16 v_ceil_f16 v4, v1
+  OP16 v_trunc_f16 v4, v1
+  OP16 v_rndne_f16 v4, v1
+  OP16 v_sqrt_f16 v4, v1
+  OP16 v_add_f16 v4, 0.5, v1
+  OP16 v_add_f16 v4, 0x4200, v1
+  CMP16 v_cmp_lt_f16_e64 s[20:21], v1, v2
+  CMP16 v_cmp_eq_f16_e64 s[20:21], v1, v2
+  CMP16 v_cmp_gt_f16_e64 s[20:21], v2, v1
+  CMP16 v_cmp_u_f16_e64 s[20:21], v1, v2
+  CMP16 v_cmp_nge_f16_e64 s[20:21], v1, v2
+  CMP16 v_cmp_neq_f16_e64 s[20:21], v1, v2
+  // v_cmp_class: quiet NaN, -inf, -subnormal, +zero, +normal (bits 1, 2, 4, 6, 8)
+  v_mov_b32 v6, 0x156
+  CMP16 v_cmp_class_f16_e64 s[20:21], v1, v6
+  // VOPC (vcc) form
+  v_cmp_le_f16 vcc, v1, v2
+  v_cndmask_b32 v4, 0, 1, vcc
+  RESULT
+  s_endpgm
+
+// Every lane adds lane + 0.5 to one LDS double (ds_add_rtn_f64), which starts at 0.25; the lane
+// stores what its add returned (out[lane]) and, after all adds, the final value (out[64 + lane]).
+.globl lds_add_f64
+.p2align 8
+.type lds_add_f64,@function
+lds_add_f64:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0        // out: 128 doubles
+  v_mov_b32 v8, 0
+  v_mov_b32 v6, 0
+  v_mov_b32 v7, 0x3fd00000                  // 0.25
+  ds_write_b64 v8, v[6:7]
+  s_waitcnt lgkmcnt(0)
+  v_cvt_f64_u32 v[2:3], v0
+  v_add_f64 v[2:3], v[2:3], 0.5
+  ds_add_rtn_f64 v[4:5], v8, v[2:3]
+  s_waitcnt lgkmcnt(0)
+  ds_read_b64 v[6:7], v8
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v10, 3, v0
+  s_waitcnt lgkmcnt(0)
+  global_store_dwordx2 v10, v[4:5], s[4:5]
+  v_add_u32 v10, 0x200, v10
+  global_store_dwordx2 v10, v[6:7], s[4:5]
+  s_endpgm
+
+// merge's kernels form a generic LDS address as clang does for gfx9 without a queue pointer:
+// the shared aperture's bits 63:48 from HW_REG_SH_MEM_BASES[31:16] as the address's high half.
+// Lane l stores l + 100 through that flat address at LDS offset 4 * l, reads it back with
+// ds_read_b32 (the LDS path, not the flat one) and stores it at out[l]; out[64] and out[65]
+// are the raw shared and private fields, out[66] whether the flat address lies in LDS
+// (nonzero: a flat_load through it gave the same value).
+.globl apertures
+.p2align 8
+.type apertures,@function
+apertures:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0        // out
+  s_getreg_b32 s6, hwreg(HW_REG_SH_MEM_BASES, 16, 16)
+  s_getreg_b32 s7, hwreg(HW_REG_SH_MEM_BASES, 0, 16)
+  s_lshl_b32 s8, s6, 16                     // the aperture's high 32 bits
+  v_lshlrev_b32 v1, 2, v0                   // LDS offset = 4 * lane
+  v_mov_b32 v12, v1
+  v_mov_b32 v13, s8
+  v_add_u32 v3, 100, v0
+  flat_store_dword v[12:13], v3
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  ds_read_b32 v4, v1
+  flat_load_dword v5, v[12:13]
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+  global_store_dword v1, v4, s[4:5]
+  v_mov_b32 v6, 0
+  v_mov_b32 v7, s6
+  v_mov_b32 v8, s7
+  v_cmp_eq_u32 vcc, v4, v5
+  v_cndmask_b32 v9, 0, 1, vcc
+  v_cmp_eq_u32 vcc, 0, v0
+  s_and_saveexec_b64 s[10:11], vcc
+  global_store_dword v6, v7, s[4:5] offset:256
+  global_store_dword v6, v8, s[4:5] offset:260
+  global_store_dword v6, v9, s[4:5] offset:264
+  s_endpgm
+
+.rodata
+.p2align 6
+.amdhsa_kernel apertures
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_group_segment_fixed_size 256
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 16
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel half_float
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 24
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel lds_add_f64
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_group_segment_fixed_size 64
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
+
+.amdgpu_metadata
+---
+amdhsa.version: [ 1, 2 ]
+amdhsa.target: amdgcn-amd-amdhsa--gfx90a
+amdhsa.kernels:
+  - .name: apertures
+    .symbol: apertures.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 256
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: half_float
+    .symbol: half_float.kd
+    .kernarg_segment_size: 40
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 24
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 16, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 24, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 32, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: lds_add_f64
+    .symbol: lds_add_f64.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 64
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 8
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+...
+.end_amdgpu_metadata

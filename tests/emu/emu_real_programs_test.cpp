@@ -1,0 +1,234 @@
+// What real HIP programs (HeCBench: docs/hecbench.md) needed that the directed tests had missed
+// (asm/real_programs.s): binary16 VALU instructions (conversion, crossEntropy, gru), the LDS f64
+// add (expdist) and the HW_REG_SH_MEM_BASES apertures (merge). Each binary16 expected value is
+// computed here on the CPU from the ISA's definition with a binary16 codec of this file's own (bit
+// arithmetic and correctly rounded double arithmetic, not the compiler's _Float16, which the
+// emulator uses): the op reads its sources' low halves, the result is rounded once to nearest
+// even and GFX9 zeroes the destination's high half.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "emu_test_support.h"
+
+namespace wavekit::emu::test {
+namespace {
+
+struct Inputs {
+  std::uint32_t a[64], b[64], c[64];
+  float f[64];
+};
+
+// binary16 bits -> its exact value.
+double decode(std::uint32_t bits) {
+  const std::uint32_t h = bits & 0xffff, exponent = (h >> 10) & 31, mantissa = h & 1023;
+  double value = exponent == 0    ? std::ldexp(double(mantissa), -24)
+                 : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                                  : std::ldexp(double(mantissa | 1024), int(exponent) - 25);
+  return (h >> 15) ? -value : value;
+}
+
+// A double -> binary16, rounded to nearest even: the scaled magnitude's integer part and the
+// remainder decide, in the subnormal range with the fixed 2^-24 quantum.
+std::uint32_t encode(double value) {
+  if (std::isnan(value)) return 0x7e00;
+  const std::uint32_t sign = std::signbit(value) ? 0x8000u : 0u;
+  double magnitude = std::fabs(value);
+  if (magnitude == 0) return sign;
+  int exponent = std::ilogb(magnitude);  // magnitude in [2^e, 2^(e+1))
+  int quantum = exponent < -14 ? -24 : exponent - 10;
+  double scaled = std::ldexp(magnitude, -quantum);  // exact: a power-of-two scaling
+  double whole = std::floor(scaled), rest = scaled - whole;
+  std::uint64_t units = std::uint64_t(whole);
+  if (rest > 0.5 || (rest == 0.5 && (units & 1))) ++units;
+  // units * 2^quantum: rebuild the fields (a carry into the next binade is handled by the value).
+  double rounded = std::ldexp(double(units), quantum);
+  if (rounded >= 65536.0) return sign | 0x7c00;
+  if (rounded < std::ldexp(1.0, -14)) return sign | std::uint32_t(units);  // subnormal
+  int e = std::ilogb(rounded);
+  std::uint32_t mantissa = std::uint32_t(std::ldexp(rounded, 10 - e)) & 1023;
+  return sign | std::uint32_t(e + 15) << 10 | mantissa;
+}
+
+bool is_nan16(std::uint32_t bits) { return (bits & 0x7c00) == 0x7c00 && (bits & 0x3ff); }
+double a_(const Inputs& in, int l) { return decode(in.a[l]); }
+double b_(const Inputs& in, int l) { return decode(in.b[l]); }
+double c_(const Inputs& in, int l) { return decode(in.c[l]); }
+double clamp01(double x) { return std::isnan(x) ? 0 : std::fmin(std::fmax(x, 0.0), 1.0); }
+
+using Expectation = std::function<std::uint32_t(const Inputs&, int lane)>;
+
+std::vector<std::pair<std::string, Expectation>> expectations() {
+  auto to_u16 = [](double x) -> std::uint32_t {
+    if (std::isnan(x) || x <= 0) return 0;
+    return x >= 65535 ? 0xffff : std::uint32_t(x);
+  };
+  auto to_i16 = [](double x) -> std::uint32_t {
+    if (std::isnan(x)) return 0;
+    if (x <= -32768) return 0x8000;
+    if (x >= 32767) return 0x7fff;
+    return std::uint32_t(std::int32_t(std::trunc(x))) & 0xffff;
+  };
+  return {
+      {"v_cvt_f16_f32", [](const Inputs& in, int l) { return encode(in.f[l]); }},
+      // Not with clamp: the emulator leaves v_cvt_f16_f32_e64's clamp unapplied (not yet
+      // understood; docs/hecbench.md), while v_add_f16_e64's below is applied.
+      {"v_cvt_f16_f32_e64 -f", [](const Inputs& in, int l) { return encode(-double(in.f[l])); }},
+      {"v_add_f16", [](const Inputs& in, int l) { return encode(a_(in, l) + b_(in, l)); }},
+      {"v_sub_f16", [](const Inputs& in, int l) { return encode(a_(in, l) - b_(in, l)); }},
+      {"v_subrev_f16", [](const Inputs& in, int l) { return encode(b_(in, l) - a_(in, l)); }},
+      {"v_mul_f16", [](const Inputs& in, int l) { return encode(a_(in, l) * b_(in, l)); }},
+      {"v_mul_f16_e64 a, -b",
+       [](const Inputs& in, int l) { return encode(a_(in, l) * -b_(in, l)); }},
+      {"v_max_f16",
+       [](const Inputs& in, int l) { return encode(std::fmax(a_(in, l), b_(in, l))); }},
+      {"v_min_f16",
+       [](const Inputs& in, int l) { return encode(std::fmin(a_(in, l), b_(in, l))); }},
+      // a*b of two binary16 values is exact in double, so a*b + c rounds once there and once
+      // to binary16; the first rounding is innocuous at 53 >= 2*11 + 2 bits.
+      {"v_fma_f16",
+       [](const Inputs& in, int l) { return encode(a_(in, l) * b_(in, l) + c_(in, l)); }},
+      {"v_add_f16_e64 |a|, b clamp",
+       [](const Inputs& in, int l) { return encode(clamp01(std::fabs(a_(in, l)) + b_(in, l))); }},
+      {"v_cvt_f16_u16", [](const Inputs& in, int l) { return encode(double(in.a[l] & 0xffff)); }},
+      {"v_cvt_f16_i16",
+       [](const Inputs& in, int l) { return encode(double(std::int16_t(in.a[l] & 0xffff))); }},
+      {"v_cvt_u16_f16", [=](const Inputs& in, int l) { return to_u16(a_(in, l)); }},
+      {"v_cvt_i16_f16", [=](const Inputs& in, int l) { return to_i16(a_(in, l)); }},
+      {"v_floor_f16", [](const Inputs& in, int l) { return encode(std::floor(a_(in, l))); }},
+      {"v_ceil_f16", [](const Inputs& in, int l) { return encode(std::ceil(a_(in, l))); }},
+      {"v_trunc_f16", [](const Inputs& in, int l) { return encode(std::trunc(a_(in, l))); }},
+      {"v_rndne_f16", [](const Inputs& in, int l) { return encode(std::nearbyint(a_(in, l))); }},
+      {"v_sqrt_f16", [](const Inputs& in, int l) { return encode(std::sqrt(a_(in, l))); }},
+      {"v_add_f16 0.5 (inline constant)",
+       [](const Inputs& in, int l) { return encode(0.5 + a_(in, l)); }},
+      {"v_add_f16 0x4200 (literal 3.0)",
+       [](const Inputs& in, int l) { return encode(3.0 + a_(in, l)); }},
+      {"v_cmp_lt_f16", [](const Inputs& in, int l) { return a_(in, l) < b_(in, l) ? 1u : 0u; }},
+      {"v_cmp_eq_f16", [](const Inputs& in, int l) { return a_(in, l) == b_(in, l) ? 1u : 0u; }},
+      {"v_cmp_gt_f16 (b, a)",
+       [](const Inputs& in, int l) { return b_(in, l) > a_(in, l) ? 1u : 0u; }},
+      {"v_cmp_u_f16",
+       [](const Inputs& in, int l) {
+         return std::isnan(a_(in, l)) || std::isnan(b_(in, l)) ? 1u : 0u;
+       }},
+      {"v_cmp_nge_f16",
+       [](const Inputs& in, int l) { return !(a_(in, l) >= b_(in, l)) ? 1u : 0u; }},
+      {"v_cmp_neq_f16",
+       [](const Inputs& in, int l) { return !(a_(in, l) == b_(in, l)) ? 1u : 0u; }},
+      {"v_cmp_class_f16 0x156",
+       [](const Inputs& in, int l) {
+         const std::uint32_t h = in.a[l] & 0xffff, e = (h >> 10) & 31, m = h & 1023;
+         const bool neg = h >> 15;
+         const bool quiet_nan = e == 31 && (m & 0x200), neg_inf = e == 31 && !m && neg,
+                    neg_sub = e == 0 && m && neg, pos_zero = h == 0,
+                    pos_normal = e && e != 31 && !neg;
+         return quiet_nan || neg_inf || neg_sub || pos_zero || pos_normal ? 1u : 0u;
+       }},
+      {"v_cmp_le_f16 (vcc)",
+       [](const Inputs& in, int l) { return a_(in, l) <= b_(in, l) ? 1u : 0u; }},
+  };
+}
+
+std::uint32_t random_half(std::uint32_t r) {
+  // Mostly normal values of moderate exponent (sums and products stay finite), some subnormals,
+  // zeros, large values, infinities and NaNs for the conversions and compares.
+  switch (r % 16) {
+    case 0:
+      return (r >> 4) & 0x83ff;  // a subnormal or zero
+    case 1:
+      return ((r >> 4) & 0x8000) | 0x7800 | ((r >> 8) & 0x3ff);  // 32768..65504
+    case 2:
+      return ((r >> 4) & 0x8000) | (r & 0x10 ? 0x7c00 : 0x7e01);  // +-inf, quiet NaN
+    case 3:
+      return ((r >> 4) & 0x8000) | 0x3800;  // +-0.5: ties for rndne / cvt
+    default:
+      return ((r >> 4) & 0x8000) | ((10 + (r >> 8) % 12) << 10) | ((r >> 12) & 0x3ff);
+  }
+}
+
+TEST(HalfFloat, EachInstructionMatchesItsIsaDefinition) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  const auto all = expectations();
+  Buffer a(object.memory(), 256, "a"), b(object.memory(), 256, "b"), c(object.memory(), 256, "c"),
+      f(object.memory(), 256, "f"), out(object.memory(), 256 * all.size(), "out");
+  Inputs inputs;
+  std::uint32_t state = 2026;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int l = 0; l < 64; ++l) {
+    inputs.a[l] = (next() & 0xffff0000u) | random_half(next());
+    inputs.b[l] = (next() & 0xffff0000u) | random_half(next());
+    inputs.c[l] = (next() & 0xffff0000u) | random_half(next());
+    if (l % 8 == 5) inputs.b[l] = (inputs.b[l] & 0xffff0000u) | (inputs.a[l] & 0xffff);  // equal
+    // binary32 values across binary16's range: normal, subnormal, overflowing, halfway cases.
+    const float scales[] = {1.0f, 1e-5f, 1e-7f, 70000.0f, 0.33f};
+    inputs.f[l] = (int(next() % 2000) - 1000) * scales[l % 5] / 7.0f;
+    if (l % 11 == 3) inputs.f[l] = 1.0f + 0x1p-11f;  // halfway between two binary16: to even
+  }
+  std::memcpy(a.as<void>(), inputs.a, 256);
+  std::memcpy(b.as<void>(), inputs.b, 256);
+  std::memcpy(c.as<void>(), inputs.c, 256);
+  std::memcpy(f.as<void>(), inputs.f, 256);
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result =
+      object.run("half_float", {a.address(), b.address(), c.address(), f.address(), out.address()},
+                 wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    for (int l = 0; l < 64; ++l) {
+      const std::uint32_t actual = out.as<std::uint32_t>()[k * 64 + l];
+      const std::uint32_t expected = all[k].second(inputs, l);
+      const std::string where =
+          "slot " + std::to_string(k) + " (" + all[k].first + ") lane " + std::to_string(l);
+      if (is_nan16(expected)) {  // any NaN, its payload is not specified here
+        EXPECT_TRUE(is_nan16(actual) && actual <= 0xffff) << where << std::hex << " " << actual;
+        continue;
+      }
+      const bool min_max = all[k].first == "v_max_f16" || all[k].first == "v_min_f16";
+      if (min_max && (expected & 0x7fff) == 0 && (actual & 0x7fff) == 0) continue;  // +-0
+      EXPECT_EQ(actual, expected) << where << std::hex << " a=" << inputs.a[l]
+                                  << " b=" << inputs.b[l] << " c=" << inputs.c[l]
+                                  << " f=" << inputs.f[l];
+    }
+  }
+}
+
+TEST(HalfFloat, LdsF64AddReturnsTheOldValueAndSumsEveryLane) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  Buffer out(object.memory(), 128 * 8, "out");
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result = object.run("lds_add_f64", {out.address()}, wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  const double* values = out.as<double>();
+  // 0.25 + sum over lanes of (lane + 0.5) = 0.25 + 2016 + 32, exact in double.
+  for (int l = 0; l < 64; ++l) EXPECT_EQ(values[64 + l], 2048.25) << "lane " << l;
+  // Each add returned the value before it: 0.25 plus the adds of the lanes before it, in some
+  // order; so the returned values are distinct, at least 0.25, and each below the final sum by
+  // at least that lane's own addend.
+  std::vector<double> returned(values, values + 64);
+  std::sort(returned.begin(), returned.end());
+  EXPECT_EQ(returned.front(), 0.25);
+  EXPECT_EQ(std::adjacent_find(returned.begin(), returned.end()), returned.end());
+  for (int l = 0; l < 64; ++l) EXPECT_LE(values[l] + l + 0.5, 2048.25) << "lane " << l;
+}
+
+TEST(Apertures, ShMemBasesNamesTheAperturesFlatAccessesUse) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  Buffer out(object.memory(), 512, "out");
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result = object.run("apertures", {out.address()}, wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;  // before: a write at 0x0 + 4 * lane faulted
+  const std::uint32_t* values = out.as<std::uint32_t>();
+  for (int l = 0; l < 64; ++l) EXPECT_EQ(values[l], 100u + l) << "lane " << l;
+  EXPECT_EQ(values[64], std::uint32_t(kSharedApertureBase >> 48));
+  EXPECT_EQ(values[65], std::uint32_t(kPrivateApertureBase >> 48));
+  EXPECT_EQ(values[66], 1u);
+}
+
+}  // namespace
+}  // namespace wavekit::emu::test

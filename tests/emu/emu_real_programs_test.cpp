@@ -1,10 +1,10 @@
 // What real HIP programs (HeCBench: docs/hecbench.md) needed that the directed tests had missed
 // (asm/real_programs.s): binary16 VALU instructions (conversion, crossEntropy, gru), the LDS f64
-// add (expdist) and the HW_REG_SH_MEM_BASES apertures (merge). Each binary16 expected value is
-// computed here on the CPU from the ISA's definition with a binary16 codec of this file's own (bit
-// arithmetic and correctly rounded double arithmetic, not the compiler's _Float16, which the
-// emulator uses): the op reads its sources' low halves, the result is rounded once to nearest
-// even and GFX9 zeroes the destination's high half.
+// add (expdist), the HW_REG_SH_MEM_BASES apertures and DS addresses that wrap (merge). Each
+// binary16 expected value is computed here on the CPU from the ISA's definition with a binary16
+// codec of this file's own (bit arithmetic and correctly rounded double arithmetic, not the
+// compiler's _Float16, which the emulator uses): the op reads its sources' low halves, the result
+// is rounded once to nearest even and GFX9 zeroes the destination's high half.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -228,6 +228,15 @@ TEST(Apertures, ShMemBasesNamesTheAperturesFlatAccessesUse) {
   EXPECT_EQ(values[64], std::uint32_t(kSharedApertureBase >> 48));
   EXPECT_EQ(values[65], std::uint32_t(kPrivateApertureBase >> 48));
   EXPECT_EQ(values[66], 1u);
+}
+
+TEST(Lds, AnOffsetOverANegativeBaseWrapsIn32Bits) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  Buffer out(object.memory(), 256, "out");
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result = object.run("lds_wrap", {out.address()}, wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;  // before: lane 0's write at 0x1'0000'0004
+  for (int l = 0; l < 64; ++l) EXPECT_EQ(out.as<std::uint32_t>()[l], 7u + l) << "lane " << l;
 }
 
 }  // namespace

@@ -1552,6 +1552,12 @@ enum DsOp : std::uint16_t {
   kDsPermute,
   kDsSwizzle,
 };
+// A DS address: the VGPR plus the instruction's offset in 32 bits, wrapping as the hardware's
+// adder does. clang folds a constant into the offset field over a base that may be negative
+// (gfx9 allows it; only SI needed the base non-negative): merge's ds_read_b32 at
+// v = 0xfffffffc, offset:2064 reads LDS byte 2060.
+u64 lds_address(u32 vgpr, u32 offset) { return u64(u32(vgpr + offset)); }
+
 constexpr u16 kDsAtomic = 64;  // + AtomicOp, +32 for the returning form
 
 // Records every active lane's LDS address: VADDR + the 16-bit offset, or for the 2-address
@@ -1628,7 +1634,7 @@ void ds(Wave& w, const Inst& in) {
     for (unsigned lane = 0; lane < 64; ++lane) {
       if (!((lanes >> lane) & 1)) continue;
       unsigned bytes = in.width * 4;
-      std::uint8_t* pointer = lds_pointer(w, u64(address[lane]) + offset16, bytes);
+      std::uint8_t* pointer = lds_pointer(w, lds_address(address[lane], offset16), bytes);
       if (!pointer) return;
       bool changed = false;
       u64 old;
@@ -1672,7 +1678,7 @@ void ds(Wave& w, const Inst& in) {
       if (pair) {
         u32 scale = (op == kDsRead2St64 ? 64u : 1u) * in.width * 4;
         for (unsigned half = 0; half < 2; ++half) {
-          u64 at = u64(address[lane]) + (half ? u32(in.imm2) : u32(in.imm)) * scale;
+          u64 at = lds_address(address[lane], (half ? u32(in.imm2) : u32(in.imm)) * scale);
           std::uint8_t* pointer = lds_pointer(w, at, in.width * 4);
           if (!pointer) return;
           for (unsigned d = 0; d < in.width; ++d)
@@ -1686,7 +1692,7 @@ void ds(Wave& w, const Inst& in) {
                     : op == kDsReadI16                                                   ? kLoadI16
                                                                                          : kLoad32;
       unsigned bytes = access_bytes(load_op, in.width);
-      std::uint8_t* pointer = lds_pointer(w, u64(address[lane]) + offset16, bytes);
+      std::uint8_t* pointer = lds_pointer(w, lds_address(address[lane], offset16), bytes);
       if (!pointer) return;
       if (bytes <= 4) {
         entry.data[lane] = extend_loaded(load_op, pointer);
@@ -1702,7 +1708,7 @@ void ds(Wave& w, const Inst& in) {
     if (op == kDsWrite2 || op == kDsWrite2St64) {
       u32 scale = (op == kDsWrite2St64 ? 64u : 1u) * in.width * 4;
       for (unsigned half = 0; half < 2; ++half) {
-        u64 at = u64(address[lane]) + (half ? u32(in.imm2) : u32(in.imm)) * scale;
+        u64 at = lds_address(address[lane], (half ? u32(in.imm2) : u32(in.imm)) * scale);
         std::uint8_t* pointer = lds_pointer(w, at, in.width * 4);
         if (!pointer) return;
         u32 source = half ? data1 : data0;
@@ -1714,7 +1720,7 @@ void ds(Wave& w, const Inst& in) {
     unsigned bytes = op == kDsWrite8 || op == kDsWrite8Hi     ? 1
                      : op == kDsWrite16 || op == kDsWrite16Hi ? 2
                                                               : in.width * 4;
-    std::uint8_t* pointer = lds_pointer(w, u64(address[lane]) + offset16, bytes);
+    std::uint8_t* pointer = lds_pointer(w, lds_address(address[lane], offset16), bytes);
     if (!pointer) return;
     for (unsigned d = 0; d < (bytes + 3) / 4; ++d) {
       u32 value = w.vreg((data0 + d) % kVectorRegisters)[lane];

@@ -141,7 +141,34 @@ apertures:
   global_store_dword v6, v9, s[4:5] offset:264
   s_endpgm
 
+// merge's ds_read_b32 over a negative base: lane l writes l + 7 with ds_write_b32 at VGPR
+// 4 * l - 4 and offset:8 (LDS byte 4 * l + 4 when the 32-bit sum wraps), reads it back at
+// 4 * l + 4 with no offset, and stores it at out[l].
+.globl lds_wrap
+.p2align 8
+.type lds_wrap,@function
+lds_wrap:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0        // out
+  v_lshlrev_b32 v1, 2, v0
+  v_subrev_u32 v2, 4, v1                    // 4 * l - 4: 0xfffffffc for lane 0
+  v_add_u32 v3, 7, v0
+  ds_write_b32 v2, v3 offset:8
+  s_waitcnt lgkmcnt(0)
+  v_add_u32 v5, 4, v1
+  ds_read_b32 v4, v5
+  s_waitcnt lgkmcnt(0)
+  global_store_dword v1, v4, s[4:5]
+  s_endpgm
+
 .rodata
+.p2align 6
+.amdhsa_kernel lds_wrap
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_group_segment_fixed_size 512
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
 .p2align 6
 .amdhsa_kernel apertures
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
@@ -171,6 +198,18 @@ apertures:
 amdhsa.version: [ 1, 2 ]
 amdhsa.target: amdgcn-amd-amdhsa--gfx90a
 amdhsa.kernels:
+  - .name: lds_wrap
+    .symbol: lds_wrap.kd
+    .kernarg_segment_size: 8
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 512
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 8
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
   - .name: apertures
     .symbol: apertures.kd
     .kernarg_segment_size: 8

@@ -105,6 +105,10 @@ void expect_exact(const FlowGraph& graph, std::mt19937& random, const std::strin
   EXPECT_EQ(counters.counters.size(),
             graph.edges.size() + graph.exits.size() + (graph.entered_once ? 0 : 1) - graph.blocks)
       << what;
+  // A block's count crosses each counter's fundamental cycle at most once.
+  for (const FlowSum& sum : counters.block_counts)
+    for (const auto& [counter, coefficient] : sum.terms)
+      EXPECT_TRUE(coefficient == 1 || coefficient == -1) << what << ": " << coefficient;
   for (std::uint32_t trial = 0; trial < 20; ++trial) {
     const std::uint32_t runs =
         graph.entered_once ? 1 : std::uniform_int_distribution<std::uint32_t>(0, 4)(random);

@@ -12,6 +12,13 @@ namespace {
 // a += sign * b
 void add(FlowSum& a, const FlowSum& b, std::int64_t sign) {
   a.constant += sign * b.constant;
+  // Most sums on the way are empty or a single counter: no merge for those.
+  if (b.terms.empty()) return;
+  if (a.terms.empty()) {
+    a.terms = b.terms;
+    for (auto& term : a.terms) term.second *= sign;
+    return;
+  }
   std::vector<std::pair<std::uint32_t, std::int64_t>> merged;
   merged.reserve(a.terms.size() + b.terms.size());
   auto i = a.terms.begin();

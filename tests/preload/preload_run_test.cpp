@@ -412,6 +412,59 @@ TEST(Run, CachedAndLoadTimeRewritesRunAlike) {
   fs::remove_all(dir);
 }
 
+// Rewriting only what runs: a kernel is rewritten when its first selected dispatch comes, so a
+// run that selects no dispatch rewrites nothing, and a kernel that never runs instrumented is
+// never rewritten; --rewrite-at-load rewrites every kernel of an object when it is loaded. The
+// results of both equal byte for byte, and the emulator's trace says which code ran.
+TEST(Run, OnlyKernelsThatRunInstrumentedAreRewritten) {
+  const fs::path dir = scratch("rewrite-what-runs");
+  const Outcome reference = plain(example("many_dispatches"));
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  const Outcome none = instrumented(
+      "--first 0 --tool bbcount --tool-out " + (dir / "none").string(), example("many_dispatches"));
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(none.out, reference.out);
+  EXPECT_EQ(none.err.find("instrumented code object"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("scale_add: 0 of 300 dispatches instrumented (none)"), std::string::npos)
+      << none.err;
+
+  // two_objects loads vector_add's object and divergent's; only divergent is selected.
+  const GroundTruth truth = ground_truth(example("two_objects"), dir / "truth");
+  ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+  const fs::path traced = dir / "traced";
+  const Outcome lazy = shell("WAVEKIT_EMU_TRACE_BLOCKS=" + traced.string() + " " + WAVEKIT_CLI +
+                             " run --kernel-regex '^div' --tool bbcount --tool-out " +
+                             (dir / "lazy").string() + " -- " + example("two_objects"));
+  ASSERT_EQ(lazy.status, 0) << lazy.err;
+  EXPECT_EQ(lazy.out, truth.run.out);
+  EXPECT_EQ(shim_messages(lazy.err, ""), 0u) << lazy.err;
+  EXPECT_NE(lazy.err.find("instrumented code object (load-time rewrite): kernels divergent, at its "
+                          "first instrumented dispatch ("),
+            std::string::npos)
+      << lazy.err;
+  EXPECT_EQ(lazy.err.find("kernels vector_add"), std::string::npos) << lazy.err;
+  const auto recorded = [](const fs::path& in, const std::string& file) {
+    return nlohmann::json::parse(slurp(in / file))["waves"];
+  };
+  EXPECT_EQ(recorded(traced, "vector_add.0.json"), recorded(truth.blocks, "vector_add.0.json"));
+  EXPECT_NE(recorded(traced, "divergent.0.json"), recorded(truth.blocks, "divergent.0.json"));
+  EXPECT_EQ(recorded(dir / "lazy", "divergent.0.json"), recorded(truth.blocks, "divergent.0.json"));
+
+  const Outcome eager = instrumented(
+      "--rewrite-at-load --kernel-regex '^div' --tool bbcount "
+      "--tool-out " +
+          (dir / "eager").string(),
+      example("two_objects"));
+  ASSERT_EQ(eager.status, 0) << eager.err;
+  EXPECT_EQ(eager.out, truth.run.out);
+  EXPECT_NE(eager.err.find("instrumented code object (load-time rewrite): kernels vector_add\n"),
+            std::string::npos)
+      << eager.err;
+  EXPECT_EQ(eager.err.find("first instrumented dispatch"), std::string::npos) << eager.err;
+  EXPECT_EQ(slurp(dir / "eager" / "divergent.0.json"), slurp(dir / "lazy" / "divergent.0.json"));
+  fs::remove_all(dir);
+}
+
 TEST(Run, FailuresFallBackToTheOriginalKernelWithOneMessage) {
   fs::path dir = scratch("faults");
   Outcome reference = plain(example("many_dispatches"));

@@ -187,10 +187,8 @@ TEST(Selection, AKernelRegexLeavesOtherKernelsOriginal) {
 }
 
 // Unmodified HIP programs (Debian's hipcc and libamdhip64) with every other dispatch
-// instrumented: their objects reach HSA already rewritten (the fat binary was substituted at
-// registration), so the original kernels come from the originals that substitution kept; the
-// programs' own checks pass, and the emulator's trace shows the original code where a
-// dispatch was not selected.
+// instrumented: the programs' own checks pass, and the emulator's trace shows the original code
+// where a dispatch was not selected.
 TEST(Selection, HipProgramsRunTheOriginalKernelsOfUnselectedDispatches) {
   std::size_t originals = 0;
   for (const char* name : {"kernels", "memcpy", "two_units"}) {

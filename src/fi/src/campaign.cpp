@@ -7,6 +7,7 @@
 #include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -177,7 +178,9 @@ Population profile(const CampaignOptions& options, const Installation& installat
   Population population;
   std::optional<std::regex> only;
   if (!options.kernel_regex.empty()) only.emplace(options.kernel_regex);
-  // Each kernel's blocks, from the objects the program loaded.
+  // Each kernel's blocks, from the objects the program loaded (once each: a kernel rewritten at
+  // its first dispatch has an entry of its own, naming its object's copy).
+  std::set<std::string> read_objects;
   for (const auto& object : result.summary.value("objects", nlohmann::json::array())) {
     const std::string kept = object.value("kept", "");
     if (kept.empty()) continue;
@@ -188,6 +191,7 @@ Population profile(const CampaignOptions& options, const Installation& installat
         population.excluded.push_back(kernel.get<std::string>());
       continue;
     }
+    if (!read_objects.insert(kept).second) continue;
     const rewrite::Mutator mutator = rewrite::Mutator::open(read_file(kept), kept);
     for (const rewrite::KernelView& kernel : mutator.kernels()) {
       population.processor[kernel.name] = mutator.object().target().processor;

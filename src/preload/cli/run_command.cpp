@@ -1,4 +1,5 @@
 // `wavekit run`: instrument an unmodified application and run it.
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -35,10 +36,32 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
   if (summary.value("processes", 1) > 1)
     std::cerr << " (" << summary["processes"].get<std::size_t>() << " processes reported)";
   std::cerr << "\n";
+  // Kernels rewritten at their first dispatch come one entry each: one line per object and
+  // origin, with what the rewrites cost.
+  struct ObjectLine {
+    std::vector<std::string> kernels;
+    bool at_dispatch = false;
+    double rewrite_ms = 0;
+  };
+  std::vector<std::pair<std::string, ObjectLine>> objects;
   for (const auto& object : summary.value("objects", nlohmann::json::array())) {
-    std::cerr << "  instrumented code object (" << object.value("origin", "?") << "): kernels";
+    const std::string key =
+        object.value("original_sha256", "") + "\n" + object.value("origin", "?");
+    auto line = std::find_if(objects.begin(), objects.end(),
+                             [&](const auto& entry) { return entry.first == key; });
+    if (line == objects.end()) line = objects.insert(objects.end(), {key, ObjectLine{}});
     for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
-      std::cerr << " " << kernel.get<std::string>();
+      line->second.kernels.push_back(kernel.get<std::string>());
+    line->second.at_dispatch = line->second.at_dispatch || object.contains("first_dispatch");
+    line->second.rewrite_ms += object.value("rewrite_ms", 0.0);
+  }
+  for (const auto& [key, line] : objects) {
+    std::cerr << "  instrumented code object (" << key.substr(key.find('\n') + 1) << "): kernels";
+    for (const std::string& kernel : line.kernels) std::cerr << " " << kernel;
+    if (line.at_dispatch)
+      std::cerr << (line.kernels.size() == 1 ? ", at its first instrumented dispatch ("
+                                             : ", each at its first instrumented dispatch (")
+                << static_cast<std::uint64_t>(line.rewrite_ms + 0.5) << " ms)";
     std::cerr << "\n";
   }
   // One line per kernel: programs that dispatch a kernel hundreds of times stay readable.
@@ -115,8 +138,9 @@ void report_unknown_kernels(const nlohmann::json& summary,
     for (const auto& kernel : object.value("kernels", nlohmann::json::array()))
       instrumented.insert(kernel.get<std::string>());
   loaded = instrumented;
-  for (const auto& kernel : summary.value("kernels_not_selected", nlohmann::json::array()))
-    loaded.insert(kernel.get<std::string>());
+  for (const char* list : {"kernels_not_selected", "kernels_deferred"})
+    for (const auto& kernel : summary.value(list, nlohmann::json::array()))
+      loaded.insert(kernel.get<std::string>());
   for (const std::string& name : selected) {
     const std::string base = name.ends_with(".kd") ? name.substr(0, name.size() - 3) : name;
     if (instrumented.count(base)) continue;
@@ -148,16 +172,17 @@ int signal_number(const std::string& name) {
 int run_run(wavekit::cli::Arguments args) {
   preload::RunOptions options;
   std::string device, kernels_text;
-  bool no_load_time_rewrite = false, start_off = false;
+  bool no_load_time_rewrite = false, rewrite_at_load = false, start_off = false;
   std::vector<std::string> kernels;
   std::string selection, dispatches, first, every, time_window, kernel_regex, control_signal;
   wavekit::cli::OptionParser parser(
       "wavekit run",
       "Runs an unmodified application with its AMD GPU kernels instrumented: the preload shim\n"
-      "substitutes rewritten code objects (from --cache, or rewritten at load time), gives each\n"
-      "dispatch its per-wave memory and writes the tool's results per dispatch. Without an AMD\n"
-      "GPU the application runs on wavekit's emulator. The application's own output is left\n"
-      "alone; wavekit's summary goes to stderr.\n\n"
+      "substitutes rewritten code objects (from --cache, or rewritten in the process: a kernel\n"
+      "when its first selected dispatch comes, so that kernels that never run instrumented cost\n"
+      "nothing), gives each dispatch its per-wave memory and writes the tool's results per\n"
+      "dispatch. Without an AMD GPU the application runs on wavekit's emulator. The\n"
+      "application's own output is left alone; wavekit's summary goes to stderr.\n\n"
       "Every dispatch of an instrumented kernel chooses at the queue between the instrumented\n"
       "and the original kernel: --select (or its shorthands --dispatches, --first, --every,\n"
       "--time-window, --kernel-regex, which add clauses) says which run instrumented, and the\n"
@@ -190,6 +215,9 @@ int run_run(wavekit::cli::Arguments args) {
   parser.repeated("--kernel", &kernels, "NAME", "instrument only this kernel");
   parser.flag("--no-load-time-rewrite", &no_load_time_rewrite,
               "use only cached rewrites; run the others uninstrumented");
+  parser.flag("--rewrite-at-load", &rewrite_at_load,
+              "rewrite every kernel of an object when it is loaded (default: a kernel at its "
+              "first selected dispatch)");
   parser.option("--select", &selection, "SELECTION", "which dispatches run instrumented (above)");
   parser.option("--dispatches", &dispatches, "RANGES", "same as --select dispatches=RANGES");
   parser.option("--first", &first, "N", "same as --select first=N");
@@ -224,6 +252,7 @@ int run_run(wavekit::cli::Arguments args) {
     options.shim.keep_objects = std::filesystem::absolute(options.shim.keep_objects).string();
   options.shim.kernels = kernels;
   options.shim.load_time_rewrite = !no_load_time_rewrite;
+  options.shim.rewrite_at_dispatch = !rewrite_at_load;
   for (const auto& [clause, value] : {std::pair{"dispatches=", dispatches},
                                       {"first=", first},
                                       {"every=", every},

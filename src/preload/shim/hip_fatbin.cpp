@@ -47,8 +47,9 @@ class HipSubstitution {
         warn(
             "HIP code object: the plan's probe library cannot be linked into a HIP module; "
             "running the original");
-      } else if (!std::get<Declined>(outcome).quiet) {
-        warn("HIP code object: running the original: " + std::get<Declined>(outcome).reason);
+      } else if (const auto* declined = std::get_if<Declined>(&outcome);
+                 declined && !declined->quiet) {
+        warn("HIP code object: running the original: " + declined->reason);
       }
       return nullptr;
     }

@@ -1,11 +1,16 @@
 // libwavekit-preload.so: makes instrumentation transparent to unmodified HSA programs.
 //
 // It interposes on the HSA API (LD_PRELOAD) and
-//   - substitutes the instrumented code object when the program creates a code-object reader
-//     (from the cache, or rewritten on the spot),
-//   - loads the probe library into the same executable and, at freeze, a shadow executable with
-//     the original object, so that any dispatch that cannot be instrumented correctly still
-//     runs the original kernel (fail-safe),
+//   - rewrites only what runs: the program loads its original objects, and a kernel is
+//     rewritten alone (or taken from the cache) at its first selected dispatch and loaded, with
+//     the probe library, into an executable of its own; its selected dispatches run that, with
+//     a kernarg segment of the shim's (the program's has no room for the arena's address);
+//   - for objects it cannot treat so (global variables the kernels share, a whole-object rewrite
+//     in the cache, an object already instrumented, --rewrite-at-load), substitutes the
+//     instrumented code object when the program creates a code-object reader, loads the probe
+//     library into the same executable and, at freeze, a shadow executable with the original
+//     object, so that any dispatch that cannot be instrumented correctly still runs the
+//     original kernel (fail-safe),
 //   - hands the program proxy queues: packets the program writes are forwarded to the real
 //     queue when it rings the doorbell, and on the way each dispatch of an instrumented kernel
 //     chooses its variant by the run-time selection (control.h): selected, it gets its per-wave
@@ -91,7 +96,8 @@ constexpr std::size_t kPacketBytes = 64;
 struct LoadedObject {
   std::vector<std::uint8_t> original;
   std::optional<Substitution> substitution;  // empty: the original runs
-  std::string no_original;  // why the original kernels cannot run (no shadow executable)
+  std::optional<Deferred> deferred;  // its kernels are rewritten at their first selected dispatch
+  std::string no_original;           // why the original kernels cannot run (no shadow executable)
 };
 
 // What happened to the dispatches of one kernel (by name: executables that load the same
@@ -119,9 +125,26 @@ struct KernelTally {
   }
 };
 
-// An instrumented kernel of a frozen executable.
+// A kernel of a Deferred object, which the program's executable holds as the original (its
+// kernel object is the record's key): rewritten alone at its first selected dispatch, into an
+// executable of its own.
+struct Deferral {
+  hsa_executable_t program_executable{};
+  std::string descriptor_symbol;
+  bool attempted = false;
+  std::uint64_t instrumented_kernel_object = 0;
+  std::unique_ptr<Substitution> substitution;  // owns KernelRecord::note_kernel
+  // The original's kernarg segment size (the program's packets point at one of that size), and
+  // what the instrumented kernel needs beyond the original's private and group segments.
+  std::uint32_t kernarg_bytes = 0;
+  std::uint32_t private_bytes_added = 0;
+  std::uint32_t group_bytes_added = 0;
+};
+
+// A kernel of a frozen executable that the shim instruments.
 struct KernelRecord {
-  const rewrite::InstrumentedKernel* note_kernel = nullptr;
+  std::string name;
+  const rewrite::InstrumentedKernel* note_kernel = nullptr;  // null until a Deferral's rewrite
   hsa_agent_t agent{};  // the GPU its executable was loaded for (arena access is granted to it)
   std::shared_ptr<LoadedObject> object;
   std::uint64_t original_kernel_object = 0;  // in the shadow executable; 0: no fallback
@@ -129,9 +152,10 @@ struct KernelRecord {
   // Whether the selection of generation `selection_generation` takes this kernel's dispatches.
   std::uint64_t selection_generation = UINT64_MAX;
   bool matches_selection = false;
-  // Why every dispatch must run the original kernel (its probes' ring could not be set up);
-  // empty: instrument.
+  // Why every dispatch must run the original kernel (its probes' ring could not be set up, or
+  // its deferred rewrite failed); empty: instrument.
   std::string unusable;
+  std::unique_ptr<Deferral> deferral;  // null: the executable holds the instrumented kernel
 };
 
 struct ExecutableRecord {
@@ -206,6 +230,11 @@ class Shim {
         warn_once("could not keep a copy of the original object in " + config_.keep_objects);
       std::lock_guard lock(mutex_);
       summary_["objects"].push_back(entry);
+    } else if (auto* deferred = std::get_if<Deferred>(&outcome)) {
+      object->deferred = std::move(*deferred);
+      std::lock_guard lock(mutex_);
+      for (const Deferred::Kernel& kernel : object->deferred->kernels)
+        summary_["kernels_deferred"].push_back(kernel.name);
     } else {
       const Declined& declined = std::get<Declined>(outcome);
       {
@@ -236,11 +265,13 @@ class Shim {
     hsa_status_t status =
         real().hsa_executable_load_agent_code_object(executable, agent, reader, options, loaded);
     std::shared_ptr<LoadedObject> object = reader_object(reader);
-    if (status != HSA_STATUS_SUCCESS || !object || !object->substitution) return status;
+    if (status != HSA_STATUS_SUCCESS || !object || (!object->substitution && !object->deferred))
+      return status;
     std::lock_guard lock(mutex_);
     ExecutableRecord& record = executables_[executable.handle];
     record.agent = agent;
     record.objects.push_back(object);
+    if (!object->substitution) return status;
     const std::vector<std::uint8_t>& probes = object->substitution->probe_library;
     if (!probes.empty()) {
       hsa_status_t probe_status = launcher_->load_probe_library(executable, agent, probes);
@@ -258,10 +289,14 @@ class Shim {
     ExecutableRecord& record = it->second;
     bool needs_hostcall = false;
     for (const auto& object : record.objects)
-      needs_hostcall |= object->substitution->note.needs_hostcall;
+      needs_hostcall |= object->substitution && object->substitution->note.needs_hostcall;
     const std::string ring_failure = launcher_->bind(executable, record.agent, needs_hostcall);
     if (!ring_failure.empty()) warn_once_locked(ring_failure + "; running the original kernels");
     for (const auto& object : record.objects) {
+      if (object->deferred) {
+        defer_kernels(executable, record.agent, object);
+        continue;
+      }
       std::uint64_t shadow = load_shadow(executable, record.agent, object->original);
       for (const auto& kernel : object->substitution->note.kernels) {
         std::uint64_t kernel_object =
@@ -271,6 +306,7 @@ class Shim {
           continue;
         }
         KernelRecord& kernel_record = kernels_[kernel_object];
+        kernel_record.name = kernel.name;
         kernel_record.tally = &tallies_[kernel.name];
         kernel_record.unusable = ring_failure;
         kernel_record.note_kernel = &kernel;
@@ -476,7 +512,8 @@ class Shim {
     warned_.clear();
     if (launcher_->abandon_hostcall_after_fork()) {
       for (auto& [object, kernel] : kernels_)
-        if (kernel.unusable.empty())
+        if (kernel.unusable.empty() &&
+            (!kernel.deferral || kernel.deferral->instrumented_kernel_object))
           kernel.unusable = "its probes' hostcall service did not survive fork() into process " +
                             std::to_string(getpid());
     }
@@ -570,6 +607,128 @@ class Shim {
     return shadow.handle;
   }
 
+  struct SegmentSizes {
+    std::uint32_t kernarg = 0, private_bytes = 0, group = 0;
+  };
+  static std::optional<SegmentSizes> segment_sizes(std::uint64_t executable, hsa_agent_t agent,
+                                                   const std::string& symbol_name) {
+    hsa_executable_symbol_t symbol{};
+    SegmentSizes sizes;
+    const auto info = [&](hsa_executable_symbol_info_t attribute, std::uint32_t* value) {
+      return real().hsa_executable_symbol_get_info(symbol, attribute, value) == HSA_STATUS_SUCCESS;
+    };
+    if (real().hsa_executable_get_symbol_by_name(hsa_executable_t{executable}, symbol_name.c_str(),
+                                                 &agent, &symbol) != HSA_STATUS_SUCCESS ||
+        !info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE, &sizes.kernarg) ||
+        !info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE, &sizes.private_bytes) ||
+        !info(HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE, &sizes.group))
+      return std::nullopt;
+    return sizes;
+  }
+
+  // At freeze: the kernels of a Deferred object, found in the program's executable (under
+  // mutex_).
+  void defer_kernels(hsa_executable_t executable, hsa_agent_t agent,
+                     const std::shared_ptr<LoadedObject>& object) {
+    for (const Deferred::Kernel& kernel : object->deferred->kernels) {
+      const std::uint64_t kernel_object =
+          kernel_object_of(executable.handle, agent, kernel.descriptor_symbol);
+      if (!kernel_object) {
+        warn_once_locked("kernel " + kernel.name + " not found after freeze");
+        continue;
+      }
+      KernelRecord& record = kernels_[kernel_object];
+      record.name = kernel.name;
+      record.tally = &tallies_[kernel.name];
+      record.agent = agent;
+      record.object = object;
+      record.original_kernel_object = kernel_object;
+      record.deferral = std::make_unique<Deferral>();
+      record.deferral->program_executable = executable;
+      record.deferral->descriptor_symbol = kernel.descriptor_symbol;
+    }
+  }
+
+  // At the first selected dispatch of a deferred kernel (under mutex_): its object rewritten for
+  // it alone (or taken from the cache) and loaded, with the probe library, into an executable of
+  // its own, whose hostcall ring is bound. On failure the kernel is `unusable`, with one message,
+  // and its dispatches run the original.
+  void rewrite_deferred(KernelRecord& kernel, std::uint64_t dispatch) {
+    Deferral& deferral = *kernel.deferral;
+    deferral.attempted = true;
+    const auto started = std::chrono::steady_clock::now();
+    const std::string failure = load_deferred(kernel);
+    if (!failure.empty()) {
+      kernel.unusable = failure;
+      warn_once_locked("running the original code object of " + kernel.name + ": " + failure);
+      return;
+    }
+    const Substitution& substitution = *deferral.substitution;
+    nlohmann::json entry = {{"origin", substitution.origin},
+                            {"original_sha256", substitution.note.original_sha256},
+                            {"kernels", {kernel.name}},
+                            {"first_dispatch", dispatch},
+                            {"rewrite_ms", std::chrono::duration<double, std::milli>(
+                                               std::chrono::steady_clock::now() - started)
+                                               .count()}};
+    if (!kernel.object->deferred->kept.empty()) entry["kept"] = kernel.object->deferred->kept;
+    summary_["objects"].push_back(entry);
+  }
+
+  // rewrite_deferred's work; "" or why it failed.
+  std::string load_deferred(KernelRecord& kernel) {
+    Deferral& deferral = *kernel.deferral;
+    auto outcome = substituter_->substitute_kernel(kernel.object->original, kernel.name);
+    if (auto* declined = std::get_if<Declined>(&outcome)) return declined->reason;
+    deferral.substitution =
+        std::make_unique<Substitution>(std::move(std::get<Substitution>(outcome)));
+    const Substitution& substitution = *deferral.substitution;
+    for (const auto& instrumented : substitution.note.kernels)
+      if (instrumented.name == kernel.name) kernel.note_kernel = &instrumented;
+    if (!kernel.note_kernel) return "its rewrite did not instrument it";
+
+    hsa_profile_t profile{};
+    hsa_default_float_rounding_mode_t rounding{};
+    hsa_executable_t executable{};
+    hsa_code_object_reader_t reader{};
+    const hsa_executable_t program = deferral.program_executable;
+    if (real().hsa_executable_get_info(program, HSA_EXECUTABLE_INFO_PROFILE, &profile) !=
+            HSA_STATUS_SUCCESS ||
+        real().hsa_executable_get_info(program, HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE,
+                                       &rounding) != HSA_STATUS_SUCCESS ||
+        real().hsa_executable_create_alt(profile, rounding, nullptr, &executable) !=
+            HSA_STATUS_SUCCESS ||
+        real().hsa_code_object_reader_create_from_memory(
+            substitution.bytes.data(), substitution.bytes.size(), &reader) != HSA_STATUS_SUCCESS ||
+        real().hsa_executable_load_agent_code_object(executable, kernel.agent, reader, nullptr,
+                                                     nullptr) != HSA_STATUS_SUCCESS)
+      return "the runtime refused its instrumented object";
+    if (!substitution.probe_library.empty() &&
+        launcher_->load_probe_library(executable, kernel.agent, substitution.probe_library) !=
+            HSA_STATUS_SUCCESS)
+      return "the runtime refused the probe library";
+    if (real().hsa_executable_freeze(executable, nullptr) != HSA_STATUS_SUCCESS)
+      return "the runtime could not freeze its instrumented executable";
+    if (std::string ring =
+            launcher_->bind(executable, kernel.agent, substitution.note.needs_hostcall);
+        !ring.empty())
+      return ring;
+    deferral.instrumented_kernel_object =
+        kernel_object_of(executable.handle, kernel.agent, deferral.descriptor_symbol);
+    const auto original = segment_sizes(program.handle, kernel.agent, deferral.descriptor_symbol);
+    const auto instrumented =
+        segment_sizes(executable.handle, kernel.agent, deferral.descriptor_symbol);
+    if (!deferral.instrumented_kernel_object || !original || !instrumented)
+      return "its instrumented kernel was not found after freeze";
+    deferral.kernarg_bytes = original->kernarg;
+    deferral.private_bytes_added = instrumented->private_bytes > original->private_bytes
+                                       ? instrumented->private_bytes - original->private_bytes
+                                       : 0;
+    deferral.group_bytes_added =
+        instrumented->group > original->group ? instrumented->group - original->group : 0;
+    return "";
+  }
+
   // Whether this dispatch of `kernel` runs instrumented, by the selection in force (under
   // mutex_). A selection or switch that changed since the last dispatch takes effect here and
   // is recorded in the summary with the dispatch it starts at.
@@ -596,7 +755,7 @@ class Shim {
     ++dispatches_seen_;
     if (!enabled) return false;
     if (kernel.selection_generation != selection_generation_) {
-      kernel.matches_selection = selection_->matches_kernel(kernel.note_kernel->name);
+      kernel.matches_selection = selection_->matches_kernel(kernel.name);
       kernel.selection_generation = selection_generation_;
     }
     if (!kernel.matches_selection) return false;
@@ -609,8 +768,17 @@ class Shim {
     auto it = kernels_.find(packet.kernel_object);
     if (it == kernels_.end()) return;
     KernelRecord& kernel = it->second;
-    const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
     const std::uint64_t dispatch = kernel.tally->dispatches++;
+    if (kernel.deferral) {
+      // The packet runs the original unless this dispatch is selected and the kernel's rewrite
+      // can be loaded.
+      if (!kernel.unusable.empty() || !selected(kernel)) return;
+      if (!kernel.deferral->attempted) rewrite_deferred(kernel, dispatch);
+      if (!kernel.unusable.empty()) return;
+      instrument_selected(kernel, dispatch, packet, lock);
+      return;
+    }
+    const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
     if (!kernel.unusable.empty()) {
       // The reason was reported once at freeze; the original kernel runs.
       if (kernel.original_kernel_object)
@@ -630,12 +798,24 @@ class Shim {
                                                            : kernel.object->no_original) +
                        "); its dispatches run instrumented whatever the selection");
     }
+    instrument_selected(kernel, dispatch, packet, lock);
+  }
+
+  // The dispatch runs instrumented: its arena prepared (for a deferred kernel, with a kernarg
+  // segment of its own and the instrumented kernel's object and segment sizes in the packet)
+  // and its report queued for the reporter. Falls back to the original kernel, with a message,
+  // when the arena cannot be had.
+  void instrument_selected(KernelRecord& kernel, std::uint64_t dispatch,
+                           hsa_kernel_dispatch_packet_t& packet,
+                           std::unique_lock<std::mutex>& lock) {
+    const rewrite::InstrumentedKernel& note_kernel = *kernel.note_kernel;
+    Deferral* deferral = kernel.deferral.get();
     // A file-writing tool's probes name a dispatch's directory by its kernarg address. A
     // runtime that reuses a kernarg segment as soon as the kernel is done (HIP's kernarg pool)
     // would start this dispatch's files there before the previous dispatch's report moved its
     // directory away, and the two would mix: wait for that report first (not under mutex_,
     // which the reporter takes; kernels_ and its records stay where they are meanwhile).
-    if (rewrite::tool_writes_files(config_.tool)) {
+    if (!deferral && rewrite::tool_writes_files(config_.tool)) {
       lock.unlock();
       const std::uint64_t kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
       {
@@ -645,16 +825,25 @@ class Shim {
       lock.lock();
     }
     PendingReport report;
-    report.prepared = launcher_->prepare(note_kernel, kernel.agent, packet);
+    report.prepared = launcher_->prepare(
+        note_kernel, kernel.agent, packet,
+        deferral ? std::optional<std::uint64_t>(deferral->kernarg_bytes) : std::nullopt);
     if (!report.prepared.arena) {
       const std::string& failure = report.prepared.failure;
-      if (kernel.original_kernel_object) {
+      if (deferral) {
+        warn_once_locked(failure + " for " + note_kernel.name + "; running the original kernel");
+      } else if (kernel.original_kernel_object) {
         packet.kernel_object = kernel.original_kernel_object;
         warn_once_locked(failure + " for " + note_kernel.name + "; running the original kernel");
       } else {
         warn_once_locked(failure + " for " + note_kernel.name + " and no original to fall back to");
       }
       return;
+    }
+    if (deferral) {
+      packet.kernel_object = deferral->instrumented_kernel_object;
+      packet.private_segment_size += deferral->private_bytes_added;
+      packet.group_segment_size += deferral->group_bytes_added;
     }
     report.program_signal = packet.completion_signal;
     report.dispatch = dispatch;
@@ -805,8 +994,12 @@ hsa_status_t hsa_code_object_reader_create_from_memory(const void* code_object, 
       return status;
     }
     shim.warn_once("the runtime refused the instrumented object; running the original");
+    return real().hsa_code_object_reader_create_from_memory(code_object, size, reader);
   }
-  return real().hsa_code_object_reader_create_from_memory(code_object, size, reader);
+  hsa_status_t status = real().hsa_code_object_reader_create_from_memory(code_object, size, reader);
+  if (status == HSA_STATUS_SUCCESS && object->deferred)
+    shim.remember_reader(*reader, std::move(object));
+  return status;
 }
 
 hsa_status_t hsa_code_object_reader_create_from_file(hsa_file_t file,

@@ -47,6 +47,10 @@ ShimConfig config_from_environment() {
     config.load_time_rewrite = false;
   else if (!rewrite_mode.empty() && rewrite_mode != "1")
     throw Error("WAVEKIT_LOAD_TIME_REWRITE must be 0 or 1, not '" + rewrite_mode + "'");
+  if (const std::string when = variable("WAVEKIT_REWRITE_AT"); when == "load")
+    config.rewrite_at_dispatch = false;
+  else if (!when.empty() && when != "dispatch")
+    throw Error("WAVEKIT_REWRITE_AT must be dispatch or load, not '" + when + "'");
   config.selection = variable("WAVEKIT_SELECT");
   DispatchSelection::parse(config.selection);  // names a malformed clause
   if (const std::string state = variable("WAVEKIT_INSTRUMENTATION"); state == "off")
@@ -85,6 +89,7 @@ std::map<std::string, std::string> config_to_environment(const ShimConfig& confi
   for (const std::string& kernel : config.kernels) kernels += (kernels.empty() ? "" : ",") + kernel;
   set("WAVEKIT_KERNELS", kernels);
   if (!config.load_time_rewrite) env["WAVEKIT_LOAD_TIME_REWRITE"] = "0";
+  if (!config.rewrite_at_dispatch) env["WAVEKIT_REWRITE_AT"] = "load";
   set("WAVEKIT_SELECT", config.selection);
   if (!config.start_enabled) env["WAVEKIT_INSTRUMENTATION"] = "off";
   set("WAVEKIT_CONTROL_FILE", config.control_file);

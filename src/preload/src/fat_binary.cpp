@@ -205,6 +205,12 @@ FatBinarySubstitution substitute_fat_binary(std::span<const std::uint8_t> bundle
         outcome.substituted = true;
         outcome.detail = substitution->origin;
       }
+    } else if (std::holds_alternative<Deferred>(substituted)) {
+      // The HSA runtime gets the original, and the shim rewrites each kernel there, at its
+      // first selected dispatch, with a kernarg segment of its own (the program's is the
+      // original's size).
+      outcome.detail = "instrumented at each kernel's first selected dispatch";
+      outcome.quiet = true;
     } else {
       const Declined& declined = std::get<Declined>(substituted);
       outcome.detail = declined.reason;

@@ -99,6 +99,8 @@ nlohmann::json merge_reports(const std::filesystem::path& directory, pid_t root)
     append_new(merged["messages"], other.value("messages", nlohmann::json::array()));
     append_new(merged["kernels_not_selected"],
                other.value("kernels_not_selected", nlohmann::json::array()));
+    append_new(merged["kernels_deferred"],
+               other.value("kernels_deferred", nlohmann::json::array()));
     // Dispatch counts add up; each process's instrumented positions are its own, named by pid.
     const nlohmann::json kernels = other.value("kernels", nlohmann::json::object());
     for (const auto& [name, tally] : kernels.items()) {

@@ -85,20 +85,74 @@ void store_in_cache(const std::string& path, std::span<const std::uint8_t> rewri
 Substituter::Substituter(ShimConfig config)
     : config_(std::move(config)), plan_(plan_for(config_)) {}
 
-std::variant<Substitution, Declined> Substituter::substitute(
+std::string Substituter::keep(std::span<const std::uint8_t> original,
+                              const std::string& digest) const {
+  if (config_.keep_objects.empty()) return "";
+  // Not keeping a copy leaves it "" (the shim says so); the substitution stands.
+  try {
+    std::filesystem::create_directories(config_.keep_objects);
+    const std::string kept = config_.keep_objects + "/" + digest + ".co";
+    if (!file_exists(kept)) write_file(kept, original);
+    return kept;
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
+std::variant<Substitution, Declined> Substituter::cached_or_rewritten(
+    const codeobj::CodeObject& object, std::span<const std::uint8_t> original,
+    const rewrite::Plan& plan) const {
+  Substitution result;
+  const std::string original_digest = rewrite::sha256_hex(original);
+  const std::string cached =
+      config_.cache_dir.empty() ? ""
+                                : cache_file(config_.cache_dir, original_digest, plan_sha256(plan));
+  if (!cached.empty() && file_exists(cached)) {
+    result.bytes = read_file(cached);
+    codeobj::CodeObject rewritten = codeobj::CodeObject::parse(result.bytes, cached);
+    std::optional<rewrite::RewriteNote> note = rewrite::find_note(rewritten);
+    if (!note) return Declined{cached + ": cache entry carries no wavekit note"};
+    if (note->original_sha256 != original_digest)
+      return Declined{cached + ": cache entry was made from another object"};
+    result.note = std::move(*note);
+    result.origin = "cache";
+  } else if (config_.load_time_rewrite) {
+    rewrite::RewriteResult rewritten = rewrite::rewrite(object, plan);
+    result.bytes = std::move(rewritten.bytes);
+    result.note = std::move(rewritten.note);
+    result.origin = "load-time rewrite";
+    if (!cached.empty()) store_in_cache(cached, result.bytes);
+  } else {
+    return Declined{"no cached rewrite and load-time rewriting is off"};
+  }
+  result.kept = keep(original, original_digest);
+  remember_original(original_digest, original);
+  result.global_variables = has_global_variables(object);
+  if (!plan.probe_library.empty()) {
+    result.probe_library = read_file(plan.probe_library);
+    codeobj::CodeObject probes =
+        codeobj::CodeObject::parse(result.probe_library, plan.probe_library);
+    if (probes.target().processor != object.target().processor)
+      return Declined{"probe library " + plan.probe_library + " is for " +
+                      probes.target().processor + ", the object for " + object.target().processor};
+  }
+  return result;
+}
+
+std::variant<Substitution, Deferred, Declined> Substituter::substitute(
     std::span<const std::uint8_t> original) const {
   try {
     codeobj::CodeObject object = codeobj::CodeObject::parse(original, "loaded code object");
-    if (!plan_.kernels.empty()) {
-      bool selected = false;
-      for (const auto& kernel : object.kernels())
-        for (const std::string& name : plan_.kernels)
-          selected = selected || kernel.name == name || kernel.descriptor_symbol == name;
-      if (!selected) {
-        Declined declined{"none of the selected kernels is in this object", true, {}};
-        for (const auto& kernel : object.kernels()) declined.kernels.push_back(kernel.name);
-        return declined;
-      }
+    const auto planned = [&](const codeobj::Kernel& kernel) {
+      if (plan_.kernels.empty()) return true;
+      for (const std::string& name : plan_.kernels)
+        if (kernel.name == name || kernel.descriptor_symbol == name) return true;
+      return false;
+    };
+    if (std::none_of(object.kernels().begin(), object.kernels().end(), planned)) {
+      Declined declined{"none of the selected kernels is in this object", true, {}};
+      for (const auto& kernel : object.kernels()) declined.kernels.push_back(kernel.name);
+      return declined;
     }
 
     // An object wavekit already rewrote (offline by the user, or by the HIP registration
@@ -124,52 +178,36 @@ std::variant<Substitution, Declined> Substituter::substitute(
     const rewrite::Plan plan = rewrite::plan_depends_on_processor(config_.tool_choice())
                                    ? plan_for(config_, object.target().processor)
                                    : plan_;
-    Substitution result;
-    const std::string original_digest = rewrite::sha256_hex(original);
-    std::string cached = config_.cache_dir.empty()
-                             ? ""
-                             : cache_file(config_.cache_dir, original_digest, plan_sha256(plan));
-    if (!cached.empty() && file_exists(cached)) {
-      result.bytes = read_file(cached);
-      codeobj::CodeObject rewritten = codeobj::CodeObject::parse(result.bytes, cached);
-      std::optional<rewrite::RewriteNote> note = rewrite::find_note(rewritten);
-      if (!note) return Declined{cached + ": cache entry carries no wavekit note"};
-      if (note->original_sha256 != original_digest)
-        return Declined{cached + ": cache entry was made from another object"};
-      result.note = std::move(*note);
-      result.origin = "cache";
-    } else if (config_.load_time_rewrite) {
-      rewrite::RewriteResult rewritten = rewrite::rewrite(object, plan);
-      result.bytes = std::move(rewritten.bytes);
-      result.note = std::move(rewritten.note);
-      result.origin = "load-time rewrite";
-      if (!cached.empty()) store_in_cache(cached, result.bytes);
-    } else {
-      return Declined{"no cached rewrite and load-time rewriting is off"};
+    // A whole-object rewrite in the cache (`wavekit rewrite --cache`, or a run that rewrote at
+    // load) is taken as it is; so is an object whose kernels share global variables.
+    const bool whole_cached =
+        !config_.cache_dir.empty() &&
+        file_exists(
+            cache_file(config_.cache_dir, rewrite::sha256_hex(original), plan_sha256(plan)));
+    if (config_.rewrite_at_dispatch && !whole_cached && !has_global_variables(object)) {
+      Deferred deferred;
+      for (const codeobj::Kernel& kernel : object.kernels())
+        if (planned(kernel)) deferred.kernels.push_back({kernel.name, kernel.descriptor_symbol});
+      deferred.kept = keep(original, rewrite::sha256_hex(original));
+      return deferred;
     }
+    auto result = cached_or_rewritten(object, original, plan);
+    if (auto* declined = std::get_if<Declined>(&result)) return std::move(*declined);
+    return std::move(std::get<Substitution>(result));
+  } catch (const std::exception& error) {
+    return Declined{error.what()};
+  }
+}
 
-    if (!config_.keep_objects.empty()) {
-      // Not keeping a copy leaves `kept` empty (the shim says so); the substitution stands.
-      try {
-        std::filesystem::create_directories(config_.keep_objects);
-        const std::string kept = config_.keep_objects + "/" + original_digest + ".co";
-        if (!file_exists(kept)) write_file(kept, original);
-        result.kept = kept;
-      } catch (const std::exception&) {
-      }
-    }
-    remember_original(original_digest, original);
-    result.global_variables = has_global_variables(object);
-    if (!plan.probe_library.empty()) {
-      result.probe_library = read_file(plan.probe_library);
-      codeobj::CodeObject probes =
-          codeobj::CodeObject::parse(result.probe_library, plan.probe_library);
-      if (probes.target().processor != object.target().processor)
-        return Declined{"probe library " + plan.probe_library + " is for " +
-                        probes.target().processor + ", the object for " +
-                        object.target().processor};
-    }
-    return result;
+std::variant<Substitution, Declined> Substituter::substitute_kernel(
+    std::span<const std::uint8_t> original, const std::string& kernel) const {
+  try {
+    codeobj::CodeObject object = codeobj::CodeObject::parse(original, "loaded code object");
+    rewrite::Plan plan = rewrite::plan_depends_on_processor(config_.tool_choice())
+                             ? plan_for(config_, object.target().processor)
+                             : plan_;
+    plan.kernels = {kernel};
+    return cached_or_rewritten(object, original, plan);
   } catch (const std::exception& error) {
     return Declined{error.what()};
   }

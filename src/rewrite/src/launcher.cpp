@@ -1,5 +1,6 @@
 #include "wavekit/rewrite/launcher.h"
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -81,7 +82,7 @@ std::string Launcher::start_hostcall(hsa_agent_t gpu) {
   if (!hostcall_) {
     const hostcall::RingConfig config = hostcall::kProbeRingConfig;
     const std::uint64_t bytes = 128 + hostcall::RingBuffer::bytes_for(config);
-    if (!system_pool_.handle) find_system_pool();
+    if (!system_pool_.handle) find_pools();
     void* memory = nullptr;
     if (!system_pool_.handle ||
         hsa_.hsa_amd_memory_pool_allocate(system_pool_, bytes, 0, &memory) != HSA_STATUS_SUCCESS)
@@ -126,7 +127,8 @@ std::string Launcher::start_hostcall(hsa_agent_t gpu) {
 }
 
 PreparedDispatch Launcher::prepare(const InstrumentedKernel& kernel, hsa_agent_t agent,
-                                   const hsa_kernel_dispatch_packet_t& packet) {
+                                   hsa_kernel_dispatch_packet_t& packet,
+                                   std::optional<std::uint64_t> copy_kernarg_bytes) {
   PreparedDispatch dispatch;
   dispatch.kernel = &kernel;
   dispatch.kernarg = reinterpret_cast<std::uint64_t>(packet.kernarg_address);
@@ -141,7 +143,7 @@ PreparedDispatch Launcher::prepare(const InstrumentedKernel& kernel, hsa_agent_t
   }
   void* memory = nullptr;
   if (!options_.fail_arena_allocation) {
-    if (!system_pool_.handle) find_system_pool();
+    if (!system_pool_.handle) find_pools();
     if (system_pool_.handle &&
         hsa_.hsa_amd_memory_pool_allocate(system_pool_, dispatch.arena_bytes, 0, &memory) ==
             HSA_STATUS_SUCCESS &&
@@ -155,11 +157,30 @@ PreparedDispatch Launcher::prepare(const InstrumentedKernel& kernel, hsa_agent_t
         "could not allocate " + std::to_string(dispatch.arena_bytes) + " bytes of per-wave memory";
     return dispatch;
   }
+  void* kernarg = packet.kernarg_address;
+  if (copy_kernarg_bytes) {
+    const std::uint64_t bytes = std::max(*copy_kernarg_bytes, kernel.arena_arg_offset + 8);
+    kernarg = nullptr;
+    const hsa_amd_memory_pool_t pool = kernarg_pool_.handle ? kernarg_pool_ : system_pool_;
+    if (hsa_.hsa_amd_memory_pool_allocate(pool, bytes, 0, &kernarg) != HSA_STATUS_SUCCESS ||
+        hsa_.hsa_amd_agents_allow_access(1, &agent, nullptr, kernarg) != HSA_STATUS_SUCCESS) {
+      if (kernarg) hsa_.hsa_amd_memory_pool_free(kernarg);
+      hsa_.hsa_amd_memory_pool_free(memory);
+      dispatch.failure =
+          "could not allocate a kernarg segment of " + std::to_string(bytes) + " bytes";
+      return dispatch;
+    }
+    std::memset(kernarg, 0, bytes);
+    if (*copy_kernarg_bytes) std::memcpy(kernarg, packet.kernarg_address, *copy_kernarg_bytes);
+    dispatch.own_kernarg = kernarg;
+    dispatch.kernarg = reinterpret_cast<std::uint64_t>(kernarg);
+    packet.kernarg_address = kernarg;
+  }
   mark_tool_memory(memory);
   std::memset(memory, 0, dispatch.arena_bytes);
   fill_arena_header(std::span(static_cast<std::uint8_t*>(memory), dispatch.arena_bytes), kernel,
                     grid, workgroup);
-  std::memcpy(static_cast<std::uint8_t*>(packet.kernarg_address) + kernel.arena_arg_offset, &memory,
+  std::memcpy(static_cast<std::uint8_t*>(kernarg) + kernel.arena_arg_offset, &memory,
               sizeof memory);
   dispatch.arena = memory;
   return dispatch;
@@ -188,6 +209,8 @@ CompletedDispatch Launcher::complete(PreparedDispatch& dispatch,
   }
   hsa_.hsa_amd_memory_pool_free(dispatch.arena);
   dispatch.arena = nullptr;
+  if (dispatch.own_kernarg) hsa_.hsa_amd_memory_pool_free(dispatch.own_kernarg);
+  dispatch.own_kernarg = nullptr;
   return completed;
 }
 
@@ -208,11 +231,12 @@ void Launcher::mark_tool_memory(void* memory) const {
 }
 
 // Host-coherent memory the GPU can reach: a fine-grained global pool of a CPU agent.
-void Launcher::find_system_pool() {
+void Launcher::find_pools() {
   struct Search {
     const HsaFunctions* hsa;
     hsa_amd_memory_pool_t* pool;
-  } search{&hsa_, &system_pool_};
+    hsa_amd_memory_pool_t* kernarg_pool;
+  } search{&hsa_, &system_pool_, &kernarg_pool_};
   hsa_.hsa_iterate_agents(
       [](hsa_agent_t agent, void* data) {
         const Search& search = *static_cast<Search*>(data);
@@ -232,12 +256,14 @@ void Launcher::find_system_pool() {
                                                        &flags);
               search.hsa->hsa_amd_memory_pool_get_info(
                   pool, HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED, &allocatable);
-              if (segment == HSA_AMD_SEGMENT_GLOBAL && allocatable &&
-                  (flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED)) {
+              if (segment != HSA_AMD_SEGMENT_GLOBAL || !allocatable) return HSA_STATUS_SUCCESS;
+              if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT) &&
+                  !search.kernarg_pool->handle)
+                *search.kernarg_pool = pool;
+              if ((flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_FINE_GRAINED) && !search.pool->handle)
                 *search.pool = pool;
-                return HSA_STATUS_INFO_BREAK;
-              }
-              return HSA_STATUS_SUCCESS;
+              return search.pool->handle && search.kernarg_pool->handle ? HSA_STATUS_INFO_BREAK
+                                                                        : HSA_STATUS_SUCCESS;
             },
             data);
       },

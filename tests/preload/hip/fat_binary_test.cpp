@@ -26,10 +26,13 @@ std::vector<std::uint8_t> corpus_bundle() {
   return codeobj::extract_hip_fatbin(read_file(kFatBinaryPath), kFatBinaryPath);
 }
 
+// Rewriting whole objects at load, as the HIP registration path does for objects whose kernels
+// cannot be rewritten one at a time.
 Substituter bbcount_substituter(std::vector<std::string> kernels = {}) {
   ShimConfig config;
   config.tool = "bbcount";
   config.kernels = std::move(kernels);
+  config.rewrite_at_dispatch = false;
   return Substituter(config);
 }
 

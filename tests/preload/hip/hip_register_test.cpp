@@ -59,6 +59,11 @@ ProgramRun run_program(const std::string& environment, const std::string& module
 }
 
 const std::string kPreload = std::string("LD_PRELOAD=") + WAVEKIT_PRELOAD_LIBRARY;
+// The registration path substitutes whole objects only when they are rewritten at load (by
+// default a kernel is rewritten at its first dispatch, behind HSA, and the runtime gets the
+// program's bytes: HipRegister.RewritingAtDispatchPassesTheBundleThrough).
+const std::string kAtLoad = kPreload + " WAVEKIT_REWRITE_AT=load";
+const std::string kCodeObject = std::string(WAVEKIT_CORPUS_DIR) + "/basic_gfx90a_O2_cov5.co";
 const std::string kProgramOutput = "hip host program: registered its kernels\n";
 
 std::vector<std::uint8_t> original_bundle() {
@@ -85,7 +90,7 @@ TEST(HipRegister, WithoutAToolTheRuntimeGetsTheProgramsBundle) {
 }
 
 TEST(HipRegister, BbcountSubstitutesTheChosenTargetsEntry) {
-  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount WAVEKIT_HIP_TARGET=gfx90a");
+  ProgramRun run = run_program(kAtLoad + " WAVEKIT_TOOL=bbcount WAVEKIT_HIP_TARGET=gfx90a");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, kProgramOutput);
 
@@ -106,7 +111,7 @@ TEST(HipRegister, BbcountSubstitutesTheChosenTargetsEntry) {
 }
 
 TEST(HipRegister, WithoutATargetEveryAmdgpuEntryIsSubstituted) {
-  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount");
+  ProgramRun run = run_program(kAtLoad + " WAVEKIT_TOOL=bbcount");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto original = codeobj::parse_bundle(original_bundle(), "program bundle");
   const auto registered = codeobj::parse_bundle(run.registered, "registered bundle");
@@ -115,6 +120,16 @@ TEST(HipRegister, WithoutATargetEveryAmdgpuEntryIsSubstituted) {
     EXPECT_EQ(entry_for(registered, processor).bytes,
               offline_rewrite(entry_for(original, processor).bytes))
         << processor;
+}
+
+TEST(HipRegister, RewritingAtDispatchPassesTheBundleThrough) {
+  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, kProgramOutput);
+  EXPECT_EQ(run.registered, original_bundle());
+  ProgramRun module = run_program(kPreload + " WAVEKIT_TOOL=bbcount", kCodeObject);
+  ASSERT_EQ(module.exit_code, 0) << module.output;
+  EXPECT_EQ(module.module, read_file(kCodeObject));
 }
 
 TEST(HipRegister, AMalformedTargetTurnsInstrumentationOffWithOneMessage) {
@@ -127,16 +142,14 @@ TEST(HipRegister, AMalformedTargetTurnsInstrumentationOffWithOneMessage) {
   EXPECT_EQ(run.registered, original_bundle());
 }
 
-const std::string kCodeObject = std::string(WAVEKIT_CORPUS_DIR) + "/basic_gfx90a_O2_cov5.co";
-
 TEST(HipModuleLoadData, APlainCodeObjectIsSubstituted) {
-  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount", kCodeObject);
+  ProgramRun run = run_program(kAtLoad + " WAVEKIT_TOOL=bbcount", kCodeObject);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.module, offline_rewrite(read_file(kCodeObject)));
 }
 
 TEST(HipModuleLoadData, TheExtendedEntryIsSubstitutedToo) {
-  ProgramRun run = run_program(kPreload + " WAVEKIT_TOOL=bbcount", kCodeObject + " ex");
+  ProgramRun run = run_program(kAtLoad + " WAVEKIT_TOOL=bbcount", kCodeObject + " ex");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.module, offline_rewrite(read_file(kCodeObject)));
 }
@@ -169,7 +182,7 @@ TEST(HipModuleLoadData, ABundleIsSubstitutedLikeARegisteredOne) {
       codeobj::extract_hip_fatbin(read_file(bundle_path), bundle_path);
   write_file(bundle_file, bundle);
   ProgramRun run =
-      run_program(kPreload + " WAVEKIT_TOOL=bbcount WAVEKIT_HIP_TARGET=gfx908", bundle_file);
+      run_program(kAtLoad + " WAVEKIT_TOOL=bbcount WAVEKIT_HIP_TARGET=gfx908", bundle_file);
   std::filesystem::remove(bundle_file);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto original = codeobj::parse_bundle(bundle, "corpus bundle");

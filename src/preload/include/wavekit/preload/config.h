@@ -31,6 +31,9 @@ struct ShimConfig {
   long root_pid = 0;
   std::vector<std::string> kernels;  // only these kernels (empty: all)
   bool load_time_rewrite = true;     // rewrite on the spot when the cache has no entry
+  // Rewrite a kernel when its first selected dispatch comes, not every kernel of an object when
+  // it is loaded (Deferred, substitution.h); false: the whole object at load.
+  bool rewrite_at_dispatch = true;
   // Which dispatches run instrumented (selection.h; "" is every one), whether instrumentation
   // is on when the program starts, and the outside switches: a control file (control.h in
   // the shim) and a signal that toggles it (0: none).

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "wavekit/codeobj/code_object.h"
 #include "wavekit/preload/config.h"
 #include "wavekit/rewrite/arena.h"
 #include "wavekit/rewrite/plan.h"
@@ -37,6 +38,18 @@ struct Substitution {
   bool global_variables = false;
 };
 
+// An object whose kernels are instrumented one at a time, each when its first selected dispatch
+// comes (ShimConfig::rewrite_at_dispatch): the program loads the original, and the kernels it
+// never dispatches instrumented are never rewritten. Substituter::substitute_kernel makes one.
+struct Deferred {
+  struct Kernel {
+    std::string name;
+    std::string descriptor_symbol;
+  };
+  std::vector<Kernel> kernels;  // what the plan would instrument in the object
+  std::string kept;             // as Substitution::kept
+};
+
 // Why an object is left as it is. `quiet` is for objects that simply have nothing to
 // instrument (no selected kernel), which is not worth a message.
 struct Declined {
@@ -49,10 +62,27 @@ class Substituter {
  public:
   explicit Substituter(ShimConfig config);
 
-  // The instrumented object for `original`, or why not. Never throws.
-  std::variant<Substitution, Declined> substitute(std::span<const std::uint8_t> original) const;
+  // The instrumented object for `original`, or that its kernels are to be rewritten one at a
+  // time (never for an object with global variables, which the original kernels would not
+  // share with an executable of their own, nor when the cache has the whole object's rewrite),
+  // or why neither. Never throws.
+  std::variant<Substitution, Deferred, Declined> substitute(
+      std::span<const std::uint8_t> original) const;
+
+  // The object rewritten for `kernel` alone (a kernel of a Deferred object: its name), from the
+  // cache or rewritten now; or why not. Never throws.
+  std::variant<Substitution, Declined> substitute_kernel(std::span<const std::uint8_t> original,
+                                                         const std::string& kernel) const;
 
  private:
+  // From the cache entry for `original` and `plan`, or rewritten now (and stored there); the
+  // probe library attached and checked.
+  std::variant<Substitution, Declined> cached_or_rewritten(const codeobj::CodeObject& object,
+                                                           std::span<const std::uint8_t> original,
+                                                           const rewrite::Plan& plan) const;
+  // ShimConfig::keep_objects: the original's copy there ("" when not kept).
+  std::string keep(std::span<const std::uint8_t> original, const std::string& digest) const;
+
   ShimConfig config_;
   rewrite::Plan plan_;  // without a ready-made tool's probe library, which depends on the GPU
 };

@@ -69,7 +69,8 @@ struct PreparedDispatch {
   const InstrumentedKernel* kernel = nullptr;
   void* arena = nullptr;  // null: not prepared, `failure` says why
   std::uint64_t arena_bytes = 0;
-  std::uint64_t kernarg = 0;  // names the dispatch's files (tool_files_subdirectory)
+  std::uint64_t kernarg = 0;    // names the dispatch's files (tool_files_subdirectory)
+  void* own_kernarg = nullptr;  // the dispatch's own kernarg segment, if prepare() made one
   std::string failure;
 };
 
@@ -101,15 +102,19 @@ class Launcher {
 
   // The arena of one dispatch of `kernel` described by `packet`: allocated zeroed from a
   // fine-grained system pool `agent` may reach, its header filled, its address written at the
-  // kernel's arena argument in the packet's kernarg segment. On failure (arena.failure) the
-  // packet is untouched.
+  // kernel's arena argument in the packet's kernarg segment. With `copy_kernarg_bytes` (a
+  // program that dispatches the original kernel, whose kernarg segment is the original's size
+  // and has no room for the arena's address), the dispatch gets a kernarg segment of its own:
+  // the program's first copy_kernarg_bytes bytes, then the address, and the packet points
+  // there. On failure (arena.failure) the packet is untouched.
   PreparedDispatch prepare(const InstrumentedKernel& kernel, hsa_agent_t agent,
-                           const hsa_kernel_dispatch_packet_t& packet);
+                           hsa_kernel_dispatch_packet_t& packet,
+                           std::optional<std::uint64_t> copy_kernarg_bytes = std::nullopt);
 
   // After the dispatch completed: the tool's report from the arena and, for a file-writing tool
   // given a `files_destination`, the dispatch's files (under file_root, in its
   // tool_files_subdirectory) moved there, replacing what was there (an empty directory for a
-  // dispatch of no waves). Frees the arena.
+  // dispatch of no waves). Frees the arena and the dispatch's own kernarg segment.
   CompletedDispatch complete(PreparedDispatch& dispatch, const std::string& files_destination);
 
   // Stops the hostcall service (it first services every request already published) and gives
@@ -124,12 +129,13 @@ class Launcher {
  private:
   struct HostcallService;
   std::string start_hostcall(hsa_agent_t agent);
-  void find_system_pool();
+  void find_pools();
   void mark_tool_memory(void* memory) const;
 
   HsaFunctions hsa_;
   LauncherOptions options_;
-  hsa_amd_memory_pool_t system_pool_{};  // the arenas' and the ring's
+  hsa_amd_memory_pool_t system_pool_{};   // the arenas' and the ring's
+  hsa_amd_memory_pool_t kernarg_pool_{};  // kernarg segments of the dispatches' own
   std::unique_ptr<HostcallService> hostcall_;
   // SHA-256 of each probe library loaded, by executable handle.
   std::map<std::uint64_t, std::set<std::string>> probe_libraries_;

@@ -41,7 +41,7 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
   struct ObjectLine {
     std::vector<std::string> kernels;
     bool at_dispatch = false;
-    double rewrite_ms = 0;
+    double rewrite_ms = 0, load_ms = 0;
   };
   std::vector<std::pair<std::string, ObjectLine>> objects;
   for (const auto& object : summary.value("objects", nlohmann::json::array())) {
@@ -54,6 +54,7 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
       line->second.kernels.push_back(kernel.get<std::string>());
     line->second.at_dispatch = line->second.at_dispatch || object.contains("first_dispatch");
     line->second.rewrite_ms += object.value("rewrite_ms", 0.0);
+    line->second.load_ms += object.value("load_ms", 0.0);
   }
   for (const auto& [key, line] : objects) {
     std::cerr << "  instrumented code object (" << key.substr(key.find('\n') + 1) << "): kernels";
@@ -61,7 +62,8 @@ void print_summary(const preload::RunResult& result, const std::string& tool) {
     if (line.at_dispatch)
       std::cerr << (line.kernels.size() == 1 ? ", at its first instrumented dispatch ("
                                              : ", each at its first instrumented dispatch (")
-                << static_cast<std::uint64_t>(line.rewrite_ms + 0.5) << " ms)";
+                << "rewrite " << static_cast<std::uint64_t>(line.rewrite_ms + 0.5) << " ms, load "
+                << static_cast<std::uint64_t>(line.load_ms + 0.5) << " ms)";
     std::cerr << "\n";
   }
   // One line per kernel: programs that dispatch a kernel hundreds of times stay readable.

@@ -48,6 +48,7 @@ need slurm-client srun sinfo
 need libsvm-tools svm-train svm-predict
 need openmpi-bin mpirun
 need hipcc hipcc
+need rocminfo rocminfo
 if command -v clang-22 >/dev/null 2>&1; then
   # clang-22 spawns the bundler for HIP fat binaries from its own directory, not from PATH.
   bundler=$(clang-22 -print-prog-name=clang-offload-bundler)

@@ -4,6 +4,9 @@
 #include "wavekit/kfd/device.h"
 
 #include <gtest/gtest.h>
+#include <hsa/amd_hsa_queue.h>
+#include <hsa/amd_hsa_signal.h>
+#include <hsa/hsa.h>
 #include <linux/kfd_ioctl.h>
 #include <sys/mman.h>
 
@@ -112,6 +115,65 @@ TEST(Device, WaitTimesOutUnlessTheEventIsSet) {
   wait.timeout = 0;
   ASSERT_EQ(device.kfd_ioctl(AMDKFD_IOC_WAIT_EVENTS, &wait), 0);
   EXPECT_EQ(wait.wait_result, uint32_t(KFD_IOC_WAIT_RESULT_TIMEOUT));
+}
+
+TEST(Device, QueueRunsABarrierAndRaisesTheCompletionSignalsEvent) {
+  Device device(target_named("gfx90a"), nullptr);
+  kfd_ioctl_create_event_args create{};
+  create.event_type = KFD_IOC_EVENT_SIGNAL;
+  create.auto_reset = 1;
+  ASSERT_EQ(device.kfd_ioctl(AMDKFD_IOC_CREATE_EVENT, &create), 0);
+
+  alignas(64) static hsa_barrier_and_packet_t ring[4];
+  for (auto& slot : ring) slot.header = HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE;
+  alignas(64) static amd_queue_t queue{};
+  alignas(64) static amd_signal_t done{};
+  alignas(64) static amd_signal_t dependency{};
+  done.value = 1;
+  done.event_id = create.event_id;
+  dependency.value = 1;  // not met yet: the barrier must wait for it
+
+  kfd_ioctl_create_queue_args args{};
+  args.ring_base_address = reinterpret_cast<uint64_t>(ring);
+  args.ring_size = sizeof ring;
+  args.read_pointer_address = reinterpret_cast<uint64_t>(&queue.read_dispatch_id);
+  args.write_pointer_address = reinterpret_cast<uint64_t>(&queue.write_dispatch_id);
+  args.gpu_id = kGpuId;
+  args.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+  ASSERT_EQ(device.kfd_ioctl(AMDKFD_IOC_CREATE_QUEUE, &args), 0);
+
+  ring[0].dep_signal[0].handle = reinterpret_cast<uint64_t>(&dependency);
+  ring[0].completion_signal.handle = reinterpret_cast<uint64_t>(&done);
+  __atomic_store_n(&ring[0].header, uint16_t(HSA_PACKET_TYPE_BARRIER_AND << HSA_PACKET_HEADER_TYPE),
+                   __ATOMIC_RELEASE);
+  __atomic_store_n(&queue.write_dispatch_id, 1, __ATOMIC_RELEASE);
+
+  kfd_event_data data{};
+  data.event_id = create.event_id;
+  kfd_ioctl_wait_events_args wait{};
+  wait.events_ptr = reinterpret_cast<uint64_t>(&data);
+  wait.num_events = 1;
+  wait.timeout = 50;
+  ASSERT_EQ(device.kfd_ioctl(AMDKFD_IOC_WAIT_EVENTS, &wait), 0);
+  EXPECT_EQ(wait.wait_result, uint32_t(KFD_IOC_WAIT_RESULT_TIMEOUT))
+      << "the barrier ran before its dependency";
+  EXPECT_EQ(__atomic_load_n(&done.value, __ATOMIC_ACQUIRE), 1);
+
+  __atomic_store_n(&dependency.value, 0, __ATOMIC_RELEASE);
+  wait.timeout = 10000;
+  ASSERT_EQ(device.kfd_ioctl(AMDKFD_IOC_WAIT_EVENTS, &wait), 0);
+  EXPECT_EQ(wait.wait_result, uint32_t(KFD_IOC_WAIT_RESULT_COMPLETE));
+  EXPECT_EQ(__atomic_load_n(&done.value, __ATOMIC_ACQUIRE), 0);
+  EXPECT_EQ(__atomic_load_n(&queue.read_dispatch_id, __ATOMIC_ACQUIRE), 1u);
+  EXPECT_EQ(ring[0].header, HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE);
+
+  kfd_ioctl_destroy_queue_args destroy{args.queue_id, 0};
+  EXPECT_EQ(device.kfd_ioctl(AMDKFD_IOC_DESTROY_QUEUE, &destroy), 0);
+  kfd_ioctl_create_queue_args sdma = args;
+  sdma.queue_type = KFD_IOC_QUEUE_TYPE_SDMA;
+  errno = 0;
+  EXPECT_EQ(device.kfd_ioctl(AMDKFD_IOC_CREATE_QUEUE, &sdma), -1);
+  EXPECT_EQ(errno, EINVAL);
 }
 
 TEST(Topology, GpuNodeNamesTheTargetAndItsRenderNode) {

@@ -10,7 +10,11 @@
 #include <cstdarg>
 #include <cstring>
 #include <ctime>
+#include <exception>
 #include <utility>
+
+#include "queues.h"
+#include "wavekit/emu/emu.h"
 
 namespace wavekit::kfd {
 
@@ -30,6 +34,15 @@ constexpr uint64_t window_limit(uint64_t base) {
 // Offsets handed out for mmap: one 4 GiB window per buffer handle, above anything a file offset
 // of a real device would use, so that offset -> buffer is a division.
 constexpr uint64_t kOffsetShift = 32;
+
+void add_to_memory_map(emu::MemoryMap& memory, uint64_t va, uint64_t size, const char* label) {
+  try {
+    memory.add(reinterpret_cast<const void*>(va), size, emu::MemoryMap::kReadWrite, label);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wavekit: kfd: the emulated GPU cannot reach 0x%llx: %s\n",
+                 (unsigned long long)va, e.what());
+  }
+}
 
 uint64_t nanoseconds(clockid_t clock) {
   timespec ts{};
@@ -85,9 +98,11 @@ const char* ioctl_name(unsigned long request) {
   }
 }
 
-Device::Device(Target target, std::FILE* log) : target_(std::move(target)), log_(log) {}
+Device::Device(Target target, std::FILE* log)
+    : target_(std::move(target)), log_(log), memory_(std::make_unique<emu::MemoryMap>()) {}
 
 Device::~Device() {
+  command_processor_.reset();
   for (auto& [handle, buffer] : buffers_)
     if (buffer.fd >= 0) close(buffer.fd);
 }
@@ -246,6 +261,19 @@ int Device::kfd_ioctl(unsigned long request, void* arg) {
     }
     case AMDKFD_IOC_WAIT_EVENTS:
       return wait_events(arg);
+    case AMDKFD_IOC_CREATE_QUEUE:
+      return create_queue(arg);
+    case AMDKFD_IOC_DESTROY_QUEUE:
+      return destroy_queue(arg);
+    case AMDKFD_IOC_UPDATE_QUEUE:
+    case AMDKFD_IOC_SET_CU_MASK:
+      // Ring resizing and CU masks change nothing the emulator's scheduling depends on. Both
+      // argument structures have the queue ID where it is read here.
+      log("%s queue %u", ioctl_name(request),
+          request == AMDKFD_IOC_SET_CU_MASK
+              ? static_cast<kfd_ioctl_set_cu_mask_args*>(arg)->queue_id
+              : static_cast<kfd_ioctl_update_queue_args*>(arg)->queue_id);
+      return 0;
     default:
       return fail(request, EINVAL, "is not emulated");
   }
@@ -278,6 +306,7 @@ int Device::alloc_memory(void* arg) {
     std::lock_guard lock(mutex_);
     uint64_t handle = next_handle_++;
     buffers_[handle] = Buffer{a->va_addr, a->size, a->flags, 0, -1};
+    add_to_memory_map(*memory_, a->va_addr, a->size, "user memory");
     a->handle = handle;
     log("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU userptr 0x%llx size 0x%llx flags 0x%x -> handle 0x%llx",
         (unsigned long long)a->va_addr, (unsigned long long)a->size, a->flags,
@@ -309,6 +338,9 @@ int Device::alloc_memory(void* arg) {
   uint64_t handle = next_handle_++;
   Buffer buffer{a->va_addr, a->size, a->flags, handle << kOffsetShift, fd};
   buffers_[handle] = buffer;
+  if (placed)
+    add_to_memory_map(*memory_, a->va_addr, a->size,
+                      (a->flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) ? "VRAM buffer" : "GTT buffer");
   a->handle = handle;
   a->mmap_offset = buffer.offset;
   log("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU va 0x%llx size 0x%llx flags 0x%x -> handle 0x%llx offset "
@@ -329,6 +361,11 @@ int Device::free_memory(void* arg) {
     buffer = it->second;
     buffers_.erase(it);
   }
+  if (buffer.va && (buffer.fd < 0 || !(buffer.flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+                                                       KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)))) {
+    memory_->remove(reinterpret_cast<const void*>(buffer.va));
+    if (command_processor_) command_processor_->forget_code(buffer.va);
+  }
   // Back to what the address was before: part of user space's PROT_NONE reservation.
   if (buffer.fd >= 0 && buffer.va &&
       !(buffer.flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP)))
@@ -341,7 +378,8 @@ int Device::free_memory(void* arg) {
 
 void* Device::map(void* addr, size_t length, int prot, int flags, off_t offset) {
   uint64_t handle = uint64_t(offset) >> kOffsetShift;
-  uint64_t within = uint64_t(offset) & ((uint64_t(1) << kOffsetShift) - 1);
+  // A doorbell offset carries its doorbell's place in the page in the low bits.
+  uint64_t within = uint64_t(offset) & ((uint64_t(1) << kOffsetShift) - 1) & ~uint64_t(4095);
   int fd = -1;
   {
     std::lock_guard lock(mutex_);
@@ -378,6 +416,72 @@ int Device::create_event(void* arg) {
   a->event_trigger_data = id;
   log("AMDKFD_IOC_CREATE_EVENT type %u auto_reset %u page 0x%llx -> event %u", a->event_type,
       a->auto_reset, (unsigned long long)a->event_page_offset, id);
+  return 0;
+}
+
+void Device::signal_event(uint32_t id) {
+  {
+    std::lock_guard lock(mutex_);
+    auto it = events_.find(id);
+    if (it == events_.end()) return;
+    it->second.signaled = true;
+  }
+  events_changed_.notify_all();
+}
+
+int Device::create_queue(void* arg) {
+  auto* a = static_cast<kfd_ioctl_create_queue_args*>(arg);
+  constexpr unsigned long request = AMDKFD_IOC_CREATE_QUEUE;
+  if (a->gpu_id != kGpuId) return fail(request, EINVAL, "for an unknown gpu_id");
+  if (a->queue_type != KFD_IOC_QUEUE_TYPE_COMPUTE_AQL)
+    // SDMA queues run SDMA packets and PM4 compute queues PM4: neither is emulated.
+    return fail(request, EINVAL, "of a queue type other than COMPUTE_AQL");
+  if (a->ring_size < 64 || !a->ring_base_address || !a->read_pointer_address ||
+      !a->write_pointer_address)
+    return fail(request, EINVAL, "without a ring or read/write pointers");
+  constexpr uint64_t kDoorbellPage = 8192;  // 1024 64-bit doorbells, gfx9's doorbell page
+  // The command processor is called without mutex_ held: it takes mutex_ itself (to raise an
+  // event) while holding its own lock.
+  std::unique_lock lock(mutex_);
+  if (next_queue_ >= kDoorbellPage / 8) return fail(request, ENOSPC, "beyond the doorbell page");
+  if (!doorbell_handle_) {
+    int fd = memfd_create("wavekit-kfd-doorbells", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, kDoorbellPage) != 0)
+      return fail(request, ENOMEM, "creating the doorbell page");
+    doorbell_handle_ = next_handle_++;
+    buffers_[doorbell_handle_] = Buffer{0, kDoorbellPage, KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL,
+                                        doorbell_handle_ << kOffsetShift, fd};
+  }
+  if (!command_processor_)
+    command_processor_ = std::make_unique<CommandProcessor>(
+        emu::parse_processor(target_.gfx), *memory_, [this](uint32_t id) { signal_event(id); },
+        [this](const char* line) { log("%s", line); });
+  uint32_t id = next_queue_++;
+  a->queue_id = id;
+  // The doorbell's offset within the page in the low bits, the page's mmap offset above them.
+  a->doorbell_offset = buffers_[doorbell_handle_].offset + uint64_t(id) * 8;
+  CommandProcessor* processor = command_processor_.get();
+  lock.unlock();
+  processor->add(id, Queue{a->ring_base_address, a->ring_size, a->read_pointer_address,
+                           a->write_pointer_address});
+  log("AMDKFD_IOC_CREATE_QUEUE ring 0x%llx size 0x%x rptr 0x%llx wptr 0x%llx -> queue %u doorbell "
+      "0x%llx",
+      (unsigned long long)a->ring_base_address, a->ring_size,
+      (unsigned long long)a->read_pointer_address, (unsigned long long)a->write_pointer_address, id,
+      (unsigned long long)a->doorbell_offset);
+  return 0;
+}
+
+int Device::destroy_queue(void* arg) {
+  auto* a = static_cast<kfd_ioctl_destroy_queue_args*>(arg);
+  std::unique_lock lock(mutex_);
+  if (!command_processor_ || a->queue_id >= next_queue_)
+    return fail(AMDKFD_IOC_DESTROY_QUEUE, EINVAL, "for an unknown queue");
+  CommandProcessor* processor = command_processor_.get();
+  lock.unlock();
+  // Returns once the queue is no longer being read: user space frees the ring next.
+  processor->remove(a->queue_id);
+  log("AMDKFD_IOC_DESTROY_QUEUE queue %u", a->queue_id);
   return 0;
 }
 

@@ -9,12 +9,19 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "wavekit/kfd/topology.h"
 
+namespace wavekit::emu {
+class MemoryMap;
+}
+
 namespace wavekit::kfd {
+
+class CommandProcessor;
 
 class Device {
  public:
@@ -56,6 +63,9 @@ class Device {
   int free_memory(void* arg);
   int create_event(void* arg);
   int wait_events(void* arg);
+  int create_queue(void* arg);
+  int destroy_queue(void* arg);
+  void signal_event(uint32_t id);
   int fail(unsigned long request, int error, const char* why);
 
   Target target_;
@@ -66,6 +76,13 @@ class Device {
   std::map<uint32_t, Event> events_;    // by event ID
   uint64_t next_handle_ = 1;
   uint32_t next_event_ = 1;
+  // What the emulated GPU may touch: every buffer at its GPU (= host) address.
+  std::unique_ptr<emu::MemoryMap> memory_;
+  // The process's doorbell page (one 8-byte doorbell per queue), a buffer of its own.
+  uint64_t doorbell_handle_ = 0;
+  uint32_t next_queue_ = 0;
+  // Started with the first queue.
+  std::unique_ptr<CommandProcessor> command_processor_;
 };
 
 // The name of a KFD ioctl request ("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU"), or null.

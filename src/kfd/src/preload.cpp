@@ -182,7 +182,7 @@ bool is_fake(int fd, bool kfd) {
   return (kfd ? s.kfd_fds : s.render_fds).count(fd) != 0;
 }
 
-// Some path resolution all the open variants share: -2 when the path is not the driver's.
+// What every open variant does first: the fake fd for a device path, -2 for any other path.
 int open_device(const char* path) {
   if (path && std::strcmp(path, kKfdPath) == 0) return open_fake(true);
   if (is_render_node(path)) return open_fake(false);

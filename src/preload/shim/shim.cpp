@@ -44,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <shared_mutex>
 #include <thread>
@@ -580,32 +581,45 @@ class Shim {
 
   // The original object in an executable of its own, for dispatches that must fall back (0
   // without one: an adopted object whose original this process never saw).
-  std::uint64_t load_shadow(hsa_executable_t executable, hsa_agent_t agent,
-                            const std::vector<std::uint8_t>& original) {
-    if (original.empty()) return 0;
+  // An executable of the shim's beside the program's `executable` (its profile and rounding
+  // mode), holding `object` and, if given, the probe library; frozen. Empty when the runtime
+  // refused a step (under mutex_).
+  std::optional<hsa_executable_t> load_beside(hsa_executable_t executable, hsa_agent_t agent,
+                                              const std::vector<std::uint8_t>& object,
+                                              const std::vector<std::uint8_t>& probe_library = {}) {
     hsa_profile_t profile{};
     hsa_default_float_rounding_mode_t rounding{};
-    hsa_executable_t shadow{};
+    hsa_executable_t beside{};
     hsa_code_object_reader_t reader{};
-    bool ok =
+    const bool ok =
         real().hsa_executable_get_info(executable, HSA_EXECUTABLE_INFO_PROFILE, &profile) ==
             HSA_STATUS_SUCCESS &&
         real().hsa_executable_get_info(executable, HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE,
                                        &rounding) == HSA_STATUS_SUCCESS &&
-        real().hsa_executable_create_alt(profile, rounding, nullptr, &shadow) ==
+        real().hsa_executable_create_alt(profile, rounding, nullptr, &beside) ==
             HSA_STATUS_SUCCESS &&
-        real().hsa_code_object_reader_create_from_memory(original.data(), original.size(),
-                                                         &reader) == HSA_STATUS_SUCCESS &&
-        real().hsa_executable_load_agent_code_object(shadow, agent, reader, nullptr, nullptr) ==
+        real().hsa_code_object_reader_create_from_memory(object.data(), object.size(), &reader) ==
             HSA_STATUS_SUCCESS &&
-        real().hsa_executable_freeze(shadow, nullptr) == HSA_STATUS_SUCCESS;
-    if (!ok) {
+        real().hsa_executable_load_agent_code_object(beside, agent, reader, nullptr, nullptr) ==
+            HSA_STATUS_SUCCESS &&
+        (probe_library.empty() ||
+         launcher_->load_probe_library(beside, agent, probe_library) == HSA_STATUS_SUCCESS) &&
+        real().hsa_executable_freeze(beside, nullptr) == HSA_STATUS_SUCCESS;
+    if (!ok) return std::nullopt;
+    return beside;
+  }
+
+  std::uint64_t load_shadow(hsa_executable_t executable, hsa_agent_t agent,
+                            const std::vector<std::uint8_t>& original) {
+    if (original.empty()) return 0;
+    const std::optional<hsa_executable_t> shadow = load_beside(executable, agent, original);
+    if (!shadow) {
       warn_once_locked(
           "could not load the original object beside the instrumented one; "
           "dispatches that cannot be instrumented will fail");
       return 0;
     }
-    return shadow.handle;
+    return shadow->handle;
   }
 
   struct SegmentSizes {
@@ -694,28 +708,11 @@ class Shim {
       if (instrumented.name == kernel.name) kernel.note_kernel = &instrumented;
     if (!kernel.note_kernel) return "its rewrite did not instrument it";
 
-    hsa_profile_t profile{};
-    hsa_default_float_rounding_mode_t rounding{};
-    hsa_executable_t executable{};
-    hsa_code_object_reader_t reader{};
     const hsa_executable_t program = deferral.program_executable;
-    if (real().hsa_executable_get_info(program, HSA_EXECUTABLE_INFO_PROFILE, &profile) !=
-            HSA_STATUS_SUCCESS ||
-        real().hsa_executable_get_info(program, HSA_EXECUTABLE_INFO_DEFAULT_FLOAT_ROUNDING_MODE,
-                                       &rounding) != HSA_STATUS_SUCCESS ||
-        real().hsa_executable_create_alt(profile, rounding, nullptr, &executable) !=
-            HSA_STATUS_SUCCESS ||
-        real().hsa_code_object_reader_create_from_memory(
-            substitution.bytes.data(), substitution.bytes.size(), &reader) != HSA_STATUS_SUCCESS ||
-        real().hsa_executable_load_agent_code_object(executable, kernel.agent, reader, nullptr,
-                                                     nullptr) != HSA_STATUS_SUCCESS)
-      return "the runtime refused its instrumented object";
-    if (!substitution.probe_library.empty() &&
-        launcher_->load_probe_library(executable, kernel.agent, substitution.probe_library) !=
-            HSA_STATUS_SUCCESS)
-      return "the runtime refused the probe library";
-    if (real().hsa_executable_freeze(executable, nullptr) != HSA_STATUS_SUCCESS)
-      return "the runtime could not freeze its instrumented executable";
+    const std::optional<hsa_executable_t> loaded =
+        load_beside(program, kernel.agent, substitution.bytes, substitution.probe_library);
+    if (!loaded) return "the runtime refused its instrumented object or the probe library";
+    const hsa_executable_t executable = *loaded;
     if (std::string ring =
             launcher_->bind(executable, kernel.agent, substitution.note.needs_hostcall);
         !ring.empty())

@@ -180,15 +180,14 @@ std::variant<Substitution, Deferred, Declined> Substituter::substitute(
                                    : plan_;
     // A whole-object rewrite in the cache (`wavekit rewrite --cache`, or a run that rewrote at
     // load) is taken as it is; so is an object whose kernels share global variables.
-    const bool whole_cached =
-        !config_.cache_dir.empty() &&
-        file_exists(
-            cache_file(config_.cache_dir, rewrite::sha256_hex(original), plan_sha256(plan)));
+    const std::string digest = rewrite::sha256_hex(original);
+    const bool whole_cached = !config_.cache_dir.empty() &&
+                              file_exists(cache_file(config_.cache_dir, digest, plan_sha256(plan)));
     if (config_.rewrite_at_dispatch && !whole_cached && !has_global_variables(object)) {
       Deferred deferred;
       for (const codeobj::Kernel& kernel : object.kernels())
         if (planned(kernel)) deferred.kernels.push_back({kernel.name, kernel.descriptor_symbol});
-      deferred.kept = keep(original, rewrite::sha256_hex(original));
+      deferred.kept = keep(original, digest);
       return deferred;
     }
     auto result = cached_or_rewritten(object, original, plan);

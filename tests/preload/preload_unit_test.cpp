@@ -63,6 +63,16 @@ TEST(Config, MalformedVariablesAreNamed) {
     EXPECT_NE(std::string(error.what()).find("meteor"), std::string::npos);
   }
   unsetenv("WAVEKIT_INJECT_FAULT");
+  setenv("WAVEKIT_REWRITE_AT", "lunch", 1);
+  try {
+    config_from_environment();
+    FAIL() << "accepted WAVEKIT_REWRITE_AT=lunch";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("WAVEKIT_REWRITE_AT must be dispatch or load"),
+              std::string::npos)
+        << error.what();
+  }
+  unsetenv("WAVEKIT_REWRITE_AT");
 }
 
 TEST(Substitution, LoadTimeRewriteFillsTheCacheAndTheCacheGivesTheSameBytes) {

@@ -40,6 +40,7 @@ std::uint32_t encode(double value) {
   const std::uint32_t sign = std::signbit(value) ? 0x8000u : 0u;
   double magnitude = std::fabs(value);
   if (magnitude == 0) return sign;
+  if (std::isinf(magnitude)) return sign | 0x7c00;  // converting infinity to an integer is UB
   int exponent = std::ilogb(magnitude);  // magnitude in [2^e, 2^(e+1))
   int quantum = exponent < -14 ? -24 : exponent - 10;
   double scaled = std::ldexp(magnitude, -quantum);  // exact: a power-of-two scaling

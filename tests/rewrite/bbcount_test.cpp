@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -193,6 +194,52 @@ TEST(BbcountWholeObject, KernelsSharingACalleeEachCountTheirOwnCopy) {
     EXPECT_TRUE(same_buffers(truth, tool.launch)) << view.name;
     EXPECT_EQ(tool.report, truth.block_trace) << view.name;
   }
+}
+
+// Branch relaxation: tests/rewrite/asm/long_branches.s's branches fit 16 bits in the original
+// and not once bbcount's counters are in (a forward and a backward s_cbranch_scc1, an
+// s_cbranch_execz, the taken-edge stubs' s_branch back). The instrumented kernel computes what the
+// CPU arithmetic of the source's comment says, and counts the emulator's ground truth.
+TEST(BbcountLongBranches, BranchesLeftOutOfRangeByInstrumentationBecomeLongJumps) {
+  const std::string path = WAVEKIT_LONG_BRANCHES_OBJECT;
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
+  const RewriteResult result = rewrite(input, tool_plan("bbcount"));
+  EXPECT_GE(result.branches_relaxed, 3u);
+  std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+  const std::string out =
+      (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / "long_branches.bbcount.co").string();
+  write_file(out, result.bytes);
+  const Command objdump =
+      run(std::string(WAVEKIT_LLVM_OBJDUMP) + " -d --mcpu=gfx90a -j .wavekit.text " + out);
+  ASSERT_EQ(objdump.status, 0) << objdump.output;
+  EXPECT_EQ(objdump.output.find("<unknown>"), std::string::npos);
+  EXPECT_NE(objdump.output.find("s_setpc_b64"), std::string::npos);
+
+  hsa::LaunchRequest request;
+  request.kernel = "long_branches";
+  request.grid.size = {64, 1, 1};
+  request.block.size = {64, 1, 1};
+  request.arguments = {hsa::parse_argument("zeros:256"), hsa::parse_argument("u32:5")};
+  hsa::LaunchRequest original = request;
+  original.code_object = path;
+  original.record_block_counts = true;
+  const hsa::LaunchOutcome truth = hsa::launch(original);
+  ASSERT_TRUE(truth.ok) << truth.error;
+  hsa::LaunchRequest rewritten = request;
+  rewritten.code_object = out;
+  const ToolLaunchOutcome tool = launch_instrumented(rewritten);
+  ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
+  for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
+    ASSERT_EQ(outcome->buffers.size(), 1u);
+    const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
+    ASSERT_EQ(bytes.size(), 256u);
+    for (unsigned lane = 0; lane < 64; ++lane) {
+      std::uint32_t value;
+      std::memcpy(&value, bytes.data() + 4 * lane, 4);
+      EXPECT_EQ(value, lane < 32 ? 18000u : 17000u) << "lane " << lane;
+    }
+  }
+  EXPECT_EQ(tool.report, truth.block_trace);
 }
 
 // The mutator API builds the same plan as the ready-made tool, and the engine is deterministic:

@@ -60,7 +60,10 @@ int run_rewrite(wavekit::cli::Arguments args) {
   }
   std::cout << output << ": " << plan.tool << ", " << result.note.kernels.size() << " kernel(s), "
             << result.points_instrumented << " points, " << result.instructions_relocated
-            << " instructions relocated\n";
+            << " instructions relocated";
+  if (result.branches_relaxed)
+    std::cout << ", " << result.branches_relaxed << " branches made long jumps (out of range)";
+  std::cout << "\n";
   for (const wavekit::rewrite::InstrumentedKernel& kernel : result.note.kernels)
     std::cout << "  " << kernel.name << ": arena pointer at kernarg offset "
               << kernel.arena_arg_offset << ", " << kernel.layout.stride() << " bytes per wave\n";

@@ -1976,101 +1976,210 @@ std::vector<std::vector<std::uint8_t>> Engine::encode(const std::vector<std::str
   return bytes;
 }
 
-// The SOPP branch at text[new_pc] to text[target] (a 16-bit distance in words from the next
-// instruction); `address` is the original branch's, for the error past that range.
-void patch_branch(std::vector<std::uint8_t>& text, std::uint64_t new_pc, std::uint64_t target,
-                  const std::string& kernel, std::uint64_t address, LaidOut& out) {
+// A SOPP branch's distance in words from the instruction after it, when it fits 16 bits.
+std::optional<std::int16_t> short_distance(std::uint64_t new_pc, std::uint64_t target) {
   const std::int64_t delta =
       (static_cast<std::int64_t>(target) - static_cast<std::int64_t>(new_pc + 4)) / 4;
-  if ((delta < INT16_MIN || delta > INT16_MAX) && !out.error)
-    out.error = "kernel '" + kernel + "': relocated branch at " + hex(address) +
-                " is out of the 16-bit range";
-  const auto simm = static_cast<std::uint16_t>(static_cast<std::int16_t>(delta));
+  if (delta < INT16_MIN || delta > INT16_MAX) return std::nullopt;
+  return static_cast<std::int16_t>(delta);
+}
+
+void patch_short_branch(std::vector<std::uint8_t>& text, std::uint64_t new_pc,
+                        std::int16_t distance) {
+  const auto simm = static_cast<std::uint16_t>(distance);
   text[new_pc] = static_cast<std::uint8_t>(simm & 0xff);
   text[new_pc + 1] = static_cast<std::uint8_t>(simm >> 8);
 }
+
+// The condition that skips a long jump: a relaxed conditional branch jumps over its long jump
+// when its own condition fails. nullopt for a branch that cannot be relaxed (the debugger
+// conditions).
+std::optional<std::string> inverse_branch(const std::string& mnemonic) {
+  static const std::map<std::string, std::string, std::less<>> inverse = {
+      {"s_cbranch_scc0", "s_cbranch_scc1"},    {"s_cbranch_scc1", "s_cbranch_scc0"},
+      {"s_cbranch_vccz", "s_cbranch_vccnz"},   {"s_cbranch_vccnz", "s_cbranch_vccz"},
+      {"s_cbranch_execz", "s_cbranch_execnz"}, {"s_cbranch_execnz", "s_cbranch_execz"}};
+  const auto found = inverse.find(mnemonic);
+  if (found == inverse.end()) return std::nullopt;
+  return found->second;
+}
+
+// Branch relaxation: a relocated branch whose target has moved out of SOPP's 16-bit range (the
+// instrumentation grew the code between them past 128 KiB) becomes a long jump, as LLVM's
+// branch relaxation makes one (SIInstrInfo::insertIndirectBranch): s_getpc_b64 / s_add_u32 /
+// s_addc_u32 / s_setpc_b64 through the reserved translation pair, which is free at a branch (a
+// call's translation uses it only inside its own sequence), with SCC kept in scc_save around
+// the add. A conditional branch becomes its inverse over the long jump.
+struct LongJump {
+  std::vector<std::uint8_t> bytes;  // the inverse condition (if any), then the jump
+  std::uint64_t literal = 0;        // offset in `bytes` of the s_add_u32's literal
+};
+
+// A branch in the relocated code: its piece, where it goes (the original target's address, or
+// a stub chunk's) and the original branch, for messages.
+struct BranchSite {
+  std::size_t piece = 0;
+  std::optional<std::uint64_t> target;  // the original target; or
+  std::optional<std::size_t> stub;      // the stub chunk it goes to instead
+  std::uint64_t address = 0;            // the original branch's
+  std::string mnemonic;
+};
 
 LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   const std::vector<std::vector<std::uint8_t>> assembled = encode(k.sources);
   LaidOut out;
   out.kernel_index = k.code.kernel_index;
 
+  // The branches, in one list: each instruction chunk's branch (to its target or to its stub),
+  // then each stub's branch back to the original target.
+  std::vector<BranchSite> branches;
+  for (const Chunk& chunk : k.chunks) {
+    if (chunk.kind != Chunk::Kind::instruction || !chunk.original->branch_target) continue;
+    const isa::Instruction& inst = *chunk.original;
+    BranchSite site{chunk.first, {}, chunk.stub, inst.address, inst.mnemonic};
+    if (!chunk.stub) site.target = *inst.branch_target;
+    branches.push_back(std::move(site));
+  }
+  for (const StubFixup& fix : k.stubs)
+    branches.push_back({fix.piece, fix.target, {}, fix.target, "s_branch"});
+
+  // The long jumps of the branches relaxed so far, by piece; each pass lays the code out with
+  // them, and a pass that finds another branch out of range relaxes it and lays out again.
+  // Relaxing only lengthens code, so the passes end (at most one per branch).
+  std::map<std::size_t, LongJump> long_jumps;
+  const auto long_jump = [&](const BranchSite& site) {
+    const std::string scc = sgpr_name(k.reserved.scc_save());
+    const unsigned t = k.reserved.translation();
+    std::string source;
+    if (site.mnemonic != "s_branch")  // jump over the 32 bytes below: 8 words
+      source = *inverse_branch(site.mnemonic) + " 8\n";
+    source += "s_cselect_b32 " + scc + ", 1, 0\ns_getpc_b64 " + pair_name(t) + "\ns_add_u32 " +
+              sgpr_name(t) + ", " + sgpr_name(t) + ", 0x12345678\ns_addc_u32 " + sgpr_name(t + 1) +
+              ", " + sgpr_name(t + 1) + ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\ns_setpc_b64 " +
+              pair_name(t) + "\n";
+    LongJump jump{encode({source}).front(), 0};
+    const std::size_t prefix = site.mnemonic != "s_branch" ? 4 : 0;
+    if (jump.bytes.size() != prefix + 32)
+      throw Error("internal: a long jump assembled to " + std::to_string(jump.bytes.size()) +
+                  " bytes");
+    jump.literal = prefix + 4 + 4 + 4;  // s_cselect, s_getpc, then s_add_u32's opcode
+    return jump;
+  };
+
+  const std::size_t text_start = text.size();
   std::vector<std::uint64_t> piece_offset(k.pieces.size());
   std::vector<std::uint64_t> chunk_offset(k.chunks.size());
   std::map<std::uint64_t, std::uint64_t> function_start;  // original entry -> copy's offset
-  // Each code starts at its entry chunk (its stubs come before it): the kernel's first, at a
-  // 256-byte aligned entry, then each function's.
-  std::size_t entries = 0;
-  for (std::size_t c = 0; c < k.chunks.size(); ++c) {
-    const Chunk& chunk = k.chunks[c];
-    if (chunk.kind == Chunk::Kind::prologue) {
-      if (entries == 0) {
-        while (text.size() % 256) {
-          const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
-          text.insert(text.end(), nop, nop + 4);
-        }
-        out.start = text.size();
-      } else {
-        function_start[k.functions[entries - 1].entry] = text.size();
-      }
-      ++entries;
-    }
-    chunk_offset[c] = text.size();
-    for (std::size_t p = chunk.first; p < chunk.end; ++p) {
-      piece_offset[p] = text.size();
-      const Piece& piece = k.pieces[p];
-      const std::span<const std::uint8_t> bytes =
-          piece.original ? piece.original->bytes()
-                         : std::span<const std::uint8_t>(assembled[piece.source]);
-      text.insert(text.end(), bytes.begin(), bytes.end());
-    }
-    if (chunk.kind == Chunk::Kind::instruction) ++result_.instructions_relocated;
-  }
-
-  // Original -> new, per instruction of this kernel and its functions' copies. A branch to a
-  // block start lands on the code inserted before it, so that the block's points run however
-  // control arrives. Entry chunks are skipped on purpose: a branch back to the first block
-  // must not run the prologue (rewriting.md §6) or function_entry points again.
   std::unordered_map<std::uint64_t, std::uint64_t> new_offset_of;
-  new_offset_of.reserve(k.chunks.size());
-  std::optional<std::size_t> pending;
-  for (std::size_t c = 0; c < k.chunks.size(); ++c) {
-    const Chunk& chunk = k.chunks[c];
-    if (chunk.kind == Chunk::Kind::prologue || chunk.kind == Chunk::Kind::stub) {
+  std::uint64_t instructions = 0;
+  const auto target_offset = [&](const BranchSite& site) -> std::optional<std::uint64_t> {
+    if (site.stub) return chunk_offset[*site.stub];
+    const auto found = new_offset_of.find(*site.target);
+    if (found == new_offset_of.end()) return std::nullopt;
+    return found->second;
+  };
+  for (;;) {
+    text.resize(text_start);
+    function_start.clear();
+    new_offset_of.clear();
+    instructions = 0;
+    // Each code starts at its entry chunk (its stubs come before it): the kernel's first, at a
+    // 256-byte aligned entry, then each function's.
+    std::size_t entries = 0;
+    for (std::size_t c = 0; c < k.chunks.size(); ++c) {
+      const Chunk& chunk = k.chunks[c];
+      if (chunk.kind == Chunk::Kind::prologue) {
+        if (entries == 0) {
+          while (text.size() % 256) {
+            const std::uint8_t nop[4] = {0x00, 0x00, 0x80, 0xbf};  // s_nop 0
+            text.insert(text.end(), nop, nop + 4);
+          }
+          out.start = text.size();
+        } else {
+          function_start[k.functions[entries - 1].entry] = text.size();
+        }
+        ++entries;
+      }
+      chunk_offset[c] = text.size();
+      for (std::size_t p = chunk.first; p < chunk.end; ++p) {
+        piece_offset[p] = text.size();
+        const Piece& piece = k.pieces[p];
+        const auto relaxed = long_jumps.find(p);
+        const std::span<const std::uint8_t> bytes =
+            relaxed != long_jumps.end() ? std::span<const std::uint8_t>(relaxed->second.bytes)
+            : piece.original            ? piece.original->bytes()
+                                        : std::span<const std::uint8_t>(assembled[piece.source]);
+        text.insert(text.end(), bytes.begin(), bytes.end());
+      }
+      if (chunk.kind == Chunk::Kind::instruction) ++instructions;
+    }
+
+    // Original -> new, per instruction of this kernel and its functions' copies. A branch to a
+    // block start lands on the code inserted before it, so that the block's points run however
+    // control arrives. Entry chunks are skipped on purpose: a branch back to the first block
+    // must not run the prologue (rewriting.md §6) or function_entry points again.
+    std::optional<std::size_t> pending;
+    for (std::size_t c = 0; c < k.chunks.size(); ++c) {
+      const Chunk& chunk = k.chunks[c];
+      if (chunk.kind == Chunk::Kind::prologue || chunk.kind == Chunk::Kind::stub) {
+        pending.reset();
+        continue;
+      }
+      if (chunk.kind == Chunk::Kind::code) {
+        if (!pending) pending = c;
+        continue;
+      }
+      new_offset_of[chunk.original->address] = chunk_offset[pending ? *pending : c];
       pending.reset();
-      continue;
     }
-    if (chunk.kind == Chunk::Kind::code) {
-      if (!pending) pending = c;
-      continue;
+
+    bool relaxed_more = false;
+    for (const BranchSite& site : branches) {
+      const std::optional<std::uint64_t> to = target_offset(site);
+      if (!to || long_jumps.contains(site.piece) || short_distance(piece_offset[site.piece], *to))
+        continue;
+      if (site.mnemonic != "s_branch" && !inverse_branch(site.mnemonic)) {
+        if (!out.error)
+          out.error = "kernel '" + k.instrumented.name + "': relocated " + site.mnemonic + " at " +
+                      hex(site.address) + " is out of the 16-bit range";
+        continue;
+      }
+      long_jumps.emplace(site.piece, long_jump(site));
+      relaxed_more = true;
     }
-    new_offset_of[chunk.original->address] = chunk_offset[pending ? *pending : c];
-    pending.reset();
+    if (!relaxed_more) break;
   }
+  result_.instructions_relocated += instructions;
+  result_.branches_relaxed += long_jumps.size();
 
   // Branches (their distance does not depend on where the section lands), the s_getpc_b64
   // corrections and the address map.
-  const auto relocate_branch = [&](std::uint64_t new_pc, std::uint64_t target,
-                                   std::uint64_t address) {
-    const auto found = new_offset_of.find(target);
-    if (found != new_offset_of.end())
-      patch_branch(text, new_pc, found->second, k.instrumented.name, address, out);
-    else if (!out.error)
-      out.error = "kernel '" + k.instrumented.name + "': branch at " + hex(address) + " targets " +
-                  hex(target) + ", outside the relocated code";
-  };
+  for (const BranchSite& site : branches) {
+    const std::optional<std::uint64_t> to = target_offset(site);
+    if (!to) {
+      if (!out.error)
+        out.error = "kernel '" + k.instrumented.name + "': branch at " + hex(site.address) +
+                    " targets " + hex(*site.target) + ", outside the relocated code";
+      continue;
+    }
+    const std::uint64_t at = piece_offset[site.piece];
+    if (const auto relaxed = long_jumps.find(site.piece); relaxed != long_jumps.end()) {
+      // s_getpc_b64 gives the address of the s_add_u32 after it, 4 bytes before the literal.
+      const std::uint64_t literal = at + relaxed->second.literal;
+      const std::uint64_t distance = *to - (literal - 4);
+      for (unsigned half = 0; half < 2; ++half) {
+        const auto word = static_cast<std::uint32_t>(distance >> (32 * half));
+        std::memcpy(text.data() + literal + 8 * half, &word, 4);
+      }
+    } else if (const auto distance = short_distance(at, *to)) {
+      patch_short_branch(text, at, *distance);
+    }
+  }
   for (std::size_t c = 0; c < k.chunks.size(); ++c) {
     const Chunk& chunk = k.chunks[c];
     if (chunk.kind != Chunk::Kind::instruction) continue;
     const isa::Instruction& inst = *chunk.original;
     const std::uint64_t new_pc = chunk_offset[c];
-    if (inst.branch_target) {
-      if (chunk.stub)
-        patch_branch(text, new_pc, chunk_offset[*chunk.stub], k.instrumented.name, inst.address,
-                     out);
-      else
-        relocate_branch(new_pc, *inst.branch_target, inst.address);
-    }
     if (chunk.getpc)
       // s_getpc_b64 gives the address of the next instruction: original vs. relocated.
       // Layout after the 4-byte s_getpc: s_cselect (4), s_add_u32 (4 + literal),
@@ -2079,8 +2188,6 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
           {new_pc + inst.size + 4 + 4, inst.address + inst.size - (new_pc + inst.size)});
     result_.note.address_map.push_back({new_pc, inst.address, inst.size});
   }
-  for (const StubFixup& fix : k.stubs)
-    relocate_branch(piece_offset[fix.piece], fix.target, fix.target);
   // s_getpc_b64 (4 bytes) gives the address after itself; the s_add_u32 and s_addc_u32
   // literals follow their 4-byte opcodes.
   for (const GotFixup& fix : k.got) out.got.push_back({piece_offset[fix.piece] + 4 + 4, fix.slot});

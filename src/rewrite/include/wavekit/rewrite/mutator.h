@@ -89,6 +89,8 @@ struct RewriteResult {
   RewriteNote note;
   std::uint64_t instructions_relocated = 0;
   std::uint64_t points_instrumented = 0;
+  // Branches whose relocated distance left SOPP's 16-bit range, made long jumps.
+  std::uint64_t branches_relaxed = 0;
 };
 
 class Mutator {

@@ -361,9 +361,32 @@ TEST(Run, HipProgramsUnderEveryToolEqualTheGroundTruth) {
     const Outcome returns =
         instrumented("--tool callret --tool-out " + (dir / "callret").string(), program.string());
     ASSERT_EQ(returns.status, 0) << returns.err;
-    EXPECT_EQ(entry_names(dir / "callret", ".json"), entry_names(truth.blocks, ".json"));
+    EXPECT_EQ(entry_names(dir / "callret", ".json"), entry_names(truth.blocks, ".json"))
+        << returns.err;
     fs::remove_all(dir);
   }
+}
+
+// A tool with a probe library (blocktrace), every object rewritten at load: the HIP runtime is
+// handed the instrumented objects in the repacked bundle (their kernarg segments have room for
+// the arena's address) and the shim adopts them at HSA, linking the probe library there. Before,
+// the bundle went through as the original with "running the original" while HSA still got the
+// instrumented object, and the arena's address was written past HIP's smaller kernarg segment.
+TEST(Run, HipProgramsRewrittenAtLoadWithAProbeLibraryRunInstrumented) {
+  const fs::path program = fs::path(WAVEKIT_HIP_PROGRAMS) / "vector_add";
+  if (!fs::exists(program)) GTEST_SKIP() << program << " was not built (no hipcc)";
+  const fs::path dir = scratch("hip-at-load");
+  const GroundTruth truth = ground_truth(program.string(), dir);
+  ASSERT_EQ(truth.run.status, 0) << truth.run.err;
+  const Outcome traced = instrumented(
+      "--rewrite-at-load --tool blocktrace --tool-out " + (dir / "blocktrace").string(),
+      program.string());
+  ASSERT_EQ(traced.status, 0) << traced.err;
+  EXPECT_EQ(traced.out, truth.run.out);
+  EXPECT_EQ(shim_messages(traced.err, "running the original"), 0u) << traced.err;
+  EXPECT_NE(traced.err.find("(already instrumented)"), std::string::npos) << traced.err;
+  expect_sequences_equal(truth.sequences, dir / "blocktrace");
+  fs::remove_all(dir);
 }
 
 // The oracle itself: for the divergent program, what the runtime writes under

@@ -42,11 +42,7 @@ class HipSubstitution {
       if (already_instrumented(bytes)) return nullptr;
       auto outcome = substituter_->substitute(bytes);
       if (auto* substitution = std::get_if<Substitution>(&outcome)) {
-        if (substitution->probe_library.empty())
-          return &kept_.emplace_back(std::move(substitution->bytes));
-        warn(
-            "HIP code object: the plan's probe library cannot be linked into a HIP module; "
-            "running the original");
+        return &kept_.emplace_back(std::move(substitution->bytes));
       } else if (const auto* declined = std::get_if<Declined>(&outcome);
                  declined && !declined->quiet) {
         warn("HIP code object: running the original: " + declined->reason);

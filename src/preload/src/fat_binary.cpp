@@ -196,15 +196,12 @@ FatBinarySubstitution substitute_fat_binary(std::span<const std::uint8_t> bundle
     }
     auto substituted = substituter.substitute(entry.bytes);
     if (auto* substitution = std::get_if<Substitution>(&substituted)) {
-      if (!substitution->probe_library.empty()) {
-        // The HIP runtime builds its executables itself: nothing here could load the probe
-        // library next to the object, and its calls would stay unresolved.
-        outcome.detail = "the plan's probe library cannot be linked into a HIP fat binary";
-      } else {
-        entry.bytes = std::move(substitution->bytes);
-        outcome.substituted = true;
-        outcome.detail = substitution->origin;
-      }
+      // The runtime gets the instrumented object (its kernarg layout and segment sizes are the
+      // ones the dispatches need); the shim adopts it when it reaches HSA, loading the probe
+      // library its note names into the runtime's executable.
+      entry.bytes = std::move(substitution->bytes);
+      outcome.substituted = true;
+      outcome.detail = substitution->origin;
     } else if (std::holds_alternative<Deferred>(substituted)) {
       // The HSA runtime gets the original, and the shim rewrites each kernel there, at its
       // first selected dispatch, with a kernarg segment of its own (the program's is the

@@ -1096,9 +1096,16 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
   for (const auto& [name, loaded] : probes_)
     highest = std::max(highest, loaded.footprint.sgpr_count);
   if (probe_calls) highest = std::max(highest, kStackPointer + 1);
-  k.reserved = detail::ReservedSgprs{(highest + 3) / 4 * 4};
-  const unsigned reserved_end = k.reserved.base + detail::ReservedSgprs::kCount +
-                                (probe_calls ? detail::CallSgprs::kCount : 0);
+  k.reserved.base = (highest + 3) / 4 * 4;
+  const auto translates = [&](const KernelCode& code) {
+    for (std::size_t i = 0; i < code.instructions.size(); ++i)
+      if (code.reachable[i] && computed_calls_.count(code.instructions[i].address)) return true;
+    return false;
+  };
+  k.reserved.translations =
+      translates(k.code) || std::any_of(k.functions.begin(), k.functions.end(), translates);
+  const unsigned reserved_end =
+      k.reserved.base + k.reserved.count() + (probe_calls ? detail::CallSgprs::kCount : 0);
   if (reserved_end > kNumberedSgprs)
     fail(input_.name(),
          "kernel '" + kernel.name + "' " +
@@ -1121,7 +1128,7 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
 
   if (probe_calls) {
     k.calls.emplace();
-    k.calls->sgprs.base = k.reserved.base + detail::ReservedSgprs::kCount;
+    k.calls->sgprs.base = k.reserved.base + k.reserved.count();
     k.calls->call_sites = call_sites;
     reserve_for_probe_calls(k, meta);
   }
@@ -2007,9 +2014,9 @@ std::optional<std::string> inverse_branch(const std::string& mnemonic) {
 // Branch relaxation: a relocated branch whose target has moved out of SOPP's 16-bit range (the
 // instrumentation grew the code between them past 128 KiB) becomes a long jump, as LLVM's
 // branch relaxation makes one (SIInstrInfo::insertIndirectBranch): s_getpc_b64 / s_add_u32 /
-// s_addc_u32 / s_setpc_b64 through the reserved translation pair, which is free at a branch (a
-// call's translation uses it only inside its own sequence), with SCC kept in scc_save around
-// the add. A conditional branch becomes its inverse over the long jump.
+// s_addc_u32 / s_setpc_b64 through the reserved temporary pair, which is free at a branch
+// (store snippets use it only inside their own sequence), with SCC kept in scc_save around the
+// add. A conditional branch becomes its inverse over the long jump.
 struct LongJump {
   std::vector<std::uint8_t> bytes;  // the inverse condition (if any), then the jump
   std::uint64_t literal = 0;        // offset in `bytes` of the s_add_u32's literal
@@ -2049,7 +2056,7 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   std::map<std::size_t, LongJump> long_jumps;
   const auto long_jump = [&](const BranchSite& site) {
     const std::string scc = sgpr_name(k.reserved.scc_save());
-    const unsigned t = k.reserved.translation();
+    const unsigned t = k.reserved.temporary();
     std::string source;
     if (site.mnemonic != "s_branch")  // jump over the 32 bytes below: 8 words
       source = *inverse_branch(site.mnemonic) + " 8\n";

@@ -85,7 +85,7 @@ std::string entry_prologue(const PrologueInput& in) {
     throw Error("internal: the workgroup ids are not launched together");
   // Lane 0's packed work-item id goes right after workgroup_id_z when nothing was launched
   // there (no workgroup info, no scratch wave offset) and the reserved block does not start
-  // there, so that one run of stores covers both; otherwise into a reserved temporary.
+  // there, so that one run of stores covers both; otherwise into ReservedSgprs::workitem.
   const bool after_wg = wg + 3 < in.reserved.base &&
                         std::none_of(in.launched.begin(), in.launched.end(),
                                      [&](const EntrySgpr& e) { return e.first == wg + 3; });
@@ -94,7 +94,7 @@ std::string entry_prologue(const PrologueInput& in) {
   if (in.stride >= 0x80000000u)
     throw Error("per-wave slots of " + std::to_string(in.stride) + " bytes are too large");
   const unsigned ticket = in.reserved.temporary();
-  const unsigned workitem = after_wg ? wg + 3 : in.reserved.base + 8;
+  const unsigned workitem = after_wg ? wg + 3 : in.reserved.workitem();
   const std::string slot = spair(in.reserved.slot());
 
   std::ostringstream s;

@@ -39,19 +39,26 @@ std::vector<EntrySgpr> entry_sgprs(const codeobj::KernelDescriptor& kd,
                                    const codeobj::Target& target, const std::string& kernel);
 const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue value);
 
-// SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards.
+// SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards: 8, or 12
+// where a call's target is computed at run time.
 struct ReservedSgprs {
   unsigned base = 0;
+  // The kernel or a device function relocated with it makes a call whose target is computed at
+  // run time (Engine::translate_call): the translation pairs are reserved too.
+  bool translations = false;
   unsigned slot() const { return base; }          // s[base:base+1]: the wave's arena slot
   unsigned one() const { return base + 2; }       // s[base+2:base+3]: 1, what increments add
   unsigned scc_save() const { return base + 4; }  // SCC across s_getpc fixes
+  // s[base+5]: the prologue's copy of lane 0's work-item id, when there is no room for it
+  // after the workgroup ids.
+  unsigned workitem() const { return base + 5; }
   // s[base+6:base+7]: a pair the prologue uses for the slot ticket and, after it, store
-  // snippets for the value they store.
+  // snippets for the value they store and relaxed branches for their long jump's target.
   unsigned temporary() const { return base + 6; }
-  // s[base+8:base+11]: the prologue's temporaries and, after it, the two pairs with which a
-  // call whose target is computed at run time finds the instrumented copy of its callee.
+  // s[base+8:base+11], with `translations`: the two pairs with which a call whose target is
+  // computed at run time finds the instrumented copy of its callee.
   unsigned translation() const { return base + 8; }
-  static constexpr unsigned kCount = 12;
+  unsigned count() const { return translations ? 12 : 8; }
 };
 
 struct PrologueInput {

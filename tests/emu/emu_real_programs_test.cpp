@@ -199,6 +199,196 @@ TEST(HalfFloat, EachInstructionMatchesItsIsaDefinition) {
   }
 }
 
+// ---- v_fma_mix_f32 / v_fma_mixlo_f16 / v_fma_mixhi_f16 --------------------------------------
+// The ISA's pseudo-code: source i is the f32 in its 32 bits when op_sel_hi[i] = 0, else the f16
+// in its high (op_sel[i] = 1) or low half; abs (the NEG_HI field) then neg; D = fma in f32;
+// mixlo / mixhi: f32_to_f16 of that into one half, the other half kept. The f32 fma is computed
+// here without the CPU's fmaf: a * b is exact in double (two 24-bit significands), p + c is
+// split into the double sum s and its exact error e (Knuth's two-sum), and s rounded to odd (the
+// neighbour toward e whose last bit is 1 when e != 0) rounds to f32 correctly (53 >= 24 + 2).
+
+float bits_f32(std::uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, 4);
+  return value;
+}
+std::uint32_t f32_bits(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+
+struct MixInputs {
+  std::uint32_t a[64], b[64], c[64];     // two binary16 halves each
+  std::uint32_t fa[64], fb[64], fc[64];  // binary32
+};
+
+// A source: f16 (the half `high` names) or the f32 word; |x| then -x.
+double mix_source(std::uint32_t word, bool f16, bool high, bool abs, bool neg) {
+  double x = f16 ? decode(high ? word >> 16 : word & 0xffff) : double(bits_f32(word));
+  if (abs) x = std::fabs(x);
+  return neg ? -x : x;
+}
+
+float fma_f32(double x, double y, double z) {
+  const double p = x * y, s = p + z;
+  if (!std::isfinite(p) || !std::isfinite(s)) return float(s);
+  const double bp = s - p, e = (p - (s - bp)) + (z - bp);
+  std::uint64_t bits;
+  std::memcpy(&bits, &s, 8);
+  double odd = s;
+  if (e != 0 && !(bits & 1)) odd = std::nextafter(s, e > 0 ? INFINITY : -INFINITY);
+  return float(odd);
+}
+
+float clamp01f(float x) { return std::isnan(x) ? 0.0f : std::fmin(std::fmax(x, 0.0f), 1.0f); }
+
+// Each slot of asm/real_programs.s's fma_mix: its f32 result, and where it goes (0: the whole
+// word, 1: the low half, 2: the high half of 0xdeadbeef).
+struct MixSlot {
+  std::string text;
+  int placement;
+  std::function<float(const MixInputs&, int lane)> value;
+};
+
+std::vector<MixSlot> mix_slots() {
+  using I = const MixInputs&;
+  auto h = [](std::uint32_t w, bool high) { return mix_source(w, true, high, false, false); };
+  auto f = [](std::uint32_t w) { return mix_source(w, false, false, false, false); };
+  return {
+      {"mix_f32 a.l b.l c.l", 0,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 0), h(in.b[l], 0), h(in.c[l], 0)); }},
+      {"mix_f32 a.h b.l c.h", 0,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 1), h(in.b[l], 0), h(in.c[l], 1)); }},
+      {"mix_f32 fa b.h fb", 0,
+       [=](I in, int l) { return fma_f32(f(in.fa[l]), h(in.b[l], 1), f(in.fb[l])); }},
+      {"mix_f32 -fa |b.l| -|fc|", 0,
+       [=](I in, int l) {
+         return fma_f32(mix_source(in.fa[l], false, false, false, true),
+                        mix_source(in.b[l], true, false, true, false),
+                        mix_source(in.fc[l], false, false, true, true));
+       }},
+      {"mix_f32 fa fb fc", 0,
+       [=](I in, int l) { return fma_f32(f(in.fa[l]), f(in.fb[l]), f(in.fc[l])); }},
+      {"mix_f32 |a.l| b.h -c.l clamp", 0,
+       [=](I in, int l) {
+         return clamp01f(fma_f32(mix_source(in.a[l], true, false, true, false), h(in.b[l], 1),
+                                 mix_source(in.c[l], true, false, false, true)));
+       }},
+      {"mix_f32 a.l 1.0 fa", 0,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 0), 1.0, f(in.fa[l])); }},
+      {"mixlo fa fb fc", 1,
+       [=](I in, int l) { return fma_f32(f(in.fa[l]), f(in.fb[l]), f(in.fc[l])); }},
+      {"mixlo a.l b.l c.l", 1,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 0), h(in.b[l], 0), h(in.c[l], 0)); }},
+      {"mixlo a.h -fa |c.l| clamp", 1,
+       [=](I in, int l) {
+         return clamp01f(fma_f32(h(in.a[l], 1), mix_source(in.fa[l], false, false, false, true),
+                                 mix_source(in.c[l], true, false, true, false)));
+       }},
+      {"mixhi a.l b.h c.h", 2,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 0), h(in.b[l], 1), h(in.c[l], 1)); }},
+      {"mixhi -b.h a.h fc clamp", 2,
+       [=](I in, int l) {
+         return clamp01f(
+             fma_f32(mix_source(in.b[l], true, true, false, true), h(in.a[l], 1), f(in.fc[l])));
+       }},
+      {"mixlo s(0.125) fb fc", 1,
+       [=](I in, int l) { return fma_f32(0.125, f(in.fb[l]), f(in.fc[l])); }},
+      {"mixhi a.l b.l c.l (even lanes)", 3,
+       [=](I in, int l) { return fma_f32(h(in.a[l], 0), h(in.b[l], 0), h(in.c[l], 0)); }},
+  };
+}
+
+bool is_nan32(std::uint32_t bits) {
+  return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffff);
+}
+
+TEST(FmaMix, EachFormMatchesTheIsaPseudoCode) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  const auto slots = mix_slots();
+  Buffer a(object.memory(), 256, "a"), b(object.memory(), 256, "b"), c(object.memory(), 256, "c"),
+      fa(object.memory(), 256, "fa"), fb(object.memory(), 256, "fb"),
+      fc(object.memory(), 256, "fc"), out(object.memory(), 256 * slots.size(), "out");
+  MixInputs in;
+  std::uint32_t state = 90;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  // f32 values of moderate magnitude (no subnormal result), with all 24 significant bits.
+  auto random_f32 = [&] {
+    const std::uint32_t r = next();
+    return (r & 0x80000000u) | std::uint32_t(117 + next() % 20) << 23 | (next() & 0x7fffff);
+  };
+  for (int l = 0; l < 64; ++l) {
+    in.a[l] = random_half(next()) << 16 | random_half(next());
+    in.b[l] = random_half(next()) << 16 | random_half(next());
+    in.c[l] = random_half(next()) << 16 | random_half(next());
+    in.fa[l] = random_f32();
+    in.fb[l] = random_f32();
+    in.fc[l] = random_f32();
+    if (l % 4 == 1) {  // f16 values as f32: mixlo fa fb fc then rounds like an f16 FMA
+      in.fa[l] = f32_bits(float(decode(random_half(next()))));
+      in.fc[l] = f32_bits(float(decode(random_half(next()))));
+    }
+    if (l % 4 == 2) {
+      // fc halfway between two f16 values, fa * fb far below fc's f32 half-ulp: the f32 FMA
+      // gives fc, whose conversion is a tie (to even); one rounding from the exact value would
+      // go the product's way. The ISA's f32_to_f16(fma(...)) is two roundings.
+      const double low = decode(0x3c00 | (next() & 0x3ff) | (next() & 0x8000));
+      in.fc[l] = f32_bits(float(low + std::copysign(0x1p-11, low)));
+      in.fa[l] = f32_bits(0x1p-20f);
+      in.fb[l] = f32_bits(next() & 1 ? 0x1p-12f : -0x1p-12f);
+    }
+  }
+  std::memcpy(a.as<void>(), in.a, 256);
+  std::memcpy(b.as<void>(), in.b, 256);
+  std::memcpy(c.as<void>(), in.c, 256);
+  std::memcpy(fa.as<void>(), in.fa, 256);
+  std::memcpy(fb.as<void>(), in.fb, 256);
+  std::memcpy(fc.as<void>(), in.fc, 256);
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result = object.run("fma_mix",
+                           {a.address(), b.address(), c.address(), fa.address(), fb.address(),
+                            fc.address(), out.address()},
+                           wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    for (int l = 0; l < 64; ++l) {
+      const std::uint32_t actual = out.as<std::uint32_t>()[k * 64 + l];
+      const float value = slots[k].value(in, l);
+      const std::string where =
+          "slot " + std::to_string(k) + " (" + slots[k].text + ") lane " + std::to_string(l) +
+          " a=" + std::to_string(in.a[l]) + " b=" + std::to_string(in.b[l]) +
+          " c=" + std::to_string(in.c[l]) + " fa=" + std::to_string(in.fa[l]) +
+          " fb=" + std::to_string(in.fb[l]) + " fc=" + std::to_string(in.fc[l]);
+      int placement = slots[k].placement;
+      if (placement == 3) {
+        if (l % 2) {
+          EXPECT_EQ(actual, 0xdeadbeefu) << where;
+          continue;
+        }
+        placement = 2;
+      }
+      if (placement == 0) {
+        if (std::isnan(value)) {
+          EXPECT_TRUE(is_nan32(actual)) << where << std::hex << " " << actual;
+        } else {
+          EXPECT_EQ(actual, f32_bits(value)) << where << " expected " << value;
+        }
+        continue;
+      }
+      const std::uint32_t half = encode(value);
+      const std::uint32_t kept = placement == 1 ? actual >> 16 : actual & 0xffff;
+      const std::uint32_t written = placement == 1 ? actual & 0xffff : actual >> 16;
+      EXPECT_EQ(kept, placement == 1 ? 0xdeadu : 0xbeefu) << where << std::hex << " " << actual;
+      if (is_nan16(half)) {
+        EXPECT_TRUE(is_nan16(written)) << where << std::hex << " " << actual;
+      } else {
+        EXPECT_EQ(written, half) << where << std::hex << " " << actual << " expected " << half;
+      }
+    }
+  }
+}
+
 TEST(HalfFloat, LdsF64AddReturnsTheOldValueAndSumsEveryLane) {
   LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
   Buffer out(object.memory(), 128 * 8, "out");

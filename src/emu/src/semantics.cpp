@@ -667,6 +667,66 @@ void valu_f16(Wave& w, const Inst& in) {
   }>(w, in);
 }
 
+// ---- VOP3P mixed precision (v_fma_mix_f32, v_fma_mixlo_f16, v_fma_mixhi_f16) -----------------
+// Per source i (the ISA's pseudo-code): op_sel_hi[i] = 0 reads the 32 bits as an f32, 1 reads
+// an f16, the high half when op_sel[i] = 1, converted to f32 exactly. The NEG_HI field is each
+// source's abs modifier, NEG (neg_lo) its negation, applied in that order. D = fma(in0, in1,
+// in2) rounded once to f32; mixlo / mixhi then convert that f32 to f16 (the ISA's
+// f32_to_f16(fma(...)): two roundings) into the low / high half, keeping the other half. Clamp
+// limits the result to [0, 1] (a NaN to 0). The operands are declared f16, so that an inline
+// float constant is its f16 encoding; as an f32 source it is that f16 value (LLVM's
+// VOP3PInstructions.td: "the inline immediate values are really f16 converted to f32").
+bool is_f16_inline_float(const Operand& op) {
+  if (op.kind != OperandKind::constant) return false;
+  switch (op.value) {
+    case 0x3800:
+    case 0xb800:
+    case 0x3c00:
+    case 0xbc00:
+    case 0x4000:
+    case 0xc000:
+    case 0x4400:
+    case 0xc400:
+    case 0x3118:
+      return true;
+    default:
+      return false;
+  }
+}
+
+enum class MixResult { f32, lo, hi };
+
+template <MixResult kResult>
+void v_fma_mix(Wave& w, const Inst& in) {
+  u32 t[3][64];
+  View32 s[3] = {read32(w, in, 0, t[0]), read32(w, in, 1, t[1]), read32(w, in, 2, t[2])};
+  bool constant_f16[3];
+  for (int i = 0; i < 3; ++i) constant_f16[i] = is_f16_inline_float(in.src[i]);
+  u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    float x[3];
+    for (int i = 0; i < 3; ++i) {
+      u32 v = s[i][lane];
+      if ((in.op_sel_hi >> i) & 1)
+        x[i] = f16_to_f32((in.op_sel >> i) & 1 ? v >> 16 : v & 0xffff);
+      else
+        x[i] = constant_f16[i] ? f16_to_f32(v & 0xffff) : as_f32(v);
+      if ((in.neg_hi >> i) & 1) x[i] = std::fabs(x[i]);
+      if ((in.neg_lo >> i) & 1) x[i] = -x[i];
+    }
+    float r = std::fma(x[0], x[1], x[2]);
+    if (in.flags & kFlagClamp) r = std::isnan(r) ? 0.0f : std::fmin(std::fmax(r, 0.0f), 1.0f);
+    if constexpr (kResult == MixResult::f32)
+      d[lane] = bits_of(r);
+    else if constexpr (kResult == MixResult::lo)
+      d[lane] = (d[lane] & 0xffff0000u) | round_f16(double(r));
+    else
+      d[lane] = (d[lane] & 0xffffu) | (round_f16(double(r)) << 16);
+  }
+}
+
 // binary16 to a 16-bit integer, as v_cvt_u32_f32 / v_cvt_i32_f32: truncated, saturated, NaN 0.
 u32 cvt_u16_f16(float x) {
   if (std::isnan(x) || x <= 0) return 0;
@@ -2306,6 +2366,13 @@ void add_valu(Table& t) {
   add(t, "v_pk_lshrrev_b16", vpk_16<+[](h a, h b, h) { return h(b >> (a & 15)); }>, Family::valu);
   add(t, "v_pk_max_u16", vpk_16<+[](h a, h b, h) { return a > b ? a : b; }>, Family::valu);
   add(t, "v_pk_min_u16", vpk_16<+[](h a, h b, h) { return a < b ? a : b; }>, Family::valu);
+  // Mixed precision (gfx908+; gfx900's v_mad_mix* share the opcodes but not these targets).
+  {
+    constexpr std::array<DataType, 3> mix = {DataType::f16, DataType::f16, DataType::f16};
+    add(t, "v_fma_mix_f32", v_fma_mix<MixResult::f32>, Family::valu, mix);
+    add(t, "v_fma_mixlo_f16", v_fma_mix<MixResult::lo>, Family::valu, mix);
+    add(t, "v_fma_mixhi_f16", v_fma_mix<MixResult::hi>, Family::valu, mix);
+  }
   // MFMA (f32 inputs).
   add(t, "v_mfma_f32_4x4x1f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);
   add(t, "v_mfma_f32_4x4x1_16b_f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0,

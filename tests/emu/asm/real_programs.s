@@ -160,6 +160,53 @@ lds_wrap:
   global_store_dword v1, v4, s[4:5]
   s_endpgm
 
+// fma_mix: the VOP3P mixed-precision FMAs (crossEntropy: v_fma_mix_f32 of f16 sources; gru:
+// v_fma_mixlo_f16 of f32 sources). Kernarg: a, b, c (u32, two binary16 halves each), fa, fb, fc
+// (f32), out. v1 = a, v2 = b, v3 = c, v5 = fa, v6 = fb, v7 = fc; v4 holds 0xdeadbeef before each
+// op (mixlo keeps the high half, mixhi the low half). Each RESULT stores v4 at out + 256 * k +
+// 4 * lane; emu_real_programs_test.cpp computes each k's expected value, in the same order.
+.globl fma_mix
+.p2align 8
+.type fma_mix,@function
+fma_mix:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0        // a, b
+  s_load_dwordx4 s[8:11], s[0:1], 0x10      // c, fa
+  s_load_dwordx4 s[16:19], s[0:1], 0x20     // fb, fc
+  s_load_dwordx2 s[14:15], s[0:1], 0x30     // out
+  v_lshlrev_b32 v10, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_mov_b64 s[12:13], s[14:15]
+  global_load_dword v1, v10, s[4:5]
+  global_load_dword v2, v10, s[6:7]
+  global_load_dword v3, v10, s[8:9]
+  global_load_dword v5, v10, s[10:11]
+  global_load_dword v6, v10, s[16:17]
+  global_load_dword v7, v10, s[18:19]
+  s_waitcnt vmcnt(0)
+  OP16 v_fma_mix_f32 v4, v1, v2, v3 op_sel_hi:[1,1,1]
+  OP16 v_fma_mix_f32 v4, v1, v2, v3 op_sel:[1,0,1] op_sel_hi:[1,1,1]
+  OP16 v_fma_mix_f32 v4, v5, v2, v6 op_sel:[0,1,0] op_sel_hi:[0,1,0]
+  OP16 v_fma_mix_f32 v4, -v5, |v2|, -|v7| op_sel_hi:[0,1,0]
+  OP16 v_fma_mix_f32 v4, v5, v6, v7
+  OP16 v_fma_mix_f32 v4, |v1|, v2, -v3 op_sel:[0,1,0] op_sel_hi:[1,1,1] clamp
+  OP16 v_fma_mix_f32 v4, v1, 1.0, v5 op_sel_hi:[1,0,0]
+  OP16 v_fma_mixlo_f16 v4, v5, v6, v7
+  OP16 v_fma_mixlo_f16 v4, v1, v2, v3 op_sel_hi:[1,1,1]
+  OP16 v_fma_mixlo_f16 v4, v1, -v5, |v3| op_sel:[1,0,0] op_sel_hi:[1,0,1] clamp
+  OP16 v_fma_mixhi_f16 v4, v1, v2, v3 op_sel:[0,1,1] op_sel_hi:[1,1,1]
+  OP16 v_fma_mixhi_f16 v4, -v2, v1, v7 op_sel:[1,1,0] op_sel_hi:[1,1,0] clamp
+  s_mov_b32 s20, 0x3e000000                 // 0.125
+  OP16 v_fma_mixlo_f16 v4, s20, v6, v7
+  // The even lanes only: the odd ones keep 0xdeadbeef whole.
+  v_mov_b32 v4, 0xdeadbeef
+  v_and_b32 v8, 1, v0
+  v_cmp_eq_u32 vcc, 0, v8
+  s_and_saveexec_b64 s[22:23], vcc
+  v_fma_mixhi_f16 v4, v1, v2, v3 op_sel_hi:[1,1,1]
+  s_mov_b64 exec, s[22:23]
+  RESULT
+  s_endpgm
+
 .rodata
 .p2align 6
 .amdhsa_kernel lds_wrap
@@ -190,6 +237,13 @@ lds_wrap:
   .amdhsa_group_segment_fixed_size 64
   .amdhsa_next_free_vgpr 16
   .amdhsa_next_free_sgpr 8
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel fma_mix
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 24
   .amdhsa_accum_offset 16
 .end_amdhsa_kernel
 
@@ -250,5 +304,23 @@ amdhsa.kernels:
     .max_flat_workgroup_size: 64
     .args:
       - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: fma_mix
+    .symbol: fma_mix.kd
+    .kernarg_segment_size: 56
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 24
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 16, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 24, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 32, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 40, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 48, .size: 8, .value_kind: global_buffer, .address_space: global }
 ...
 .end_amdgpu_metadata

@@ -173,6 +173,91 @@ TEST_F(Behaviour, WritesIntoProgramMemoryAreProgress) {
   EXPECT_EQ(out.as<std::uint32_t>()[5], 2u);
 }
 
+// No-progress detection with the state check (DispatchOptions::no_progress_work_per_wave, the
+// HSA runtime's default): loops whose state changes run on past no_progress_instructions, a wave
+// that comes back to the same place in the same state is still reported there.
+DispatchOptions long_loops_allowed(std::uint64_t per_wave = 1ull << 40) {
+  DispatchOptions options;
+  options.no_progress_instructions = 20000;
+  options.no_progress_seconds = 0;
+  options.no_progress_work_per_wave = per_wave;
+  return options;
+}
+
+TEST_F(Behaviour, ALongLoopThatStoresOnlyAtItsEndIsNotAHang) {
+  const std::uint32_t passes = 100000;
+  in.as<std::uint32_t>()[0] = passes;
+  const std::uint32_t grid[3] = {256, 1, 1};  // four workgroups of one wave, all resident
+  auto result =
+      object.run("long_loop", {in.address(), out.address()}, grid, kOneWave, long_loops_allowed());
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (std::uint32_t lane = 0; lane < 64; ++lane) {
+    std::uint32_t x = 0;
+    for (std::uint32_t pass = 0; pass < passes; ++pass) x = 3 * x + lane;
+    EXPECT_EQ(out.as<std::uint32_t>()[lane], x) << lane;
+  }
+  // Without the state check the same dispatch is taken for a hang.
+  auto classic =
+      object.run("long_loop", {in.address(), out.address()}, grid, kOneWave, long_loops_allowed(0));
+  EXPECT_EQ(classic.error, ErrorKind::no_progress) << classic.message;
+}
+
+TEST_F(Behaviour, ASpinIsStillReportedWhenLongLoopsAreAllowed) {
+  in.as<std::uint32_t>()[0] = 0;
+  const std::uint32_t grid[3] = {128, 1, 1};
+  DispatchOptions options = long_loops_allowed();
+  options.max_resident_waves = 1;
+  auto result =
+      object.run("spin_on_other_workgroup", {in.address(), out.address()}, grid, kOneWave, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_NE(result.message.find("in the same state: a spin"), std::string::npos) << result.message;
+  ASSERT_EQ(result.faults.size(), 1u) << result.message;
+  EXPECT_EQ(result.faults[0].state, "spinning");
+  EXPECT_EQ(result.workgroups_not_started, 1u);
+}
+
+TEST_F(Behaviour, SpinningAndBarrierWavesAreStillReportedWhenLongLoopsAreAllowed) {
+  in.as<std::uint32_t>()[0] = 0;
+  const std::uint32_t grid[3] = {512, 1, 1};
+  const std::uint32_t block[3] = {128, 1, 1};
+  DispatchOptions options = long_loops_allowed();
+  options.max_resident_waves = 6;
+  options.host_threads = 3;
+  auto result = object.run("spin_and_barrier", {in.address(), out.address()}, grid, block, options);
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_NE(result.message.find("a spin"), std::string::npos) << result.message;
+  ASSERT_EQ(result.faults.size(), 6u) << result.message;
+  for (std::uint32_t group = 0; group < 3; ++group) {
+    EXPECT_EQ(result.faults[2 * group].state, "spinning");
+    EXPECT_EQ(result.faults[2 * group + 1].state, "at s_barrier");
+  }
+}
+
+// A wave that waits counting its tries never repeats its state: the work limit ends it, not
+// before the resident waves ran that many instructions each.
+TEST_F(Behaviour, ALoopCountingItsTriesIsReportedAtTheWorkLimit) {
+  in.as<std::uint32_t>()[0] = 0;
+  const std::uint64_t per_wave = 1u << 18;
+  auto result = object.run("count_forever", {in.address(), out.address()}, kOneWave, kOneWave,
+                           long_loops_allowed(per_wave));
+  ASSERT_EQ(result.error, ErrorKind::no_progress) << result.message;
+  EXPECT_EQ(result.message.find("a spin"), std::string::npos) << result.message;
+  const std::string prefix = "the resident waves executed ";
+  const std::size_t at = result.message.find(prefix);
+  ASSERT_NE(at, std::string::npos) << result.message;
+  EXPECT_GE(std::stoull(result.message.substr(at + prefix.size())), per_wave) << result.message;
+}
+
+// A wave waiting for time to pass reads the clock: that is progress (the clock moves).
+TEST_F(Behaviour, ClockReadsAreProgress) {
+  in.as<std::uint32_t>()[0] = 300000;
+  DispatchOptions options = long_loops_allowed(0);  // no state check: the reads alone
+  auto result =
+      object.run("clock_wait", {in.address(), out.address()}, kOneWave, kOneWave, options);
+  ASSERT_TRUE(result.ok()) << result.message;
+  EXPECT_EQ(out.as<std::uint32_t>()[0], 1u);
+}
+
 TEST_F(Behaviour, MarkingToolMemoryNeedsTheStartOfARange) {
   EXPECT_FALSE(object.memory().mark_tool_memory(out.as<std::uint8_t>() + 4));
 }

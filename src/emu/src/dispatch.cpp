@@ -165,6 +165,13 @@ class Dispatcher {
   std::uint32_t* inject(Wave& wave, bool before);
   void record_fault(Wave& wave);
   void check_progress(std::uint64_t executed);
+  // The state-repeat check of no-progress detection, at a block start (DispatchContext::
+  // watch_cycles): marks the wave stuck when it is back at the block start it was sampled at,
+  // in the same state, with no progress anywhere in between.
+  void sample_cycle(Wave& wave, std::uint64_t pc);
+  // Whether every wave of every resident workgroup ended, waits at a barrier or repeats its
+  // state (Wave::stuck_epoch) since progress_events was `events`; called with mutex_ held.
+  bool every_wave_stuck(std::uint64_t events) const;
   // Stops the dispatch with `kind` (no_progress, budget_exceeded); called with mutex_ held.
   void stop(ErrorKind kind);
   // Fills the report of a stopped dispatch from the resident workgroups, once the workers
@@ -196,6 +203,7 @@ class Dispatcher {
   std::vector<std::unique_ptr<Wave>> wave_pool_;
   std::vector<std::unique_ptr<std::uint32_t[]>> vgpr_pool_;
   std::vector<WaveRecord> records_;
+  std::vector<Workgroup*> resident_;  // the workgroups admitted and not retired
   std::unordered_map<std::uint64_t, std::pair<std::uint64_t, std::uint64_t>>
       instruction_totals_;  // host PC -> (issues, lanes), with record_instruction_counts
   bool failed_ = false;
@@ -203,6 +211,7 @@ class Dispatcher {
   // No-progress detection.
   std::atomic<std::uint64_t> since_progress_{0};
   std::uint64_t stalled_instructions_ = 0;  // since_progress_ when no progress was declared
+  bool stalled_in_cycles_ = false;          // declared because every wave repeated its state
   std::uint64_t last_progress_events_ = 0;
   std::chrono::steady_clock::time_point last_progress_time_ = std::chrono::steady_clock::now();
   // The dispatch's budget (DispatchOptions::max_instructions, max_seconds).
@@ -416,6 +425,7 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
   const bool count_blocks = params_.options.record_block_counts;
   const bool sequence = params_.options.record_block_sequence;
   const bool count_instructions = params_.options.record_instruction_counts;
+  const bool watch_cycles = ctx_.watch_cycles.load(std::memory_order_relaxed);
   wave.yield = false;
   while (budget--) {
     std::uint64_t pc = wave.pc;
@@ -442,6 +452,7 @@ void Dispatcher::run_wave(Wave& wave, std::uint64_t budget) {
         ++wave.block_counts[inst->block_id];
       }
       if (sequence) wave.block_sequence.push_back(inst->block_id);
+      if (watch_cycles) sample_cycle(wave, pc);
     }
     if (count_instructions) {
       auto& count = wave.instruction_counts[inst];
@@ -492,6 +503,10 @@ std::uint32_t* Dispatcher::inject(Wave& wave, bool before) {
 std::uint64_t Dispatcher::run_round(Workgroup& group) {
   std::uint64_t executed = 0;
   for (auto& wave : group.waves) {
+    if (wave->state == WaveState::at_barrier)  // stuck until the barrier releases (progress)
+      std::atomic_ref(wave->stuck_epoch)
+          .store(ctx_.progress_events.load(std::memory_order_relaxed) + 1,
+                 std::memory_order_relaxed);
     if (wave->state != WaveState::ready) continue;
     std::uint64_t before = wave->instructions;
     run_wave(*wave, params_.options.interleave_quantum);
@@ -499,6 +514,7 @@ std::uint64_t Dispatcher::run_round(Workgroup& group) {
     if (wave->state == WaveState::faulted) return executed;
     if (wave->state == WaveState::ended) {
       ++group.ended;
+      std::atomic_ref(wave->stuck_epoch).store(kWaveEnded, std::memory_order_relaxed);
       ctx_.progress_events.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -549,9 +565,11 @@ void Dispatcher::retire_workgroup(std::unique_ptr<Workgroup> group) {
     wave_pool_.push_back(std::move(wave));
   }
   resident_waves_ -= std::uint32_t(group->waves.size());
+  resident_.erase(std::find(resident_.begin(), resident_.end(), group.get()));
   // Admit further workgroups while their waves fit under the residency limit.
   while (next_group_ < total_groups_ && resident_waves_ + waves_per_group_ <= max_resident_) {
     run_queue_.push_back(make_workgroup(next_group_++));
+    resident_.push_back(run_queue_.back().get());
     resident_waves_ += std::uint32_t(run_queue_.back()->waves.size());
     ctx_.progress_events.fetch_add(1, std::memory_order_relaxed);
   }
@@ -582,19 +600,109 @@ void Dispatcher::check_progress(std::uint64_t executed) {
     last_progress_events_ = events;
     last_progress_time_ = now;
     since_progress_ = 0;
+    if (ctx_.watch_cycles.load(std::memory_order_relaxed))
+      ctx_.watch_cycles.store(false, std::memory_order_relaxed);
     return;
   }
   since_progress_ += executed;
   double seconds = std::chrono::duration<double>(now - last_progress_time_).count();
-  if (since_progress_ < params_.options.no_progress_instructions ||
-      seconds < params_.options.no_progress_seconds || failed_)
+  if (since_progress_ < options.no_progress_instructions || seconds < options.no_progress_seconds ||
+      failed_)
     return;
-  if (params_.options.outside_progress && params_.options.outside_progress()) {
+  bool cycles = false;
+  if (const std::uint64_t per_wave = options.no_progress_work_per_wave) {
+    // Legitimate long loops change the waves' state; a stuck wave's state repeats. The waves
+    // check that from now on; stop once every one repeats (or waits at a barrier), or once the
+    // work limit for loops that never repeat (a spin counting its tries) is reached too.
+    if (!ctx_.watch_cycles.load(std::memory_order_relaxed)) {
+      ctx_.watch_cycles.store(true, std::memory_order_relaxed);
+      return;
+    }
+    cycles = every_wave_stuck(events);
+    const std::uint64_t limit = per_wave > ~0ull / std::max(resident_waves_, 1u)
+                                    ? ~0ull
+                                    : per_wave * std::max(resident_waves_, 1u);
+    if (!cycles && since_progress_ < limit) return;
+  }
+  if (options.outside_progress && options.outside_progress()) {
     last_progress_time_ = now;
     since_progress_ = 0;
     return;
   }
+  stalled_in_cycles_ = cycles;
   stop(ErrorKind::no_progress);
+}
+
+bool Dispatcher::every_wave_stuck(std::uint64_t events) const {
+  for (const Workgroup* group : resident_)
+    for (const auto& wave : group->waves) {
+      const std::uint64_t mark = std::atomic_ref(wave->stuck_epoch).load(std::memory_order_relaxed);
+      if (mark != kWaveEnded && mark != events + 1) return false;
+    }
+  return true;
+}
+
+// A hash of what decides a wave's future at a given pc when memory does not change: its SGPRs
+// and SCC, the VGPRs (and AGPRs) its descriptor grants, its hardware registers, the results
+// still in flight and its workgroup's LDS.
+std::uint64_t state_hash(const Wave& wave, const DispatchContext& ctx) {
+  std::uint64_t h = 0x9e3779b97f4a7c15ull;
+  auto mix = [&](const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    for (; bytes >= 8; bytes -= 8, p += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, p, 8);
+      h = (h ^ word) * 0xff51afd7ed558ccdull;
+      h ^= h >> 32;
+    }
+    for (; bytes; --bytes, ++p) h = (h ^ *p) * 0x100000001b3ull;
+  };
+  mix(wave.s, sizeof wave.s);
+  const std::uint64_t flags = std::uint64_t(wave.scc) | std::uint64_t(wave.gpr_idx_on) << 1 |
+                              std::uint64_t(wave.gpr_idx_mode) << 2;
+  mix(&flags, sizeof flags);
+  mix(wave.hwreg, sizeof wave.hwreg);
+  mix(wave.v, std::size_t(ctx.vgprs_granted) * 64 * sizeof(std::uint32_t));
+  if (ctx.processor == Processor::gfx908)
+    mix(wave.v + std::size_t(kAgprBase) * 64,
+        std::size_t(std::min(ctx.vgprs_granted, kVectorRegisters - kAgprBase)) * 64 *
+            sizeof(std::uint32_t));
+  for (const PendingQueue* queue : {&wave.vm, &wave.lgkm}) {
+    mix(&queue->count, sizeof queue->count);
+    for (std::size_t i = 0; i < queue->count; ++i) {
+      const Pending& entry = queue->entries[(queue->head + i) % queue->entries.size()];
+      const std::uint64_t head[3] = {entry.dst, entry.width, entry.lanes};
+      mix(head, sizeof head);
+      mix(entry.data, std::size_t(entry.width) * (entry.vector ? 64 : 1) * sizeof(std::uint32_t));
+    }
+  }
+  if (wave.group) mix(wave.group->lds.data(), wave.group->lds.size());
+  return h;
+}
+
+// Block starts between two state samples at the same block start (a spin loop comes back
+// many times; sampling each time would cost more than the loop), and without coming back to it
+// before the wave takes a new one (it was not a loop, or an outer one).
+constexpr std::uint64_t kCycleSampleGap = 4096, kCycleAnchorLife = 1u << 16;
+
+void Dispatcher::sample_cycle(Wave& wave, std::uint64_t pc) {
+  const std::uint64_t events = ctx_.progress_events.load(std::memory_order_relaxed);
+  const std::uint64_t since = wave.instructions - wave.cycle_sampled;
+  if (wave.cycle_pc == pc && wave.cycle_events == events) {
+    if (since < kCycleSampleGap) return;
+    const std::uint64_t hash = state_hash(wave, ctx_);
+    wave.cycle_sampled = wave.instructions;
+    if (hash == wave.cycle_hash)
+      std::atomic_ref(wave.stuck_epoch).store(events + 1, std::memory_order_relaxed);
+    else
+      wave.cycle_hash = hash;
+    return;
+  }
+  if (wave.cycle_pc && wave.cycle_events == events && since < kCycleAnchorLife) return;
+  wave.cycle_pc = pc;
+  wave.cycle_events = events;
+  wave.cycle_sampled = wave.instructions;
+  wave.cycle_hash = state_hash(wave, ctx_);
 }
 
 void Dispatcher::report_resident_waves(const std::string& cause) {
@@ -741,10 +849,14 @@ DispatchResult Dispatcher::run() {
         object && fault->pc >= object->vaddr_base && fault->pc - object->vaddr_base < object->size)
       injection_host_pc_ = object->host_base + (fault->pc - object->vaddr_base);
   }
+  ctx_.vgprs_granted =
+      std::min(((kd_.rsrc1 & 63) + 1) * (params_.processor == Processor::gfx908 ? 4u : 8u),
+               kVectorRegisters);
   {
     std::lock_guard lock(mutex_);
     while (next_group_ < total_groups_ && resident_waves_ + waves_per_group_ <= max_resident_) {
       run_queue_.push_back(make_workgroup(next_group_++));
+      resident_.push_back(run_queue_.back().get());
       resident_waves_ += std::uint32_t(run_queue_.back()->waves.size());
     }
   }
@@ -759,7 +871,10 @@ DispatchResult Dispatcher::run() {
   if (result_.error == ErrorKind::no_progress)
     report_resident_waves("no progress: the resident waves executed " +
                           std::to_string(stalled_instructions_) +
-                          " instructions without storing, ending or passing a barrier");
+                          " instructions without storing, ending or passing a barrier" +
+                          (stalled_in_cycles_ ? " (each one waiting at a barrier or back where "
+                                                "it was in the same state: a spin)"
+                                              : ""));
   if (result_.error == ErrorKind::budget_exceeded)
     report_resident_waves(
         "budget exceeded: the dispatch was stopped after " + std::to_string(executed_) +

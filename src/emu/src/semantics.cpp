@@ -1093,7 +1093,10 @@ void s_store(Wave& w, const Inst& in) {
 }
 
 void s_memtime(Wave& w, const Inst& in) {
-  // A monotonic counter: the wave's executed instruction count stands in for the clock.
+  // A monotonic counter: the wave's executed instruction count stands in for the clock. Reading
+  // it counts as progress for no-progress detection: a wave waiting for time to pass (clock64()
+  // spins, s_memrealtime back-off) waits for something that does happen.
+  w.ctx->progress_events.fetch_add(1, std::memory_order_relaxed);
   Pending& entry = issue(w, w.lgkm);
   entry.vector = false;
   entry.dst = in.dst.index;

@@ -171,6 +171,66 @@ private_past_own_segment:
   global_store_dword v5, v4, s[10:11]
   s_endpgm
 
+// A long loop that stores nothing before it ends, as an energy sum or a path integral does:
+// in[0] passes of x = 3 * x + lane (from x = 0, mod 2^32), then out[lane] = x. Its state (the
+// pass counter, x) changes on every pass.
+.globl long_loop
+.p2align 8
+.type long_loop,@function
+long_loop:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  v_mov_b32 v1, 0
+  v_lshlrev_b32 v3, 2, v0
+  s_waitcnt lgkmcnt(0)
+  s_load_dword s8, s[4:5], 0x0
+  s_waitcnt lgkmcnt(0)
+.Llong_loop_pass:
+  v_mul_lo_u32 v1, v1, 3
+  v_add_u32 v1, v1, v0
+  s_sub_u32 s8, s8, 1
+  s_cmp_eq_u32 s8, 0
+  s_cbranch_scc0 .Llong_loop_pass
+  global_store_dword v3, v1, s[6:7]
+  s_endpgm
+
+// Waits for flag[0] forever, counting its tries: no store, and a state that never repeats.
+.globl count_forever
+.p2align 8
+.type count_forever,@function
+count_forever:
+  s_load_dwordx2 s[4:5], s[0:1], 0x0
+  s_mov_b32 s8, 0
+  s_waitcnt lgkmcnt(0)
+.Lcount_pass:
+  s_add_u32 s8, s8, 1
+  s_load_dword s6, s[4:5], 0x0 glc
+  s_waitcnt lgkmcnt(0)
+  s_cmp_eq_u32 s6, 0
+  s_cbranch_scc1 .Lcount_pass
+  s_endpgm
+
+// Spins on the clock (s_memtime, as clock64() compiles) until in[0] cycles passed, storing
+// nothing, then out[lane] = 1.
+.globl clock_wait
+.p2align 8
+.type clock_wait,@function
+clock_wait:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0
+  s_waitcnt lgkmcnt(0)
+  s_load_dword s8, s[4:5], 0x0
+  s_memtime s[10:11]
+  s_waitcnt lgkmcnt(0)
+.Lclock_pass:
+  s_memtime s[12:13]
+  s_waitcnt lgkmcnt(0)
+  s_sub_u32 s12, s12, s10
+  s_cmp_lt_u32 s12, s8
+  s_cbranch_scc1 .Lclock_pass
+  v_lshlrev_b32 v3, 2, v0
+  v_mov_b32 v1, 1
+  global_store_dword v3, v1, s[6:7]
+  s_endpgm
+
 .rodata
 .macro KERNEL name
 .p2align 6
@@ -190,6 +250,9 @@ KERNEL illegal_kernel
 KERNEL spin_on_other_workgroup
 KERNEL spin_and_barrier
 KERNEL spin_writing
+KERNEL long_loop
+KERNEL count_forever
+KERNEL clock_wait
 .macro PRIVATE_KERNEL name
 .p2align 6
 .amdhsa_kernel \name
@@ -334,6 +397,45 @@ amdhsa.kernels:
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0
     .private_segment_fixed_size: 16
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: long_loop
+    .symbol: long_loop.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: count_forever
+    .symbol: count_forever.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 256
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: clock_wait
+    .symbol: clock_wait.kd
+    .kernarg_segment_size: 16
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
     .wavefront_size: 64
     .sgpr_count: 16
     .vgpr_count: 8

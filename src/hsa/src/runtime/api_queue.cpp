@@ -191,6 +191,7 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
   params.options.max_resident_waves = rt.max_resident_waves;
   if (rt.no_progress_instructions)
     params.options.no_progress_instructions = rt.no_progress_instructions;
+  params.options.no_progress_work_per_wave = rt.no_progress_work_per_wave;
   params.options.max_instructions = rt.max_instructions;
   params.options.max_seconds = rt.max_seconds;
   params.options.record_block_counts = !rt.trace_blocks_directory.empty();

@@ -121,6 +121,8 @@ Runtime::Runtime() {
   max_resident_waves = environment_unsigned("WAVEKIT_EMU_MAX_RESIDENT_WAVES", 0);
   no_progress_instructions =
       environment_unsigned("WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS", 0, 0xffffffffu);
+  no_progress_work_per_wave =
+      environment_unsigned("WAVEKIT_EMU_NO_PROGRESS_WORK_PER_WAVE", 1u << 30, 0xffffffffu);
   max_instructions = environment_count("WAVEKIT_EMU_MAX_INSTRUCTIONS");
   max_seconds = environment_seconds("WAVEKIT_EMU_TIMEOUT");
   trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");

@@ -146,6 +146,9 @@ struct Runtime {
   unsigned max_resident_waves = 0;  // WAVEKIT_EMU_MAX_RESIDENT_WAVES, 0: emulator default
   // WAVEKIT_EMU_NO_PROGRESS_INSTRUCTIONS, 0: emulator default (emu::DispatchOptions).
   unsigned no_progress_instructions = 0;
+  // WAVEKIT_EMU_NO_PROGRESS_WORK_PER_WAVE (emu::DispatchOptions::no_progress_work_per_wave):
+  // 2^30 unless set; 0 turns the state-repeat check off.
+  unsigned no_progress_work_per_wave = 1u << 30;
   // WAVEKIT_EMU_MAX_INSTRUCTIONS and WAVEKIT_EMU_TIMEOUT: every dispatch's budget
   // (emu::DispatchOptions::max_instructions / max_seconds); 0: none.
   std::uint64_t max_instructions = 0;

@@ -175,6 +175,15 @@ struct DispatchOptions {
   // passed since that last progress, the dispatch stops with ErrorKind::no_progress.
   std::uint64_t no_progress_instructions = 1ull << 26;
   double no_progress_seconds = 2.0;
+  // 0: the two limits above decide alone. Otherwise long loops that never store (an energy sum
+  // over every atom, a read-only memory pass, a cycle-counting loop) are not taken for a hang:
+  // once the limits are reached the waves check, at block starts, whether their state (SGPRs,
+  // granted VGPRs, results in flight, LDS) comes back the same at the same pc with no progress
+  // in between, and the dispatch is declared stuck only when every resident wave does (or waits
+  // at a barrier), or when the resident waves executed this many instructions per resident wave
+  // without progress (a spin whose state keeps changing, e.g. counting its tries). The HSA
+  // runtime sets it (WAVEKIT_EMU_NO_PROGRESS_WORK_PER_WAVE, docs/hsa.md).
+  std::uint64_t no_progress_work_per_wave = 0;
   // Progress the emulator cannot see: waves that spin on memory a host thread answers (the
   // hostcall ring) wait on the host, not on each other, however long a loaded host takes.
   // Asked only when the two limits above are both reached; returning true counts as progress

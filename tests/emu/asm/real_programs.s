@@ -44,7 +44,8 @@ half_float:
   global_load_dword v5, v10, s[10:11]
   s_waitcnt vmcnt(0)
   OP16 v_cvt_f16_f32 v4, v5
-  OP16 v_cvt_f16_f32_e64 v4, -v5
+  OP16 v_cvt_f16_f32_e64 v4, -v5 clamp
+  OP16 v_cvt_f16_f32_e64 v4, v5 clamp
   OP16 v_add_f16 v4, v1, v2
   OP16 v_sub_f16 v4, v1, v2
   OP16 v_subrev_f16 v4, v1, v2

@@ -390,6 +390,41 @@ TEST(FmaMix, EachFormMatchesTheIsaPseudoCode) {
   }
 }
 
+// Packed f32 with inline float constants (HeCBench spm: its coordinates came out one less and a
+// load faulted below its buffer): the constant is an f32, op_sel_hi = 0 reads the low dword
+// for the high half as well. Expected values: CPU float arithmetic (fmaf for the fused one).
+TEST(PackedF32, InlineFloatConstantsAreF32Values) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
+  Buffer x(object.memory(), 512, "x"), y(object.memory(), 512, "y"),
+      out(object.memory(), 512 * 5, "out");
+  float xs[128], ys[128];
+  std::uint32_t state = 7;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (int i = 0; i < 128; ++i) {
+    xs[i] = float(int(next() % 20001) - 10000) / 64.0f;
+    ys[i] = float(int(next() % 2001) - 1000) / 16.0f;
+  }
+  std::memcpy(x.as<void>(), xs, 512);
+  std::memcpy(y.as<void>(), ys, 512);
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result =
+      object.run("pk_f32_constants", {x.address(), y.address(), out.address()}, wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  const float inv_2pi = bits_f32(0x3e22f983u);  // the hardware's 1/(2*pi)
+  const std::function<float(float, float)> ops[] = {
+      [](float a, float) { return a + 1.0f; },
+      [](float a, float) { return a * 0.5f; },
+      [](float a, float b) { return std::fmaf(a, b, -2.0f); },
+      [=](float a, float) { return a * inv_2pi; },
+      [](float a, float) { return 4.0f + a; },
+  };
+  for (int k = 0; k < 5; ++k)
+    for (int i = 0; i < 128; ++i)  // lane i / 2, half i % 2
+      EXPECT_EQ(out.as<std::uint32_t>()[k * 128 + i], f32_bits(ops[k](xs[i], ys[i])))
+          << "slot " << k << " lane " << i / 2 << " half " << i % 2 << " x=" << xs[i]
+          << " y=" << ys[i];
+}
+
 TEST(HalfFloat, LdsF64AddReturnsTheOldValueAndSumsEveryLane) {
   LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/real_programs_gfx90a.co");
   Buffer out(object.memory(), 128 * 8, "out");

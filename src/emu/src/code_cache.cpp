@@ -62,10 +62,13 @@ std::uint32_t bits(std::uint64_t word, unsigned high, unsigned low) {
   return std::uint32_t((word >> low) & ((1ull << (high - low + 1)) - 1));
 }
 
-bool is_64(DataType type) { return type == DataType::b64 || type == DataType::f64; }
+bool is_64(DataType type) {
+  return type == DataType::b64 || type == DataType::f64 || type == DataType::pk_f32;
+}
 
 // An inline float constant (encodings 240..248) in the operand's type.
 std::uint64_t inline_float(unsigned code, DataType type) {
+  if (type == DataType::pk_f32) return inline_float(code, DataType::f32);
   static const double values[] = {0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0};
   if (code == 248) {  // 1/(2*pi): the hardware constants
     if (type == DataType::f64 || type == DataType::b64) return 0x3fc45f306dc9c882ull;

@@ -44,7 +44,10 @@ enum class OperandKind : std::uint8_t {
   special,   // src_shared_base etc., vccz, execz, scc: value computed when read
 };
 
-enum class DataType : std::uint8_t { b32, b64, f16, f32, f64 };
+// pk_f32: a 64-bit operand holding two f32 (VOP3P v_pk_*_f32): an inline float constant is the
+// f32 encoding in the low dword and 0 in the high one (the compiler selects the low dword for
+// both halves with op_sel_hi = 0), not the f64 encoding a b64 operand gets.
+enum class DataType : std::uint8_t { b32, b64, f16, f32, f64, pk_f32 };
 
 struct Operand {
   OperandKind kind = OperandKind::none;

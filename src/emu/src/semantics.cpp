@@ -2338,12 +2338,13 @@ void add_valu(Table& t) {
     return u64(u32(e));
   }());
   // Packed f32 (gfx90a+).
+  constexpr DataType PK = DataType::pk_f32;
   add(t, "v_pk_add_f32", vpk_f32<+[](float a, float b, float) { return a + b; }>, Family::valu,
-      {B64, B64, B64}, 2);
+      {PK, PK, PK}, 2);
   add(t, "v_pk_mul_f32", vpk_f32<+[](float a, float b, float) { return a * b; }>, Family::valu,
-      {B64, B64, B64}, 2);
+      {PK, PK, PK}, 2);
   add(t, "v_pk_fma_f32", vpk_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>,
-      Family::valu, {B64, B64, B64}, 2);
+      Family::valu, {PK, PK, PK}, 2);
   // Packed 16-bit.
   using h = std::uint16_t;
   add(t, "v_pk_add_f16",

@@ -208,6 +208,39 @@ fma_mix:
   RESULT
   s_endpgm
 
+// pk_f32_constants: packed f32 with inline float constants, as spm's coordinates are computed
+// (v_pk_add_f32 v[4:5], v[4:5], 1.0 op_sel_hi:[1,0]): the constant is the f32 value in the low
+// dword, which op_sel_hi = 0 selects for the high half too. Kernarg: x, y (two f32 per lane),
+// out. v[2:3] = x[lane], v[6:7] = y[lane]; each result v[4:5] goes to out + 512 * k + 8 * lane.
+.macro RESULT64
+  global_store_dwordx2 v10, v[4:5], s[12:13]
+  s_add_u32 s12, s12, 512
+  s_addc_u32 s13, s13, 0
+.endm
+
+.globl pk_f32_constants
+.p2align 8
+.type pk_f32_constants,@function
+pk_f32_constants:
+  s_load_dwordx4 s[4:7], s[0:1], 0x0        // x, y
+  s_load_dwordx2 s[12:13], s[0:1], 0x10     // out
+  v_lshlrev_b32 v10, 3, v0
+  s_waitcnt lgkmcnt(0)
+  global_load_dwordx2 v[2:3], v10, s[4:5]
+  global_load_dwordx2 v[6:7], v10, s[6:7]
+  s_waitcnt vmcnt(0)
+  v_pk_add_f32 v[4:5], v[2:3], 1.0 op_sel_hi:[1,0]
+  RESULT64
+  v_pk_mul_f32 v[4:5], v[2:3], 0.5 op_sel_hi:[1,0]
+  RESULT64
+  v_pk_fma_f32 v[4:5], v[2:3], v[6:7], -2.0 op_sel_hi:[1,1,0]
+  RESULT64
+  v_pk_mul_f32 v[4:5], v[2:3], 0.15915494 op_sel_hi:[1,0]
+  RESULT64
+  v_pk_add_f32 v[4:5], 4.0, v[2:3] op_sel_hi:[0,1]
+  RESULT64
+  s_endpgm
+
 .rodata
 .p2align 6
 .amdhsa_kernel lds_wrap
@@ -245,6 +278,13 @@ fma_mix:
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_next_free_vgpr 16
   .amdhsa_next_free_sgpr 24
+  .amdhsa_accum_offset 16
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel pk_f32_constants
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_next_free_vgpr 16
+  .amdhsa_next_free_sgpr 16
   .amdhsa_accum_offset 16
 .end_amdhsa_kernel
 
@@ -323,5 +363,19 @@ amdhsa.kernels:
       - { .offset: 32, .size: 8, .value_kind: global_buffer, .address_space: global }
       - { .offset: 40, .size: 8, .value_kind: global_buffer, .address_space: global }
       - { .offset: 48, .size: 8, .value_kind: global_buffer, .address_space: global }
+  - .name: pk_f32_constants
+    .symbol: pk_f32_constants.kd
+    .kernarg_segment_size: 24
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 16
+    .vgpr_count: 16
+    .max_flat_workgroup_size: 64
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 16, .size: 8, .value_kind: global_buffer, .address_space: global }
 ...
 .end_amdgpu_metadata

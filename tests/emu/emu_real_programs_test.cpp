@@ -1,6 +1,7 @@
 // What real HIP programs (HeCBench: docs/hecbench.md) needed that the directed tests had missed
 // (asm/real_programs.s): binary16 VALU instructions (conversion, crossEntropy, gru), the LDS f64
-// add (expdist), the HW_REG_SH_MEM_BASES apertures and DS addresses that wrap (merge). Each
+// add (expdist), the HW_REG_SH_MEM_BASES apertures and DS addresses that wrap (merge), the VOP3P
+// mixed-precision FMAs (crossEntropy, gru) and packed f32 with inline constants (spm). Each
 // binary16 expected value is computed here on the CPU from the ISA's definition with a binary16
 // codec of this file's own (bit arithmetic and correctly rounded double arithmetic, not the
 // compiler's _Float16, which the emulator uses): the op reads its sources' low halves, the result

@@ -325,10 +325,8 @@ void Dispatcher::init_wave(Wave& wave, Workgroup& group, std::uint32_t wave_inde
   // file (compute_pgm_rsrc3 bits 5:0, in units of 4 registers).
   wave.agpr_base = params_.processor == Processor::gfx908 ? kAgprBase : ((kd_.rsrc3 & 63) + 1) * 4;
   // The hardware leaves VGPRs undefined at launch; the emulator zeroes the ones the descriptor
-  // grants (compute_pgm_rsrc1 granule: 8 registers on gfx90a/gfx942's unified file, 4 VGPRs
-  // plus as many AGPRs on gfx908) so that runs are reproducible.
-  unsigned granted = ((kd_.rsrc1 & 63) + 1) * (params_.processor == Processor::gfx908 ? 4u : 8u);
-  granted = std::min(granted, kVectorRegisters);
+  // grants (DispatchContext::vgprs_granted) so that runs are reproducible.
+  const unsigned granted = ctx_.vgprs_granted;
   std::memset(wave.v, 0, std::size_t(granted) * 64 * sizeof(std::uint32_t));
   if (params_.processor == Processor::gfx908)
     std::memset(
@@ -849,6 +847,8 @@ DispatchResult Dispatcher::run() {
         object && fault->pc >= object->vaddr_base && fault->pc - object->vaddr_base < object->size)
       injection_host_pc_ = object->host_base + (fault->pc - object->vaddr_base);
   }
+  // compute_pgm_rsrc1's granule: 8 registers on gfx90a/gfx942's unified file, 4 VGPRs plus as
+  // many AGPRs on gfx908. Before any workgroup is made: their waves' registers are zeroed by it.
   ctx_.vgprs_granted =
       std::min(((kd_.rsrc1 & 63) + 1) * (params_.processor == Processor::gfx908 ? 4u : 8u),
                kVectorRegisters);

@@ -162,14 +162,14 @@ struct Wave {
   PendingQueue vm, lgkm;
 
   std::uint64_t instructions = 0;
-  std::uint64_t injection_executions = 0;
+  std::uint64_t injection_executions = 0;  // of DispatchOptions::inject's instruction
   // No-progress detection's state-repeat check (DispatchContext::watch_cycles): the block start
   // the wave was last sampled at, a hash of its state there, the dispatch's progress_events at
   // that sample and the instruction count. stuck_epoch (atomic_ref: the dispatcher reads it
   // from another thread) is progress_events + 1 when the wave came back to the same block
   // start in the same state with no progress in between, kWaveEnded once it ended.
   std::uint64_t cycle_pc = 0, cycle_hash = 0, cycle_events = 0, cycle_sampled = 0;
-  std::uint64_t stuck_epoch = 0;            // of DispatchOptions::inject's instruction
+  std::uint64_t stuck_epoch = 0;
   std::vector<std::uint64_t> block_counts;  // indexed by Inst::block_id of the object
   std::vector<std::uint64_t> block_sequence;
   std::vector<MemoryAccessRecord> memory_accesses;  // PCs are host PCs until retired

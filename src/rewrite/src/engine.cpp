@@ -2030,6 +2030,7 @@ struct BranchSite {
   std::optional<std::size_t> stub;      // the stub chunk it goes to instead
   std::uint64_t address = 0;            // the original branch's
   std::string mnemonic;
+  bool conditional() const { return mnemonic != "s_branch"; }
 };
 
 LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
@@ -2058,14 +2059,14 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
     const std::string scc = sgpr_name(k.reserved.scc_save());
     const unsigned t = k.reserved.temporary();
     std::string source;
-    if (site.mnemonic != "s_branch")  // jump over the 32 bytes below: 8 words
+    if (site.conditional())  // jump over the 32 bytes below: 8 words
       source = *inverse_branch(site.mnemonic) + " 8\n";
     source += "s_cselect_b32 " + scc + ", 1, 0\ns_getpc_b64 " + pair_name(t) + "\ns_add_u32 " +
               sgpr_name(t) + ", " + sgpr_name(t) + ", 0x12345678\ns_addc_u32 " + sgpr_name(t + 1) +
               ", " + sgpr_name(t + 1) + ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\ns_setpc_b64 " +
               pair_name(t) + "\n";
     LongJump jump{encode({source}).front(), 0};
-    const std::size_t prefix = site.mnemonic != "s_branch" ? 4 : 0;
+    const std::size_t prefix = site.conditional() ? 4 : 0;
     if (jump.bytes.size() != prefix + 32)
       throw Error("internal: a long jump assembled to " + std::to_string(jump.bytes.size()) +
                   " bytes");
@@ -2145,7 +2146,7 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
       const std::optional<std::uint64_t> to = target_offset(site);
       if (!to || long_jumps.contains(site.piece) || short_distance(piece_offset[site.piece], *to))
         continue;
-      if (site.mnemonic != "s_branch" && !inverse_branch(site.mnemonic)) {
+      if (site.conditional() && !inverse_branch(site.mnemonic)) {
         if (!out.error)
           out.error = "kernel '" + k.instrumented.name + "': relocated " + site.mnemonic + " at " +
                       hex(site.address) + " is out of the 16-bit range";

@@ -12,6 +12,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "corpus_runs.h"
 #include "negative_controls.h"  // the rewriter's test-only seam (src/rewrite/src)
@@ -240,6 +241,47 @@ TEST(BbcountLongBranches, BranchesLeftOutOfRangeByInstrumentationBecomeLongJumps
     }
   }
   EXPECT_EQ(tool.report, truth.block_trace);
+}
+
+// tests/rewrite/asm/sgpr_pressure.s's kernels leave no block of SGPRs above their own: the 8
+// reserved SGPRs come from the SGPRs they never touch. The instrumented kernels compute what the
+// CPU arithmetic of the source's comment says, and count the emulator's ground truth.
+TEST(BbcountSgprPressure, AKernelWithoutRoomAboveGetsTheSgprsItNeverUses) {
+  const std::string path = WAVEKIT_SGPR_PRESSURE_OBJECT;
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
+  const RewriteResult result = rewrite(input, tool_plan("bbcount"));
+  std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+  const std::string out =
+      (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / "sgpr_pressure.bbcount.co").string();
+  write_file(out, result.bytes);
+  for (const auto& [kernel, low, high] :
+       {std::tuple{"sgpr_pressure", 12400u, 11400u}, {"sgpr_pressure_tight", 14500u, 13500u}}) {
+    SCOPED_TRACE(kernel);
+    hsa::LaunchRequest request;
+    request.kernel = kernel;
+    request.grid.size = {128, 1, 1};
+    request.block.size = {128, 1, 1};
+    request.arguments = {hsa::parse_argument("zeros:512"), hsa::parse_argument("u32:3")};
+    hsa::LaunchRequest original = request;
+    original.code_object = path;
+    original.record_block_counts = true;
+    const hsa::LaunchOutcome truth = hsa::launch(original);
+    ASSERT_TRUE(truth.ok) << truth.error;
+    hsa::LaunchRequest rewritten = request;
+    rewritten.code_object = out;
+    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
+    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
+    for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
+      ASSERT_EQ(outcome->buffers.size(), 1u);
+      const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
+      for (unsigned item = 0; item < 128; ++item) {
+        std::uint32_t value;
+        std::memcpy(&value, bytes.data() + 4 * item, 4);
+        EXPECT_EQ(value, item < 32 ? low : high) << "work-item " << item;
+      }
+    }
+    EXPECT_EQ(tool.report, truth.block_trace);
+  }
 }
 
 // The mutator API builds the same plan as the ready-made tool, and the engine is deterministic:

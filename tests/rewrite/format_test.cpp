@@ -442,7 +442,7 @@ TEST(EntryAbi, PrologueStoresTheCaptureRegionForEveryLayout) {
           llvm::ELF::ELFABIVERSION_AMDGPU_HSA_V5, "test");
       in.launched = layout.launched;
       in.original = layout.original;
-      in.reserved.base = layout.reserved_base;
+      in.reserved = detail::ReservedSgprs::block(layout.reserved_base, false);
       in.arena_arg_offset = 0x120;
       in.stride = 0x58;
       const std::string text = detail::entry_prologue(in);

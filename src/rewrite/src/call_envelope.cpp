@@ -164,7 +164,7 @@ unsigned envelope_vgprs(const std::vector<EnvelopeArgument>& args) {
 
 Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   const bool buffer_scratch = !in.target.has_architected_flat_scratch();
-  const unsigned spill_offset = in.call.spill_offset();
+  const unsigned spill_offset = in.call.spill_offset;
 
   // Registers the envelope itself writes before the call: the arguments, the SGPR-spill
   // temporaries, and the ABI inputs (scratch resource, stack pointer, link pair).
@@ -237,20 +237,20 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
       [](const EnvelopeArgument& arg) { return arg.kind == EnvelopeArgument::Kind::vcc; });
   const bool save_vcc = vcc_argument || (in.live.vcc() && (in.clobbers.vcc() || writes_vcc));
   const bool save_m0 = in.live.m0() && in.clobbers.m0();
-  const unsigned exec_save = in.call.exec_save();
+  const unsigned exec_save = in.call.exec_save;
 
   auto store = [&](unsigned reg, std::uint64_t offset) {
     return buffer_scratch ? "buffer_store_dword " + v(reg) + ", off, s[" +
-                                std::to_string(in.call.scratch_resource()) + ":" +
-                                std::to_string(in.call.scratch_resource() + 3) + "], " +
+                                std::to_string(in.call.scratch_resource) + ":" +
+                                std::to_string(in.call.scratch_resource + 3) + "], " +
                                 s(spill_offset) + " offset:" + std::to_string(offset) + "\n"
                           : "scratch_store_dword off, " + v(reg) + ", " + s(spill_offset) +
                                 " offset:" + std::to_string(offset) + "\n";
   };
   auto load = [&](unsigned reg, std::uint64_t offset) {
     return buffer_scratch ? "buffer_load_dword " + v(reg) + ", off, s[" +
-                                std::to_string(in.call.scratch_resource()) + ":" +
-                                std::to_string(in.call.scratch_resource() + 3) + "], " +
+                                std::to_string(in.call.scratch_resource) + ":" +
+                                std::to_string(in.call.scratch_resource + 3) + "], " +
                                 s(spill_offset) + " offset:" + std::to_string(offset) + "\n"
                           : "scratch_load_dword " + v(reg) + ", off, " + s(spill_offset) +
                                 " offset:" + std::to_string(offset) + "\n";
@@ -262,12 +262,17 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
   std::ostringstream b;
   // 1. Everything in flight lands first (loads issued before the point, the kernel's stores).
   b << "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)\n";
-  if (save_scc) b << "s_cselect_b32 " << s(in.reserved.scc_save()) << ", 1, 0\n";
+  if (in.scratch_resource_in_slot) {
+    b << "s_load_dwordx4 s[" << in.call.scratch_resource << ":" << in.call.scratch_resource + 3
+      << "], " << spair(in.reserved.slot) << ", " << hex(*in.scratch_resource_in_slot) << "\n";
+    b << "s_waitcnt lgkmcnt(0)\n";
+  }
+  if (save_scc) b << "s_cselect_b32 " << s(in.reserved.scc_save) << ", 1, 0\n";
   // 2. EXEC saved, all ones for the save window (inactive lanes' registers are saved too).
   b << "s_mov_b64 " << spair(exec_save) << ", exec\n";
   b << "s_mov_b64 exec, -1\n";
-  if (save_vcc) b << "s_mov_b64 " << spair(in.call.vcc_save()) << ", vcc\n";
-  if (save_m0) b << "s_mov_b32 " << s(in.call.m0_save()) << ", m0\n";
+  if (save_vcc) b << "s_mov_b64 " << spair(in.call.vcc_save) << ", vcc\n";
+  if (save_m0) b << "s_mov_b32 " << s(in.call.m0_save) << ", m0\n";
   // 3. VGPRs to scratch, then SGPRs through v_writelane into the temporaries, also to scratch
   // (never through scalar memory: a probe's s_dcache_inv would lose it).
   if (in.stack_relative)
@@ -313,39 +318,38 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
         }
         break;
       case EnvelopeArgument::Kind::address:
-        b << address_code(arg, next, temp, in.call.target(), in.misdecode_swizzle, fetch);
+        b << address_code(arg, next, temp, in.call.target, in.misdecode_swizzle, fetch);
         break;
       case EnvelopeArgument::Kind::exec:
         b << "v_mov_b32 " << v(next) << ", " << s(exec_save) << "\n";
         b << "v_mov_b32 " << v(next + 1) << ", " << s(exec_save + 1) << "\n";
         break;
       case EnvelopeArgument::Kind::vcc:
-        b << "v_mov_b32 " << v(next) << ", " << s(in.call.vcc_save()) << "\n";
-        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.vcc_save() + 1) << "\n";
+        b << "v_mov_b32 " << v(next) << ", " << s(in.call.vcc_save) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.vcc_save + 1) << "\n";
         break;
       case EnvelopeArgument::Kind::slot_offset:
         // slot + offset with scalar adds into the callee pair, free until the GOT load.
-        b << "s_add_u32 " << s(in.call.target()) << ", " << s(in.reserved.slot()) << ", "
+        b << "s_add_u32 " << s(in.call.target) << ", " << s(in.reserved.slot) << ", "
           << hex(arg.value) << "\n";
-        b << "s_addc_u32 " << s(in.call.target() + 1) << ", " << s(in.reserved.slot() + 1)
-          << ", 0\n";
-        b << "v_mov_b32 " << v(next) << ", " << s(in.call.target()) << "\n";
-        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.target() + 1) << "\n";
+        b << "s_addc_u32 " << s(in.call.target + 1) << ", " << s(in.reserved.slot + 1) << ", 0\n";
+        b << "v_mov_b32 " << v(next) << ", " << s(in.call.target) << "\n";
+        b << "v_mov_b32 " << v(next + 1) << ", " << s(in.call.target + 1) << "\n";
         break;
     }
     next += arg.dwords();
   }
   b << "s_waitcnt vmcnt(0)\n";
-  b << "v_mov_b32 v0, " << s(in.reserved.slot()) << "\n";
-  b << "v_mov_b32 v1, " << s(in.reserved.slot() + 1) << "\n";
+  b << "v_mov_b32 v0, " << s(in.reserved.slot) << "\n";
+  b << "v_mov_b32 v1, " << s(in.reserved.slot + 1) << "\n";
 
   // 5. The ABI inputs a separately compiled function expects: the scratch resource
   // (gfx908/gfx90a; gfx942 addresses scratch through the architected FLAT_SCRATCH) and the
   // stack pointer above the spill area. The probes read ids from the capture region, not from
   // s[4:5], s[8:9], s12-s14 or v31.
   if (buffer_scratch) {
-    b << "s_mov_b64 s[0:1], " << spair(in.call.scratch_resource()) << "\n";
-    b << "s_mov_b64 s[2:3], " << spair(in.call.scratch_resource() + 2) << "\n";
+    b << "s_mov_b64 s[0:1], " << spair(in.call.scratch_resource) << "\n";
+    b << "s_mov_b64 s[2:3], " << spair(in.call.scratch_resource + 2) << "\n";
   }
   // (SCC is free here: saved above when live.)
   if (in.stack_relative)
@@ -372,11 +376,11 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
 
   Envelope envelope;
   envelope.before = b.str();
-  envelope.target_pair = in.call.target();
+  envelope.target_pair = in.call.target;
   envelope.spill_bytes = spill;
 
   std::ostringstream a;
-  const std::string target = spair(in.call.target());
+  const std::string target = spair(in.call.target);
   a << "s_load_dwordx2 " << target << ", " << target << ", 0x0\n";
   a << "s_waitcnt lgkmcnt(0)\n";
   a << "s_swappc_b64 s[30:31], " << target << "\n";
@@ -396,14 +400,14 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
         break;
       case Kind::sgpr:
         for (unsigned i = 0; i < dwords; ++i) {
-          a << "v_readfirstlane_b32 " << s(in.call.target() + i) << ", " << v(i) << "\n";
+          a << "v_readfirstlane_b32 " << s(in.call.target + i) << ", " << v(i) << "\n";
           reference_after_restore +=
-              "s_mov_b32 " + s(reference->first + i) + ", " + s(in.call.target() + i) + "\n";
+              "s_mov_b32 " + s(reference->first + i) + ", " + s(in.call.target + i) + "\n";
         }
         break;
       case Kind::exec:
       case Kind::vcc: {
-        const unsigned saved = reference->kind == Kind::exec ? exec_save : in.call.vcc_save();
+        const unsigned saved = reference->kind == Kind::exec ? exec_save : in.call.vcc_save;
         a << "v_readfirstlane_b32 " << s(saved) << ", v0\n";
         a << "v_readfirstlane_b32 " << s(saved + 1) << ", v1\n";
         break;
@@ -428,10 +432,10 @@ Envelope call_envelope(const EnvelopeInput& in, const std::string& where) {
     a << load(vgprs[i], vgpr_offset[vgprs[i]]);
   }
   a << "s_waitcnt vmcnt(0)\n";
-  if (save_m0) a << "s_mov_b32 m0, " << s(in.call.m0_save()) << "\n";
-  if (save_vcc) a << "s_mov_b64 vcc, " << spair(in.call.vcc_save()) << "\n";
+  if (save_m0) a << "s_mov_b32 m0, " << s(in.call.m0_save) << "\n";
+  if (save_vcc) a << "s_mov_b64 vcc, " << spair(in.call.vcc_save) << "\n";
   a << "s_mov_b64 exec, " << spair(exec_save) << "\n";
-  if (save_scc) a << "s_cmp_lg_u32 " << s(in.reserved.scc_save()) << ", 0\n";
+  if (save_scc) a << "s_cmp_lg_u32 " << s(in.reserved.scc_save) << ", 0\n";
   a << reference_after_restore;
   // gfx9 hazards: an SGPR written by a VALU (v_readlane) read by VMEM or as a VALU lane select
   // needs up to 5 wait states; M0 written by SALU then read by LDS/s_sendmsg needs one.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,25 @@
 
 namespace wavekit::rewrite::detail {
 
-// SGPRs that kernels with probe calls keep for the envelope, placed right above the reserved
-// block (and so, like it, above every SGPR the kernel, its callees and the probes touch).
+// SGPRs of the envelope. Where the kernel leaves room they are a block right above the reserved
+// SGPRs (block()), and so, like those, above every SGPR the kernel, its callees and the probes
+// touch. A kernel that leaves no room keeps the scratch resource for good if it can and takes
+// the others at each point from SGPRs dead there that the probe does not write
+// (Engine::point_call_sgprs); the scratch resource too where even that does not fit, loaded
+// at each point from the wave's slot (EnvelopeInput::scratch_resource_in_slot).
 struct CallSgprs {
-  unsigned base = 0;                                  // a multiple of 4
-  unsigned scratch_resource() const { return base; }  // gfx908/gfx90a: the wave's scratch V#
-  unsigned exec_save() const { return base + 4; }     // s[base+4:base+5]
-  unsigned vcc_save() const { return base + 6; }      // s[base+6:base+7]
-  unsigned m0_save() const { return base + 8; }
-  unsigned spill_offset() const { return base + 9; }  // soffset / saddr of the spill area
-  unsigned target() const { return base + 10; }       // s[base+10:base+11]: GOT slot, callee
+  unsigned scratch_resource = 0;  // s[r:r+3], gfx908/gfx90a: the wave's scratch V#
+  unsigned exec_save = 0;         // a pair
+  unsigned vcc_save = 0;          // a pair
+  unsigned m0_save = 0;
+  unsigned spill_offset = 0;  // soffset / saddr of the spill area
+  unsigned target = 0;        // a pair: the GOT slot, then the callee
   static constexpr unsigned kCount = 12;
+  // From `base`, a multiple of 4: the scratch resource, exec_save, vcc_save, m0_save,
+  // spill_offset, target.
+  static CallSgprs block(unsigned base) {
+    return {base, base + 4, base + 6, base + 8, base + 9, base + 10};
+  }
 };
 
 // How a memory instruction forms its address (an `address` argument; docs/rewrite.md says what
@@ -93,6 +102,9 @@ struct EnvelopeInput {
   // the frame pointer before it reloads the registers it saved there), and spill_base, the
   // kernel's own private segment, bounds every function's frame on its static call chains.
   bool stack_relative = false;
+  // Where the kernel cannot keep the scratch resource (gfx908/gfx90a): the slot offset the
+  // prologue stored it at, from which the envelope loads it into call.scratch_resource.
+  std::optional<std::uint64_t> scratch_resource_in_slot;
   // Negative controls only: NegativeControls (negative_controls.h) says what they do.
   bool skip_one_restore = false;
   bool misdecode_swizzle = false;

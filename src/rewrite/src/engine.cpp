@@ -375,10 +375,115 @@ struct LoadedProbe {
   std::size_t slot = 0;
 };
 
+// The per-wave variable that holds the wave's scratch resource where the kernel has no SGPRs to
+// keep it in (SgprAssignment::scratch_per_point).
+constexpr const char* kScratchResourceVariable = "__wavekit_scratch_resource";
+
+// Finds SGPRs among those a kernel leaves unused, from the top down, each group at a register
+// aligned to its size (pairs even, the scratch resource's quad a multiple of 4), as the
+// instructions that read them as one operand require.
+class SgprPool {
+ public:
+  explicit SgprPool(const std::bitset<128>& used) {
+    for (unsigned s = 0; s < kNumberedSgprs; ++s) free_[s] = !used[s];
+  }
+  std::optional<unsigned> take(unsigned count) {
+    for (unsigned first = (kNumberedSgprs - count) / count * count;; first -= count) {
+      bool all = true;
+      for (unsigned s = first; s < first + count; ++s) all = all && free_[s];
+      if (all) {
+        for (unsigned s = first; s < first + count; ++s) free_[s] = false;
+        return first;
+      }
+      if (first < count) return std::nullopt;
+    }
+  }
+
+ private:
+  std::bitset<kNumberedSgprs> free_;
+};
+
+// Where the instrumentation's SGPRs go in one kernel (Engine::prepare_kernel).
+struct SgprAssignment {
+  detail::ReservedSgprs reserved;
+  detail::CallSgprs call;  // with probe calls
+  // The envelope's SGPRs other than the scratch resource are taken at each point from those dead
+  // there (Engine::point_call_sgprs), the kernel leaving too few unused for all of them; and
+  // with scratch_per_point the scratch resource too, loaded from the wave's slot.
+  bool call_per_point = false;
+  bool scratch_per_point = false;
+  // What the instrumentation keeps for the whole kernel, and so what no point may take or a
+  // probe change: with the block layout every SGPR from the block up.
+  std::bitset<128> kept;
+  unsigned end = 0;  // one past the highest SGPR the instrumented kernel may use
+};
+
+// The block layout above `highest` where it fits, byte for byte what every kernel that leaves
+// room for it has always had. Otherwise the SGPRs `used` leaves free: the reserved ones (but not
+// `one`: increments set the temporary pair to 1 instead) and, with probe calls, the scratch
+// resource kept, then the envelope's others kept too if they all fit, else taken per point; and
+// where the scratch resource does not fit beside the reserved ones, it is taken per point as well.
+std::optional<SgprAssignment> assign_sgprs(const std::bitset<128>& used, unsigned highest,
+                                           bool translations, bool probe_calls,
+                                           bool buffer_scratch) {
+  const unsigned base = (highest + 3) / 4 * 4;
+  const unsigned reserved_count = detail::ReservedSgprs::block(0, translations).count();
+  const unsigned block_end = base + reserved_count + (probe_calls ? detail::CallSgprs::kCount : 0);
+  if (block_end <= kNumberedSgprs) {
+    SgprAssignment a;
+    a.reserved = detail::ReservedSgprs::block(base, translations);
+    a.call = detail::CallSgprs::block(base + reserved_count);
+    for (unsigned s = base; s < kNumberedSgprs; ++s) a.kept[s] = true;
+    a.end = block_end;
+    return a;
+  }
+  const auto attempt = [&](bool keep_scratch) -> std::optional<SgprAssignment> {
+    SgprAssignment a;
+    SgprPool pool(used);
+    const auto take = [&](unsigned count, unsigned& to) {
+      const std::optional<unsigned> first = pool.take(count);
+      if (!first) return false;
+      to = *first;
+      for (unsigned s = to; s < to + count; ++s) a.kept[s] = true;
+      return true;
+    };
+    a.reserved.translations = translations;
+    a.reserved.keeps_one = false;
+    if (keep_scratch && !take(4, a.call.scratch_resource)) return std::nullopt;
+    if (!take(2, a.reserved.slot) || !take(2, a.reserved.temporary)) return std::nullopt;
+    if (translations && (!take(2, a.reserved.translation) || !take(2, a.reserved.translation_copy)))
+      return std::nullopt;
+    if (!take(1, a.reserved.scc_save) || !take(1, a.reserved.workitem)) return std::nullopt;
+    if (probe_calls) {
+      // All or none: a kept pool that fits some of them would gain nothing per point.
+      const SgprPool before = pool;
+      const std::bitset<128> kept_before = a.kept;
+      a.call_per_point =
+          !(take(2, a.call.exec_save) && take(2, a.call.vcc_save) && take(2, a.call.target) &&
+            take(1, a.call.m0_save) && take(1, a.call.spill_offset));
+      if (a.call_per_point) {
+        pool = before;
+        a.kept = kept_before;
+      }
+    }
+    a.scratch_per_point = probe_calls && buffer_scratch && !keep_scratch;
+    a.end = kNumberedSgprs;
+    return a;
+  };
+  const bool needs_scratch = probe_calls && buffer_scratch;
+  if (std::optional<SgprAssignment> a = attempt(needs_scratch)) return a;
+  if (needs_scratch) return attempt(false);
+  return std::nullopt;
+}
+
 // What the probe calls of one kernel share: the envelope's SGPRs, where the spill area and the
 // probes' stack lie in the (grown) private segment, and the analysis's view of the kernel.
 struct KernelCalls {
   detail::CallSgprs sgprs;
+  bool sgprs_per_point = false;    // SgprAssignment::call_per_point
+  bool scratch_per_point = false;  // SgprAssignment::scratch_per_point
+  // With scratch_per_point: where the prologue stores the wave's scratch resource in its slot.
+  std::uint64_t scratch_resource_in_slot = 0;
   std::uint64_t spill_base = 0;  // per lane
   std::uint64_t stack_base = 0;  // per lane
   // Original addresses of the reachable s_swappc_b64 of the kernel, then of each device
@@ -406,6 +511,7 @@ struct KernelRewrite {
   InstrumentedKernel instrumented;
   codeobj::KernelDescriptor descriptor;  // the instrumented kernel's
   detail::ReservedSgprs reserved;
+  std::bitset<128> kept_sgprs;  // SgprAssignment::kept
   detail::PrologueInput prologue;
   std::optional<KernelCalls> calls;
 
@@ -527,6 +633,8 @@ class Engine {
                     const isa::Instruction& inst) const;
   void call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet live,
                   const isa::Instruction& inst);
+  detail::CallSgprs point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
+                                     const std::string& context) const;
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
                                                            const InstrumentedKernel& instrumented,
                                                            const KernelCalls& calls,
@@ -1058,8 +1166,8 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
   new_kd.set_user_sgpr_count(user);
   prologue.launched = detail::entry_sgprs(new_kd, target, kernel.name);
 
-  // Reserved SGPRs: above every SGPR the kernel touches and every SGPR the hardware
-  // initialises, so that neither the original code nor the launch overwrites them.
+  // Reserved SGPRs: none that the kernel touches or the hardware initialises, so that neither
+  // the original code nor the launch overwrites them (assign_sgprs).
   std::bitset<128> touched;
   bool makes_calls = false;
   for (std::size_t i = 0; i < k.code.instructions.size(); ++i) {
@@ -1067,10 +1175,8 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     touched |= inst.reads.sgpr | inst.writes.sgpr;
     makes_calls = makes_calls || (inst.flow == isa::ControlFlow::call && k.code.reachable[i]);
   }
-  unsigned highest = 0;
-  for (unsigned s = 0; s < kNumberedSgprs; ++s)
-    if (touched[s]) highest = s + 1;
-  for (const EntrySgpr& e : prologue.launched) highest = std::max(highest, e.first + e.count);
+  for (const EntrySgpr& e : prologue.launched)
+    for (unsigned s = e.first; s < e.first + e.count; ++s) touched[s] = true;
   // The callees run at their original addresses, uninstrumented: the block must also lie
   // above every SGPR they (and what they call) touch.
   detail::CalleeFootprint callees;
@@ -1079,8 +1185,7 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     const analysis::Program& analysed = program();
     callees = detail::callee_footprint(analysed, self_contained_, kernel.entry_address, kernel.name,
                                        input_.name());
-    for (unsigned s = 0; s < kNumberedSgprs; ++s)
-      if (callees.used.sgpr[s]) highest = std::max(highest, s + 1);
+    touched |= callees.used.sgpr;
     relocate_callees(k, callees);
   }
   for (std::size_t i = 0; i < k.blocks.size(); ++i) k.block_index[k.blocks[i]] = i;
@@ -1091,28 +1196,54 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     call_sites.insert(call_sites.end(), sites.begin(), sites.end());
   }
   instrumented.layout = layout_for(k, call_sites);
-  // Likewise the probes (their transitive footprint, from the library's note)
-  // and the envelope's own ABI writes: the link pair s[30:31] and the stack pointer s32.
+  // Likewise the probes (their transitive footprint, from the library's note) and the
+  // envelope's own ABI writes: the link pair s[30:31], the stack pointer s32 and, on
+  // gfx908/gfx90a, the probe's scratch resource s[0:3].
   for (const auto& [name, loaded] : probes_)
-    highest = std::max(highest, loaded.footprint.sgpr_count);
-  if (probe_calls) highest = std::max(highest, kStackPointer + 1);
-  k.reserved.base = (highest + 3) / 4 * 4;
+    for (unsigned s = 0; s < loaded.footprint.sgpr_count; ++s) touched[s] = true;
+  if (probe_calls) {
+    for (unsigned s = kLinkPair; s <= kStackPointer; ++s) touched[s] = true;
+    if (buffer_scratch)
+      for (unsigned s = 0; s < 4; ++s) touched[s] = true;
+  }
+  unsigned highest = 0, unused = 0;
+  for (unsigned s = 0; s < kNumberedSgprs; ++s) {
+    if (touched[s]) highest = s + 1;
+    unused += !touched[s];
+  }
   const auto translates = [&](const KernelCode& code) {
     for (std::size_t i = 0; i < code.instructions.size(); ++i)
       if (code.reachable[i] && computed_calls_.count(code.instructions[i].address)) return true;
     return false;
   };
-  k.reserved.translations =
+  const bool translations =
       translates(k.code) || std::any_of(k.functions.begin(), k.functions.end(), translates);
-  const unsigned reserved_end =
-      k.reserved.base + k.reserved.count() + (probe_calls ? detail::CallSgprs::kCount : 0);
-  if (reserved_end > kNumberedSgprs)
+  const bool increments =
+      std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& point) {
+        return point.snippet && point.snippet->op == SnippetOp::increment &&
+               point.snippet->variable != flow_variable_;
+      });
+  const std::optional<SgprAssignment> assignment =
+      assign_sgprs(touched, highest, translations, probe_calls, buffer_scratch);
+  if (!assignment)
     fail(input_.name(),
          "kernel '" + kernel.name + "' " +
              (makes_calls || probe_calls ? "with its callees and probes uses" : "uses") +
-             " SGPRs up to s" + std::to_string(highest - 1) + ": no room for the " +
-             std::to_string(reserved_end - k.reserved.base) +
-             " SGPRs the instrumentation needs below s" + std::to_string(kNumberedSgprs));
+             " SGPRs up to s" + std::to_string(highest - 1) + " and leaves " +
+             std::to_string(unused) + " of s0..s" + std::to_string(kNumberedSgprs - 1) +
+             " unused: no room for the SGPRs the instrumentation needs below s" +
+             std::to_string(kNumberedSgprs));
+  k.reserved = assignment->reserved;
+  k.kept_sgprs = assignment->kept;
+  const unsigned reserved_end = assignment->end;
+  if (assignment->scratch_per_point) {
+    // The wave's scratch resource, which the envelopes load from the slot.
+    PerWaveVariable resource;
+    resource.name = kScratchResourceVariable;
+    resource.element_size = 16;
+    resource.alignment = 16;
+    instrumented.layout.add(resource);
+  }
   prologue.reserved = k.reserved;
   prologue.arena_arg_offset = instrumented.arena_arg_offset;
   prologue.stride = instrumented.layout.stride();
@@ -1120,15 +1251,16 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
   // Only where edge counting left no counter and nothing else increments (the other tools'
   // prologues stay as they were, byte for byte).
   prologue.sets_one =
-      k.block_sums.empty() || k.counters > 0 ||
-      std::any_of(plan_.points.begin(), plan_.points.end(), [&](const PointSpec& point) {
-        return point.snippet && point.snippet->op == SnippetOp::increment &&
-               point.snippet->variable != flow_variable_;
-      });
+      k.reserved.keeps_one && (k.block_sums.empty() || k.counters > 0 || increments);
 
   if (probe_calls) {
     k.calls.emplace();
-    k.calls->sgprs.base = k.reserved.base + k.reserved.count();
+    k.calls->sgprs = assignment->call;
+    k.calls->sgprs_per_point = assignment->call_per_point;
+    k.calls->scratch_per_point = assignment->scratch_per_point;
+    if (assignment->scratch_per_point)
+      k.calls->scratch_resource_in_slot =
+          instrumented.layout.find(kScratchResourceVariable)->offset;
     k.calls->call_sites = call_sites;
     reserve_for_probe_calls(k, meta);
   }
@@ -1354,15 +1486,32 @@ void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& 
         detail::find_entry(k.prologue.launched, EntryValue::private_segment_buffer);
     const EntrySgpr* offset =
         detail::find_entry(k.prologue.launched, EntryValue::private_segment_wave_offset);
-    const unsigned r = calls.sgprs.scratch_resource();
-    k.prologue.save_before_moves =
-        "s_mov_b64 s[" + std::to_string(r) + ":" + std::to_string(r + 1) + "], s[" +
-        std::to_string(resource->first) + ":" + std::to_string(resource->first + 1) +
-        "]\ns_mov_b64 s[" + std::to_string(r + 2) + ":" + std::to_string(r + 3) + "], s[" +
-        std::to_string(resource->first + 2) + ":" + std::to_string(resource->first + 3) +
-        "]\ns_add_u32 s" + std::to_string(r) + ", s" + std::to_string(r) + ", s" +
-        std::to_string(offset->first) + "\ns_addc_u32 s" + std::to_string(r + 1) + ", s" +
-        std::to_string(r + 1) + ", 0\n";
+    const std::string first = std::to_string(resource->first);
+    const std::string wave_offset = "s" + std::to_string(offset->first);
+    if (calls.scratch_per_point) {
+      // Into the slot, through the temporary pair (free once the slot is claimed), and written
+      // back at once: a probe's s_dcache_inv would drop it from the scalar cache.
+      const unsigned t = k.reserved.temporary;
+      const std::string pair = "s[" + std::to_string(t) + ":" + std::to_string(t + 1) + "]";
+      const std::string slot =
+          "s[" + std::to_string(k.reserved.slot) + ":" + std::to_string(k.reserved.slot + 1) + "]";
+      k.prologue.save_before_moves =
+          "s_add_u32 s" + std::to_string(t) + ", s" + first + ", " + wave_offset +
+          "\ns_addc_u32 s" + std::to_string(t + 1) + ", s" + std::to_string(resource->first + 1) +
+          ", 0\ns_store_dwordx2 " + pair + ", " + slot + ", " +
+          hex(calls.scratch_resource_in_slot) + "\ns_store_dwordx2 s[" +
+          std::to_string(resource->first + 2) + ":" + std::to_string(resource->first + 3) + "], " +
+          slot + ", " + hex(calls.scratch_resource_in_slot + 8) + "\ns_dcache_wb\n";
+    } else {
+      const unsigned r = calls.sgprs.scratch_resource;
+      k.prologue.save_before_moves =
+          "s_mov_b64 s[" + std::to_string(r) + ":" + std::to_string(r + 1) + "], s[" + first + ":" +
+          std::to_string(resource->first + 1) + "]\ns_mov_b64 s[" + std::to_string(r + 2) + ":" +
+          std::to_string(r + 3) + "], s[" + std::to_string(resource->first + 2) + ":" +
+          std::to_string(resource->first + 3) + "]\ns_add_u32 s" + std::to_string(r) + ", s" +
+          std::to_string(r) + ", " + wave_offset + "\ns_addc_u32 s" + std::to_string(r + 1) +
+          ", s" + std::to_string(r + 1) + ", 0\n";
+    }
   }
   // The private segment: the kernel's own, then the spill area, then the probes' stack.
   // The spill area holds at most every VGPR a probe or the envelope writes, plus the two
@@ -1635,8 +1784,8 @@ std::string Engine::retarget_call(Cursor& at, const isa::Instruction& inst) {
   flush(at);
   unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1] or s_setpc_b64 s[pair:pair+1]
   while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
-  const unsigned t = at.kernel.reserved.temporary();
-  const std::string scc = sgpr_name(at.kernel.reserved.scc_save());
+  const unsigned t = at.kernel.reserved.temporary;
+  const std::string scc = sgpr_name(at.kernel.reserved.scc_save);
   const std::size_t piece =
       add_text(at.kernel, "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 s" + std::to_string(t) +
                               ", s" + std::to_string(pair) + ", 0x12345678\ns_addc_u32 s" +
@@ -1659,10 +1808,10 @@ std::string Engine::translate_call(Cursor& at, const isa::Instruction& inst) {
   KernelRewrite& k = at.kernel;
   unsigned pair = 0;  // s_swappc_b64 s[30:31], s[pair:pair+1]
   while (pair < kNumberedSgprs && !inst.reads.sgpr[pair]) ++pair;
-  const unsigned t = k.reserved.temporary();
-  const unsigned original = k.reserved.translation();
-  const unsigned copy_entry = k.reserved.translation() + 2;
-  const std::string scc = sgpr_name(k.reserved.scc_save());
+  const unsigned t = k.reserved.temporary;
+  const unsigned original = k.reserved.translation;
+  const unsigned copy_entry = k.reserved.translation_copy;
+  const std::string scc = sgpr_name(k.reserved.scc_save);
   add_text(k, "s_cselect_b32 " + scc + ", 1, 0\ns_mov_b64 " + pair_name(t) + ", " +
                   pair_name(pair) + "\n");
   for (std::uint64_t callee : k.relocated) {
@@ -1686,7 +1835,7 @@ void Engine::correct_getpc(Cursor& at, const isa::Instruction& inst) {
   unsigned pair = 0;
   while (pair < kNumberedSgprs && !inst.writes.sgpr[pair]) ++pair;
   const std::string lo = sgpr_name(pair), hi = sgpr_name(pair + 1);
-  const std::string scc = sgpr_name(at.kernel.reserved.scc_save());
+  const std::string scc = sgpr_name(at.kernel.reserved.scc_save);
   add_text(at.kernel, "s_cselect_b32 " + scc + ", 1, 0\ns_add_u32 " + lo + ", " + lo +
                           ", 0x12345678\ns_addc_u32 " + hi + ", " + hi +
                           ", 0x12345678\ns_cmp_lg_u32 " + scc + ", 0\n");
@@ -1759,9 +1908,10 @@ void Engine::insert(Cursor& at, const PointSpec& point, std::uint64_t element,
 }
 
 // Increments an 8-byte per-wave counter: one s_atomic_add_x2 of the 64-bit 1 the prologue left
-// in ReservedSgprs::one. The atomic leaves SCC alone, so SCC's liveness at the point does not
-// matter, and without glc it returns nothing: no wait, and the kernel's own LGKM operations in
-// flight are not waited for either.
+// in ReservedSgprs::one, or, in a kernel short of SGPRs that keeps no `one`, of a 1 moved into
+// the temporary pair first (s_mov leaves SCC alone too). The atomic leaves SCC alone, so SCC's
+// liveness at the point does not matter, and without glc it returns nothing: no wait, and the
+// kernel's own LGKM operations in flight are not waited for either.
 std::string Engine::increment(const KernelRewrite& k, const std::string& variable,
                               std::uint64_t element) const {
   const PlacedVariable* placed = k.instrumented.layout.find(variable);
@@ -1772,8 +1922,12 @@ std::string Engine::increment(const KernelRewrite& k, const std::string& variabl
   if (offset > kMaxSmemOffset)
     fail(input_.name(), "kernel '" + k.instrumented.name + "': per-wave variable '" + variable +
                             "' lies beyond the 1 MiB a scalar offset reaches");
-  return "s_atomic_add_x2 " + pair_name(k.reserved.one()) + ", " + pair_name(k.reserved.slot()) +
-         ", " + hex(offset) + "\n";
+  if (!k.reserved.keeps_one)
+    return "s_mov_b64 " + pair_name(k.reserved.temporary) + ", 1\ns_atomic_add_x2 " +
+           pair_name(k.reserved.temporary) + ", " + pair_name(k.reserved.slot) + ", " +
+           hex(offset) + "\n";
+  return "s_atomic_add_x2 " + pair_name(k.reserved.one) + ", " + pair_name(k.reserved.slot) + ", " +
+         hex(offset) + "\n";
 }
 
 // Stores a uniform value into a per-wave variable's element with a scalar store (written back
@@ -1790,7 +1944,7 @@ std::string Engine::store(const KernelRewrite& k, const Snippet& snippet, std::u
     fail(input_.name(), where + "store snippets need 4- or 8-byte elements");
   if (offset > kMaxSmemOffset)
     fail(input_.name(), where + "the element lies beyond the 1 MiB a scalar offset reaches");
-  const unsigned t = k.reserved.temporary();
+  const unsigned t = k.reserved.temporary;
   const Argument& value = *snippet.value;
   std::string text;
   auto immediate = [&](std::uint64_t number) {
@@ -1834,7 +1988,7 @@ std::string Engine::store(const KernelRewrite& k, const Snippet& snippet, std::u
       fail(input_.name(), where + "stores take uniform values: constant, point_id, " +
                               "original_address, exec or an SGPR");
   }
-  const std::string slot = pair_name(k.reserved.slot());
+  const std::string slot = pair_name(k.reserved.slot);
   text += size == 8
               ? "s_store_dwordx2 " + pair_name(t) + ", " + slot + ", " + hex(offset) + "\n"
               : "s_store_dword s" + std::to_string(t) + ", " + slot + ", " + hex(offset) + "\n";
@@ -1875,6 +2029,8 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
   in.live = live;
   in.args = envelope_arguments(*point.call, k.instrumented, *k.calls, inst, point.where,
                                result_.points_instrumented, context);
+  if (k.calls->sgprs_per_point) in.call = point_call_sgprs(k, in, context);
+  if (k.calls->scratch_per_point) in.scratch_resource_in_slot = k.calls->scratch_resource_in_slot;
   // A register the probe changes must be one the code at the point owns: not the
   // instrumentation's own SGPRs (which sit above every SGPR the kernel touches), nor what the
   // function ABI keeps there (a changed return address or stack pointer would not return).
@@ -1882,9 +2038,8 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
     if (!arg.by_reference || arg.kind != detail::EnvelopeArgument::Kind::sgpr) continue;
     for (unsigned reg = arg.first; reg < arg.first + arg.count; ++reg) {
       const std::string name = "register_reference s" + std::to_string(reg) + ": ";
-      if (reg >= std::min(k.reserved.base, in.call.base))
-        fail(context, name + "not one of the code's SGPRs (the instrumentation's own start at s" +
-                          std::to_string(std::min(k.reserved.base, in.call.base)) + ")");
+      if (k.kept_sgprs[reg])
+        fail(context, name + "not one of the code's SGPRs (the instrumentation keeps it)");
       if (code.function && reg < 4 && !input_.target().has_architected_flat_scratch())
         fail(context, name + "s[0:3] hold the function's scratch resource");
       if (code.function && reg >= kLinkPair && reg <= kStackPointer + 1)
@@ -1912,6 +2067,50 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
        target.slot});
   add_text(k, envelope.after);
   ++result_.points_instrumented;
+}
+
+// The envelope's SGPRs at one point of a kernel that cannot keep them for good
+// (SgprAssignment::call_per_point): SGPRs dead at the point that the probe does not write and
+// the envelope neither writes for the ABI (s[0:3] on gfx908/gfx90a, s[30:31], s32) nor reads
+// for an argument, besides those the instrumentation keeps. The scratch resource stays the kept
+// one unless it is loaded at each point (scratch_per_point).
+detail::CallSgprs Engine::point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
+                                           const std::string& context) const {
+  std::bitset<128> used = k.kept_sgprs | in.live.sgpr | in.clobbers.sgpr;
+  for (unsigned s = kLinkPair; s <= kStackPointer; ++s) used[s] = true;
+  if (!in.target.has_architected_flat_scratch())
+    for (unsigned s = 0; s < 4; ++s) used[s] = true;
+  const auto reads = [&](unsigned first, unsigned count) {
+    for (unsigned s = first; s < first + count && s < kNumberedSgprs; ++s) used[s] = true;
+  };
+  for (const detail::EnvelopeArgument& arg : in.args) {
+    using Kind = detail::EnvelopeArgument::Kind;
+    if (arg.kind == Kind::sgpr) reads(arg.first, arg.count);
+    if (arg.kind != Kind::address) continue;
+    if (arg.has_base) {
+      const bool resource =
+          arg.form == detail::AddressForm::buffer || arg.form == detail::AddressForm::scalar_buffer;
+      reads(arg.base, resource ? 4 : arg.form == detail::AddressForm::scratch ? 1 : 2);
+    }
+    if (arg.has_soffset) reads(arg.soffset, 1);
+  }
+  SgprPool pool(used);
+  detail::CallSgprs call = k.calls->sgprs;
+  const auto take = [&](unsigned count, unsigned& to) {
+    const std::optional<unsigned> first = pool.take(count);
+    if (first) to = *first;
+    return first.has_value();
+  };
+  if (k.calls->scratch_per_point && !take(4, call.scratch_resource))
+    fail(context,
+         "the kernel keeps no SGPRs for the call envelope's scratch resource, and no "
+         "four aligned SGPRs are dead at the point");
+  if (!take(2, call.exec_save) || !take(2, call.vcc_save) || !take(2, call.target) ||
+      !take(1, call.m0_save) || !take(1, call.spill_offset))
+    fail(context,
+         "the kernel keeps no SGPRs for the call envelope, and fewer than the 8 it "
+         "needs (three pairs and two single SGPRs) are dead at the point");
+  return call;
 }
 
 std::size_t Engine::instruction_index(Cursor& at, const isa::Instruction& inst) {
@@ -2056,8 +2255,8 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   // Relaxing only lengthens code, so the passes end (at most one per branch).
   std::map<std::size_t, LongJump> long_jumps;
   const auto long_jump = [&](const BranchSite& site) {
-    const std::string scc = sgpr_name(k.reserved.scc_save());
-    const unsigned t = k.reserved.temporary();
+    const std::string scc = sgpr_name(k.reserved.scc_save);
+    const unsigned t = k.reserved.temporary;
     std::string source;
     if (site.conditional())  // jump over the 32 bytes below: 8 words
       source = *inverse_branch(site.mnemonic) + " 8\n";

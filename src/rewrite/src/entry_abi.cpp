@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "abi.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/text.h"
@@ -71,6 +72,32 @@ const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue val
   return nullptr;
 }
 
+ReservedSgprs ReservedSgprs::block(unsigned base, bool translations) {
+  ReservedSgprs reserved;
+  reserved.slot = base;
+  reserved.one = base + 2;
+  reserved.scc_save = base + 4;
+  reserved.workitem = base + 5;
+  reserved.temporary = base + 6;
+  reserved.translations = translations;
+  reserved.translation = base + 8;
+  reserved.translation_copy = base + 10;
+  return reserved;
+}
+
+bool ReservedSgprs::contains(unsigned sgpr) const {
+  const auto in_pair = [&](unsigned first) { return sgpr == first || sgpr == first + 1; };
+  return in_pair(slot) || (keeps_one && in_pair(one)) || sgpr == scc_save || sgpr == workitem ||
+         in_pair(temporary) ||
+         (translations && (in_pair(translation) || in_pair(translation_copy)));
+}
+
+unsigned ReservedSgprs::end() const {
+  unsigned last = std::max({slot + 1, keeps_one ? one + 1 : 0, scc_save, workitem, temporary + 1});
+  if (translations) last = std::max({last, translation + 1, translation_copy + 1});
+  return last + 1;
+}
+
 std::string entry_prologue(const PrologueInput& in) {
   auto launched = [&](EntryValue value) -> const EntrySgpr& {
     const EntrySgpr* entry = find_entry(in.launched, value);
@@ -84,18 +111,18 @@ std::string entry_prologue(const PrologueInput& in) {
       launched(EntryValue::workgroup_id_z).first != wg + 2)
     throw Error("internal: the workgroup ids are not launched together");
   // Lane 0's packed work-item id goes right after workgroup_id_z when nothing was launched
-  // there (no workgroup info, no scratch wave offset) and the reserved block does not start
-  // there, so that one run of stores covers both; otherwise into ReservedSgprs::workitem.
-  const bool after_wg = wg + 3 < in.reserved.base &&
+  // there (no workgroup info, no scratch wave offset) and the reserved SGPRs do not lie there,
+  // so that one run of stores covers both; otherwise into ReservedSgprs::workitem.
+  const bool after_wg = wg + 3 < kNumberedSgprs && !in.reserved.contains(wg + 3) &&
                         std::none_of(in.launched.begin(), in.launched.end(),
                                      [&](const EntrySgpr& e) { return e.first == wg + 3; });
   // The stride goes into a 64-bit SGPR pair as a 32-bit literal, which reads the same
   // zero- or sign-extended only below 2^31.
   if (in.stride >= 0x80000000u)
     throw Error("per-wave slots of " + std::to_string(in.stride) + " bytes are too large");
-  const unsigned ticket = in.reserved.temporary();
-  const unsigned workitem = after_wg ? wg + 3 : in.reserved.workitem();
-  const std::string slot = spair(in.reserved.slot());
+  const unsigned ticket = in.reserved.temporary;
+  const unsigned workitem = after_wg ? wg + 3 : in.reserved.workitem;
+  const std::string slot = spair(in.reserved.slot);
 
   std::ostringstream s;
   // 1. Claim this wave's slot: next_slot in the arena header holds the byte offset of the next
@@ -103,7 +130,7 @@ std::string entry_prologue(const PrologueInput& in) {
   // reporter derives that from the capture region).
   s << "s_load_dwordx2 " << slot << ", " << spair(kernarg) << ", " << hex(in.arena_arg_offset)
     << "\n";
-  if (in.sets_one) s << "s_mov_b64 " << spair(in.reserved.one()) << ", 1\n";
+  if (in.sets_one) s << "s_mov_b64 " << spair(in.reserved.one) << ", 1\n";
   s << "s_mov_b64 " << spair(ticket) << ", " << hex(in.stride) << "\n";
   // Lane 0's work-item id (lane 0 is active at wave launch), packed as gfx90a packs v0. On
   // gfx908, v0 packs y and z in for the read (x < 1024 leaves them room) and is masked back
@@ -117,9 +144,9 @@ std::string entry_prologue(const PrologueInput& in) {
   s << "s_atomic_add_x2 " << spair(ticket) << ", " << slot << ", " << hex(probe::kArenaNextSlot)
     << " glc\n";
   s << "s_waitcnt lgkmcnt(0)\n";
-  s << "s_add_u32 " << sreg(in.reserved.slot()) << ", " << sreg(in.reserved.slot()) << ", "
+  s << "s_add_u32 " << sreg(in.reserved.slot) << ", " << sreg(in.reserved.slot) << ", "
     << sreg(ticket) << "\n";
-  s << "s_addc_u32 " << sreg(in.reserved.slot() + 1) << ", " << sreg(in.reserved.slot() + 1) << ", "
+  s << "s_addc_u32 " << sreg(in.reserved.slot + 1) << ", " << sreg(in.reserved.slot + 1) << ", "
     << sreg(ticket + 1) << "\n";
 
   // 2. The capture region (probe::CaptureRegion), stored straight from the registers the

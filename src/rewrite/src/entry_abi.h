@@ -39,26 +39,37 @@ std::vector<EntrySgpr> entry_sgprs(const codeobj::KernelDescriptor& kd,
                                    const codeobj::Target& target, const std::string& kernel);
 const EntrySgpr* find_entry(const std::vector<EntrySgpr>& layout, EntryValue value);
 
-// SGPRs the instrumentation keeps for itself, from `base` (a multiple of 4) upwards: 8, or 12
-// where a call's target is computed at run time.
+// SGPRs the instrumentation keeps for itself: 8, or 12 where a call's target is computed at run
+// time. Where the kernel leaves room they are one block from a multiple of 4 above every SGPR it
+// touches (block()); a kernel that leaves none gets them wherever it has SGPRs it never uses
+// (Engine::prepare_kernel), each pair at an even register.
 struct ReservedSgprs {
-  unsigned base = 0;
+  unsigned slot = 0;  // s[slot:slot+1]: the wave's arena slot
+  unsigned one = 0;   // s[one:one+1]: 1, what increments add
+  // False where a kernel short of SGPRs keeps none: its increments move 1 into `temporary`
+  // first (Engine::increment).
+  bool keeps_one = true;
+  unsigned scc_save = 0;  // SCC across s_getpc fixes
+  // The prologue's copy of lane 0's work-item id, when there is no room for it after the
+  // workgroup ids.
+  unsigned workitem = 0;
+  // s[temporary:temporary+1]: a pair the prologue uses for the slot ticket and, after it, store
+  // snippets for the value they store, relaxed branches for their long jump's target and,
+  // without `one`, increments for their 1.
+  unsigned temporary = 0;
   // The kernel or a device function relocated with it makes a call whose target is computed at
-  // run time (Engine::translate_call): the translation pairs are reserved too.
+  // run time (Engine::translate_call): the two pairs with which such a call finds the
+  // instrumented copy of its callee are reserved too.
   bool translations = false;
-  unsigned slot() const { return base; }          // s[base:base+1]: the wave's arena slot
-  unsigned one() const { return base + 2; }       // s[base+2:base+3]: 1, what increments add
-  unsigned scc_save() const { return base + 4; }  // SCC across s_getpc fixes
-  // s[base+5]: the prologue's copy of lane 0's work-item id, when there is no room for it
-  // after the workgroup ids.
-  unsigned workitem() const { return base + 5; }
-  // s[base+6:base+7]: a pair the prologue uses for the slot ticket and, after it, store
-  // snippets for the value they store and relaxed branches for their long jump's target.
-  unsigned temporary() const { return base + 6; }
-  // s[base+8:base+11], with `translations`: the two pairs with which a call whose target is
-  // computed at run time finds the instrumented copy of its callee.
-  unsigned translation() const { return base + 8; }
+  unsigned translation = 0;       // s[translation:translation+1]: the original target
+  unsigned translation_copy = 0;  // s[translation_copy:+1]: its copy's entry
+
   unsigned count() const { return translations ? 12 : 8; }
+  // The block layout from `base`: slot, one, scc_save, workitem, temporary, then the
+  // translation pairs.
+  static ReservedSgprs block(unsigned base, bool translations);
+  bool contains(unsigned sgpr) const;
+  unsigned end() const;  // one past the highest
 };
 
 struct PrologueInput {

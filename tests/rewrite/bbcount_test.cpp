@@ -243,6 +243,53 @@ TEST(BbcountLongBranches, BranchesLeftOutOfRangeByInstrumentationBecomeLongJumps
   EXPECT_EQ(tool.report, truth.block_trace);
 }
 
+// tests/rewrite/asm/noreturn.s: a kernel that ends in a call to a function that never returns,
+// the next function's code right after it. The rewriter stops at the kernel's end, as the
+// analysis does: the instrumented kernel stores what the CPU says and counts the emulator's
+// ground truth, and where it calls the function it traps as the original does.
+TEST(BbcountNoReturn, ACallThatNeverReturnsEndsTheKernelsCode) {
+  const std::string path = WAVEKIT_NORETURN_OBJECT;
+  const codeobj::CodeObject input = codeobj::CodeObject::parse(read_file(path), path);
+  const RewriteResult result = rewrite(input, tool_plan("bbcount"));
+  std::filesystem::create_directories(WAVEKIT_REWRITE_TEST_DIR);
+  const std::string out =
+      (std::filesystem::path(WAVEKIT_REWRITE_TEST_DIR) / "noreturn.bbcount.co").string();
+  write_file(out, result.bytes);
+  for (const unsigned fail : {0u, 1u}) {
+    SCOPED_TRACE("fail " + std::to_string(fail));
+    hsa::LaunchRequest request;
+    request.kernel = "noreturn_call";
+    request.grid.size = {64, 1, 1};
+    request.block.size = {64, 1, 1};
+    request.arguments = {hsa::parse_argument("zeros:256"),
+                         hsa::parse_argument("u32:" + std::to_string(fail))};
+    hsa::LaunchRequest original = request;
+    original.code_object = path;
+    original.record_block_counts = true;
+    const hsa::LaunchOutcome truth = hsa::launch(original);
+    hsa::LaunchRequest rewritten = request;
+    rewritten.code_object = out;
+    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
+    if (fail) {
+      for (const std::string& error : {truth.error, tool.launch.error})
+        EXPECT_NE(error.find("s_trap 2"), std::string::npos) << error;
+      continue;
+    }
+    ASSERT_TRUE(truth.ok) << truth.error;
+    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
+    for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
+      ASSERT_EQ(outcome->buffers.size(), 1u);
+      const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
+      for (unsigned item = 0; item < 64; ++item) {
+        std::uint32_t value;
+        std::memcpy(&value, bytes.data() + 4 * item, 4);
+        EXPECT_EQ(value, 7u) << "work-item " << item;
+      }
+    }
+    EXPECT_EQ(tool.report, truth.block_trace);
+  }
+}
+
 // tests/rewrite/asm/sgpr_pressure.s's kernels leave no block of SGPRs above their own: the 8
 // reserved SGPRs come from the SGPRs they never touch. The instrumented kernels compute what the
 // CPU arithmetic of the source's comment says, and count the emulator's ground truth.

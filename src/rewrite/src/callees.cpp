@@ -8,6 +8,19 @@
 
 namespace wavekit::rewrite::detail {
 
+namespace {
+
+// No path through `function` returns, jumps on or ends the wave: each ends in an `s_trap` (or
+// a call that does not return) at the end of its code, as `__assert_fail`'s does.
+bool never_returns(const analysis::Function& function) {
+  for (const isa::Instruction& inst : function.instructions)
+    if (inst.flow == isa::ControlFlow::indirect || inst.flow == isa::ControlFlow::end_program)
+      return false;
+  return true;
+}
+
+}  // namespace
+
 CalleeFootprint callee_footprint(const analysis::Program& program, bool self_contained,
                                  std::uint64_t kernel_entry, const std::string& kernel,
                                  const std::string& object_name) {
@@ -28,6 +41,8 @@ CalleeFootprint callee_footprint(const analysis::Program& program, bool self_con
     if (!callee.decode_errors.empty())
       fail(object_name, where + " reaches '" + callee.name + "', whose code does not decode (" +
                             callee.decode_errors.front().message + ")");
+    // Nothing the kernel does after such a call matters: it runs as it is, at its address.
+    if (never_returns(callee)) return;
     if (!seen.insert(callee.start).second) return;
     for (const isa::Instruction& inst : callee.instructions) {
       footprint.used |= inst.reads;

@@ -1,8 +1,11 @@
 // The device functions a kernel calls, as the rewriter needs them: every register they may
 // touch, through everything they call in turn, from the analysis library's call graph
 // (resolved s_getpc_b64 / s_add_u32 / s_addc_u32 / s_swappc_b64 shapes). The instrumentation's
-// reserved SGPRs must lie outside this set, since the callees run uninstrumented at their
-// original addresses and do not know the block is there (rewriting.md §8: transitive clobbers).
+// reserved SGPRs must lie outside this set, since the callees do not know they are there
+// (rewriting.md §8: transitive clobbers), whether they run at their original addresses or as
+// instrumented copies (Engine::relocate_callees). A function that never returns (it ends in
+// `s_trap`, as `__assert_fail` does) and what it calls are left out: they run as they are, and
+// nothing the kernel does after the call matters.
 #pragma once
 
 #include <cstdint>

@@ -197,11 +197,30 @@ std::vector<std::uint64_t> call_sites_of(const KernelCode& code) {
   return sites;
 }
 
+// Where the code at `entry` ends, as the analysis bounds it (analysis::analyze): the end of
+// its function symbol where that has a size, else the next function or kernel entry, else its
+// section's end. Control that would fall through to there does not: a call to a function
+// that never returns (`__assert_fail`) or an `s_trap` the compiler placed last.
+std::uint64_t code_limit(const codeobj::CodeObject& object, std::uint64_t entry,
+                         std::uint64_t section_end) {
+  std::uint64_t next = section_end;
+  for (const auto* table : {&object.symbols(), &object.dynamic_symbols()})
+    for (const codeobj::Symbol& symbol : *table) {
+      if (symbol.type != llvm::ELF::STT_FUNC || !symbol.is_defined()) continue;
+      if (symbol.value == entry && symbol.size) return std::min(section_end, entry + symbol.size);
+      if (symbol.value > entry) next = std::min(next, symbol.value);
+    }
+  for (const codeobj::Kernel& kernel : object.kernels())
+    if (kernel.entry_address > entry) next = std::min(next, kernel.entry_address);
+  return next;
+}
+
 KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decoder,
                        KernelCode code) {
   const std::string label = code.label();
   const codeobj::Section& section = code_section(object, code.entry, label);
   const std::uint64_t section_end = section.address + section.size;
+  const std::uint64_t limit = code_limit(object, code.entry, section_end);
   auto decode_at = [&](std::uint64_t address) {
     if (address < section.address || address >= section_end)
       fail(object.name(),
@@ -250,7 +269,7 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
       const std::uint64_t next = address + inst.size;
       walked_at.emplace(address, walked.size());
       walked.push_back(std::move(inst));
-      if (ends) break;
+      if (ends || next >= limit) break;
       address = next;
     }
   }

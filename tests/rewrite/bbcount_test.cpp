@@ -244,8 +244,9 @@ TEST(BbcountLongBranches, BranchesLeftOutOfRangeByInstrumentationBecomeLongJumps
 }
 
 // tests/rewrite/asm/noreturn.s: a kernel that ends in a call to a function that never returns,
-// the next function's code right after it. The rewriter stops at the kernel's end, as the
-// analysis does: the instrumented kernel stores what the CPU says and counts the emulator's
+// the next function's code right after it, that function writing nearly every SGPR. The
+// rewriter stops at the kernel's end, as the analysis does, and leaves the function out of the
+// SGPRs it keeps clear: the instrumented kernel stores what the CPU says and counts the emulator's
 // ground truth, and where it calls the function it traps as the original does.
 TEST(BbcountNoReturn, ACallThatNeverReturnsEndsTheKernelsCode) {
   const std::string path = WAVEKIT_NORETURN_OBJECT;

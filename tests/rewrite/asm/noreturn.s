@@ -2,7 +2,9 @@
 // clang emits a failing `assert` (a call to `__assert_fail`, which ends in `s_trap 2`). Nothing
 // follows the call in the kernel; its fall-through is the next function's entry, and the
 // function after that returns with `s_setpc_b64 s[30:31]`. The rewriter must take the symbols'
-// ends as the code's ends (as the analysis does) rather than walk on into that code.
+// ends as the code's ends (as the analysis does) rather than walk on into that code. The
+// function that never returns writes s8..s101 first, as __assert_fail's printf writes most
+// SGPRs: the rewriter must leave it out of the SGPRs it keeps clear, or find no room.
 //
 // Kernarg: out (u32 per lane), fail (u32). With fail == 0 every lane stores 7 and the kernel
 // ends; otherwise every wave calls never_returns and traps.
@@ -32,6 +34,9 @@ noreturn_call:
 .p2align 2
 .type never_returns,@function
 never_returns:
+  .irp n, 8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42,44,46,48,50,52,54,56,58,60,62,64,66,68,70,72,74,76,78,80,82,84,86,88,90,92,94,96,98,100
+    s_mov_b64 s[\n:\n+1], 0
+  .endr
   s_trap 2
 .size never_returns, .-never_returns
 

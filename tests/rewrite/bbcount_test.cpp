@@ -221,26 +221,10 @@ TEST(BbcountLongBranches, BranchesLeftOutOfRangeByInstrumentationBecomeLongJumps
   request.grid.size = {64, 1, 1};
   request.block.size = {64, 1, 1};
   request.arguments = {hsa::parse_argument("zeros:256"), hsa::parse_argument("u32:5")};
-  hsa::LaunchRequest original = request;
-  original.code_object = path;
-  original.record_block_counts = true;
-  const hsa::LaunchOutcome truth = hsa::launch(original);
-  ASSERT_TRUE(truth.ok) << truth.error;
-  hsa::LaunchRequest rewritten = request;
-  rewritten.code_object = out;
-  const ToolLaunchOutcome tool = launch_instrumented(rewritten);
-  ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-  for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
-    ASSERT_EQ(outcome->buffers.size(), 1u);
-    const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
-    ASSERT_EQ(bytes.size(), 256u);
-    for (unsigned lane = 0; lane < 64; ++lane) {
-      std::uint32_t value;
-      std::memcpy(&value, bytes.data() + 4 * lane, 4);
-      EXPECT_EQ(value, lane < 32 ? 18000u : 17000u) << "lane " << lane;
-    }
-  }
-  EXPECT_EQ(tool.report, truth.block_trace);
+  const DirectedRuns runs = run_directed(request, path, out);
+  ASSERT_TRUE(runs.truth.ok && runs.tool.launch.ok);
+  expect_words(runs, 64, [](unsigned lane) { return lane < 32 ? 18000u : 17000u; });
+  EXPECT_EQ(runs.tool.report, runs.truth.block_trace);
 }
 
 // tests/rewrite/asm/noreturn.s: a kernel that ends in a call to a function that never returns,
@@ -264,30 +248,20 @@ TEST(BbcountNoReturn, ACallThatNeverReturnsEndsTheKernelsCode) {
     request.block.size = {64, 1, 1};
     request.arguments = {hsa::parse_argument("zeros:256"),
                          hsa::parse_argument("u32:" + std::to_string(fail))};
-    hsa::LaunchRequest original = request;
-    original.code_object = path;
-    original.record_block_counts = true;
-    const hsa::LaunchOutcome truth = hsa::launch(original);
-    hsa::LaunchRequest rewritten = request;
-    rewritten.code_object = out;
-    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
     if (fail) {
-      for (const std::string& error : {truth.error, tool.launch.error})
+      hsa::LaunchRequest original = request;
+      original.code_object = path;
+      hsa::LaunchRequest rewritten = request;
+      rewritten.code_object = out;
+      for (const std::string& error :
+           {hsa::launch(original).error, launch_instrumented(rewritten).launch.error})
         EXPECT_NE(error.find("s_trap 2"), std::string::npos) << error;
       continue;
     }
-    ASSERT_TRUE(truth.ok) << truth.error;
-    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-    for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
-      ASSERT_EQ(outcome->buffers.size(), 1u);
-      const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
-      for (unsigned item = 0; item < 64; ++item) {
-        std::uint32_t value;
-        std::memcpy(&value, bytes.data() + 4 * item, 4);
-        EXPECT_EQ(value, 7u) << "work-item " << item;
-      }
-    }
-    EXPECT_EQ(tool.report, truth.block_trace);
+    const DirectedRuns runs = run_directed(request, path, out);
+    ASSERT_TRUE(runs.truth.ok && runs.tool.launch.ok);
+    expect_words(runs, 64, [](unsigned) { return 7u; });
+    EXPECT_EQ(runs.tool.report, runs.truth.block_trace);
   }
 }
 
@@ -310,25 +284,10 @@ TEST(BbcountSgprPressure, AKernelWithoutRoomAboveGetsTheSgprsItNeverUses) {
     request.grid.size = {128, 1, 1};
     request.block.size = {128, 1, 1};
     request.arguments = {hsa::parse_argument("zeros:512"), hsa::parse_argument("u32:3")};
-    hsa::LaunchRequest original = request;
-    original.code_object = path;
-    original.record_block_counts = true;
-    const hsa::LaunchOutcome truth = hsa::launch(original);
-    ASSERT_TRUE(truth.ok) << truth.error;
-    hsa::LaunchRequest rewritten = request;
-    rewritten.code_object = out;
-    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
-    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-    for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
-      ASSERT_EQ(outcome->buffers.size(), 1u);
-      const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
-      for (unsigned item = 0; item < 128; ++item) {
-        std::uint32_t value;
-        std::memcpy(&value, bytes.data() + 4 * item, 4);
-        EXPECT_EQ(value, item < 32 ? low : high) << "work-item " << item;
-      }
-    }
-    EXPECT_EQ(tool.report, truth.block_trace);
+    const DirectedRuns runs = run_directed(request, path, out);
+    ASSERT_TRUE(runs.truth.ok && runs.tool.launch.ok);
+    expect_words(runs, 128, [&](unsigned item) { return item < 32 ? low : high; });
+    EXPECT_EQ(runs.tool.report, runs.truth.block_trace);
   }
 }
 

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -15,6 +17,7 @@
 #include "wavekit/codeobj/code_object.h"
 #include "wavekit/corpus/corpus.h"
 #include "wavekit/hsa/launch.h"
+#include "wavekit/rewrite/launch.h"
 #include "wavekit/rewrite/mutator.h"
 
 namespace wavekit::rewrite {
@@ -130,6 +133,43 @@ inline std::string block_key(std::uint64_t address) {
   char key[24];
   std::snprintf(key, sizeof key, "0x%llx", static_cast<unsigned long long>(address));
   return key;
+}
+
+// A directed kernel's two runs: the original at `original_path` with the emulator's ground
+// truth, and the rewritten object at `rewritten_path` instrumented; both must succeed.
+struct DirectedRuns {
+  hsa::LaunchOutcome truth;
+  ToolLaunchOutcome tool;
+};
+inline DirectedRuns run_directed(const hsa::LaunchRequest& request,
+                                 const std::string& original_path,
+                                 const std::string& rewritten_path) {
+  DirectedRuns runs;
+  hsa::LaunchRequest original = request;
+  original.code_object = original_path;
+  original.record_block_counts = true;
+  runs.truth = hsa::launch(original);
+  EXPECT_TRUE(runs.truth.ok) << runs.truth.error;
+  hsa::LaunchRequest rewritten = request;
+  rewritten.code_object = rewritten_path;
+  runs.tool = launch_instrumented(rewritten);
+  EXPECT_TRUE(runs.tool.launch.ok) << runs.tool.launch.error;
+  return runs;
+}
+
+// Each of the `count` u32 words of both runs' only buffer is `expected(i)`.
+inline void expect_words(const DirectedRuns& runs, unsigned count,
+                         const std::function<std::uint32_t(unsigned)>& expected) {
+  for (const hsa::LaunchOutcome* outcome : {&runs.truth, &runs.tool.launch}) {
+    ASSERT_EQ(outcome->buffers.size(), 1u);
+    const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
+    ASSERT_EQ(bytes.size(), 4u * count);
+    for (unsigned i = 0; i < count; ++i) {
+      std::uint32_t value;
+      std::memcpy(&value, bytes.data() + 4 * i, 4);
+      EXPECT_EQ(value, expected(i)) << "word " << i;
+    }
+  }
 }
 
 }  // namespace wavekit::rewrite

@@ -162,25 +162,10 @@ TEST(BlockCallsSgprPressure, EnvelopesTakeSgprsDeadAtTheirPoints) {
     request.grid.size = {128, 1, 1};
     request.block.size = {128, 1, 1};
     request.arguments = {hsa::parse_argument("zeros:512"), hsa::parse_argument("u32:3")};
-    hsa::LaunchRequest original = request;
-    original.code_object = path;
-    original.record_block_counts = true;
-    const hsa::LaunchOutcome truth = hsa::launch(original);
-    ASSERT_TRUE(truth.ok) << truth.error;
-    hsa::LaunchRequest rewritten = request;
-    rewritten.code_object = out;
-    const ToolLaunchOutcome tool = launch_instrumented(rewritten);
-    ASSERT_TRUE(tool.launch.ok) << tool.launch.error;
-    for (const hsa::LaunchOutcome* outcome : {&truth, &tool.launch}) {
-      ASSERT_EQ(outcome->buffers.size(), 1u);
-      const std::vector<std::uint8_t>& bytes = outcome->buffers[0].second;
-      for (unsigned item = 0; item < 128; ++item) {
-        std::uint32_t value;
-        std::memcpy(&value, bytes.data() + 4 * item, 4);
-        EXPECT_EQ(value, item < 32 ? low : high) << "work-item " << item;
-      }
-    }
-    EXPECT_EQ(counts_report(result, tool, kernel, blocks), truth.block_trace);
+    const DirectedRuns runs = run_directed(request, path, out);
+    ASSERT_TRUE(runs.truth.ok && runs.tool.launch.ok);
+    expect_words(runs, 128, [&](unsigned item) { return item < 32 ? low : high; });
+    EXPECT_EQ(counts_report(result, runs.tool, kernel, blocks), runs.truth.block_trace);
   }
 }
 

@@ -482,6 +482,53 @@ TEST(SvmProperties, Avx2LoopsAreTheScalarLoops) {
   }
 }
 
+// predict_all() and Platt's fold decision values take several rows at once (each support
+// vector's features loaded once for four rows, four decision sums in one register): every
+// row's decision values and label are predict()'s, one row at a time, bit for bit, for each
+// kernel, the AVX2 and the scalar loops, a row count that leaves a remainder, threads, and a
+// test set narrower than the support vectors (one row at a time there).
+TEST(SvmProperties, BatchedPredictionsAreOneRowPredictions) {
+  Dataset d = small_task();
+  SvmParams mixed;
+  mixed.kernel.type = Kernel::mixed;
+  mixed.first = {Kernel::sigmoid, 3, 0.01, 0.2};
+  mixed.second = {Kernel::rbf, 3, 0.05, 0};
+  mixed.mix = 0.3;
+  std::vector<SvmParams> cases = {
+      mixed, with_kernel({Kernel::linear, 3, 0, 0}, 0.5), with_kernel({Kernel::poly, 2, 0.1, 1}, 1),
+      with_kernel({Kernel::rbf, 3, 0.05, 0}, 10), with_kernel({Kernel::sigmoid, 3, 0.01, 0.1}, 1)};
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i + 1 < d.rows() && rows.size() < 203; i += 2) rows.push_back(i);
+  Dataset test = d.subset(rows);  // 203 rows: 50 batches of four and three single rows
+  // the same rows one feature narrower: a model's support vectors wider than the rows
+  Dataset narrow;
+  for (std::size_t i = 0; i < test.rows(); ++i)
+    narrow.add_dense_row(test.y[i],
+                         std::vector<double>(test.row(i) + 1, test.row(i) + test.cols() - 1));
+  narrow.densify();
+  for (bool avx2 : {true, false}) {
+    detail::enable_avx2_loops(avx2);
+    for (SvmParams p : cases) {
+      SvmModel m = train(d, p);
+      for (const Dataset* t : {&test, &narrow}) {
+        for (int threads : {1, 3}) {
+          m.params.threads = threads;
+          std::vector<std::vector<double>> dec;
+          std::vector<int> labels = predict_all(m, *t, &dec);
+          ASSERT_EQ(labels.size(), t->rows());
+          for (std::size_t i = 0; i < t->rows(); ++i) {
+            std::vector<double> one;
+            int label = predict(m, t->row(i), t->cols(), &one);
+            EXPECT_EQ(label, labels[i]) << kernel_name(p.kernel.type) << " row " << i;
+            EXPECT_EQ(one, dec[i]) << kernel_name(p.kernel.type) << " row " << i;
+          }
+        }
+      }
+    }
+  }
+  detail::enable_avx2_loops(true);
+}
+
 TEST(GlibcRandTest, IsGlibcRand) {
   GlibcRand r(1);
   std::srand(1);

@@ -110,19 +110,55 @@ TEST(Machines, MissingFieldAndUnknownNameAreNamed) {
   fs::remove_all(dir);
 }
 
+TEST(Machines, ACurveInterpolatesAndBadPointsAreNamed) {
+  Machine h200 = load_machine("h200");
+  const Figure& dram = h200.figure("memory.dram_phase_latency_ns");
+  ASSERT_GE(dram.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(dram.value, dram.points.front().second);
+  const auto [x0, y0] = dram.points[0];
+  const auto [x1, y1] = dram.points[1];
+  EXPECT_DOUBLE_EQ(h200.get("memory.dram_phase_latency_ns", x0 / 2), y0);  // below: the first
+  EXPECT_DOUBLE_EQ(h200.get("memory.dram_phase_latency_ns", (x0 + x1) / 2), (y0 + y1) / 2);
+  const auto [xn, yn] = dram.points.back();  // above: the last (bandwidth is another term's)
+  EXPECT_DOUBLE_EQ(h200.get("memory.dram_phase_latency_ns", 2 * xn), yn);
+  // Loaded latencies rise with the bytes in flight; the first points are the unloaded ones.
+  for (std::size_t i = 1; i < dram.points.size(); ++i)
+    EXPECT_GE(dram.points[i].second, dram.points[i - 1].second);
+  EXPECT_NEAR(dram.value / h200.get("memory.dram_latency_unloaded_ns"), 1.0, 0.15);
+  EXPECT_DOUBLE_EQ(h200.get("memory.l2_latency_ns", 1e9), h200.get("memory.l2_latency_ns"));
+  fs::path dir = fs::temp_directory_path() / "wavekit-model-curve-test";
+  fs::create_directories(dir);
+  nlohmann::json doc =
+      nlohmann::json::parse(std::ifstream(builtin_machine_directory() + "/h200.json"));
+  doc["memory"]["dram_phase_latency_ns"]["points"] = {{1, 399.75}, {1, 405}};
+  std::ofstream(dir / "descending.json") << doc.dump();
+  EXPECT_NE(error_of([&] { load_machine((dir / "descending.json").string()); })
+                .find("'memory.dram_phase_latency_ns': 'points' must be pairs with positive x in "
+                      "ascending order"),
+            std::string::npos);
+  doc["memory"]["dram_phase_latency_ns"]["points"] = {{2, 500}, {4, 600}};
+  std::ofstream(dir / "value.json") << doc.dump();
+  EXPECT_NE(error_of([&] {
+              load_machine((dir / "value.json").string());
+            }).find("'value' must be the first point's y"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
 namespace {
 
-KernelModel streaming_kernel(double n) {
+// n elements, `per_thread` of them per thread (wider loads and stores: float4 for 4).
+KernelModel streaming_kernel(double n, double per_thread = 1) {
   KernelModel k;
   k.name = "triad";
-  k.blocks = {std::uint64_t(n / 256), 1, 1};
+  k.blocks = {std::uint64_t(std::max(1.0, n / 256 / per_thread)), 1, 1};
   k.threads_per_block = {256, 1, 1};
   k.counts["ops.fp32.fma"] = n;
   k.counts["flops.fp32"] = 2 * n;
   k.counts["ops.valu"] = 10 * n;
   k.counts["ops.int"] = 8 * n;
-  k.counts["instructions.wave"] = 20 * n / 64;
-  k.counts["memory.global.load.instructions"] = 2 * n / 64;
+  k.counts["instructions.wave"] = 20 * n / 64 / per_thread;
+  k.counts["memory.global.load.instructions"] = 2 * n / 64 / per_thread;
   k.counts["memory.global.load.bytes"] = 8 * n;
   k.counts["memory.global.store.instructions"] = n / 64;
   k.counts["memory.global.store.bytes"] = 4 * n;
@@ -176,9 +212,10 @@ TEST(Evaluator, FindsInconsistentCounts) {
 
 TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   Machine h200 = load_machine("h200");
-  // Streaming: 12 B per 2 FLOP, far below the ridge: DRAM-bound at bytes / achieved bandwidth.
+  // Streaming: 12 B per 2 FLOP, far below the ridge: DRAM-bound at bytes / achieved bandwidth
+  // with float4 accesses (96 KB in flight per SM, past the loaded-latency curve's 32 KB).
   double n = 1 << 28;
-  Prediction p = predict(streaming_kernel(n), h200);
+  Prediction p = predict(streaming_kernel(n, 4), h200);
   EXPECT_EQ(p.bound, "dram");
   double expected =
       12 * n / h200.get("achieved.dram_bandwidth") + h200.get("launch.kernel_floor_us") * 1e-6;
@@ -230,6 +267,56 @@ TEST(Predictor, NamesTheBoundAndAttributesTerms) {
   KernelModel e = streaming_kernel(n);
   e.counts_expression["flops.fp32"] = "2*n";
   EXPECT_NE(error_of([&] { predict(e, h200); }).find("evaluate them"), std::string::npos);
+}
+
+TEST(Predictor, LatencyTermUsesPhasesLoadedLatenciesAndDispatch) {
+  Machine h200 = load_machine("h200"), rtx = load_machine("rtx3080");
+  auto term = [](const Prediction& p, const std::string& name) {
+    for (const Term& t : p.terms)
+      if (t.name == name) return t.seconds;
+    return -1.0;
+  };
+  // One round (132 blocks of 256 threads, 4 waves each) of one dependent phase per wave, each
+  // lane's load fetching 64 B from DRAM (m = 64 fetches per wave-phase: e^-m is nothing), no
+  // instructions to speak of: the DRAM latency at 64 B x 256 threads = 16 KB in flight per SM.
+  KernelModel k;
+  k.name = "phase";
+  k.blocks = {132, 1, 1};
+  k.threads_per_block = {256, 1, 1};
+  const double waves = 132 * 4, threads = 132 * 256;
+  k.counts["instructions.wave"] = 0;
+  k.counts["memory.global.load.instructions"] = waves;
+  k.counts["memory.global.load.bytes"] = 4 * threads;
+  k.counts["memory.global.store.bytes"] = 4 * threads;
+  k.counts["l2.request.bytes"] = 8 * threads;
+  k.counts["l2.hit_rate"] = 0.5;  // the stores' sectors: no part of a phase's wait
+  k.counts["dram.read.bytes"] = 64 * threads;
+  k.counts["dram.write.bytes"] = 0;
+  k.counts["sync.vmem_waits"] = 3 * waves;  // three waits, one of them for a new load
+  k.counts["sync.memory_phases"] = waves;
+  const double kb = 64.0 * 256 / 1024;  // DRAM bytes in flight per SM
+  EXPECT_NEAR(term(predict(k, h200), "latency"),
+              h200.get("memory.dram_phase_latency_ns", kb) * 1e-9, 1e-12);
+  // Without the measured curve (the RTX 3080): the machine's fixed loaded DRAM latency.
+  EXPECT_NEAR(term(predict(k, rtx), "latency"), rtx.get("memory.dram_latency_ns") * 1e-9, 1e-12);
+  // No DRAM reads: every phase an L2 hit.
+  k.counts["dram.read.bytes"] = 0;
+  EXPECT_NEAR(term(predict(k, rtx), "latency"), rtx.get("memory.l2_latency_ns") * 1e-9, 1e-12);
+  // A model from before the phase count: every wait is a phase.
+  k.counts.erase("sync.memory_phases");
+  EXPECT_NEAR(term(predict(k, rtx), "latency"), rtx.get("memory.l2_latency_ns") * 1e-9, 1e-12);
+  k.counts["memory.global.load.instructions"] = 3 * waves;
+  EXPECT_NEAR(term(predict(k, rtx), "latency"), 3 * rtx.get("memory.l2_latency_ns") * 1e-9, 1e-12);
+  // Many short blocks: the H200's measured block dispatch bounds the kernel.
+  KernelModel tiny;
+  tiny.name = "tiny";
+  tiny.blocks = {1 << 20, 1, 1};
+  tiny.threads_per_block = {64, 1, 1};
+  tiny.counts["instructions.wave"] = double(1 << 20);
+  Prediction d = predict(tiny, h200);
+  EXPECT_EQ(d.bound, "dispatch");
+  EXPECT_DOUBLE_EQ(term(d, "dispatch"), (1 << 20) * h200.get("launch.block_dispatch_ns") * 1e-9);
+  EXPECT_LT(term(predict(tiny, rtx), "dispatch"), 0);  // no figure: no term
 }
 
 TEST(Compare, ReadsTheThreeFormatsAndSummarises) {

@@ -217,10 +217,11 @@ hsa::Dimensions dimensions(const std::vector<std::string>& components, const Par
 struct Decoded {
   InstructionClass cls;
   std::string mnemonic;
-  bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt: a dependent memory phase
+  bool waits_for_vector_memory = false;  // an s_waitcnt on vmcnt
   bool multiplies_by_log2e = false;      // a v_mul_f32 by the literal +-log2(e): expf begins
   bool reciprocal = false;               // a v_div_fixup_f32 of the numerator +-1.0: 1/x
   int library_flops = 0;  // what NVIDIA counts for a library call beyond these instructions
+  bool starts_memory_phase = false;  // a vmcnt wait for a load issued since the last phase
 };
 
 // Library calls whose FLOPs are counted as NVIDIA's, from Nsight Compute on the H200
@@ -238,6 +239,77 @@ int library_flops(const isa::Instruction& inst) {
   if (inst.mnemonic.rfind("v_mul_f32", 0) == 0 && inst.text.find("0x3f317217") != std::string::npos)
     return 17;  // logf
   return 0;
+}
+
+// The waits on vector memory that begin a dependent memory phase: those that wait for a load
+// (a vector memory instruction that returns data) issued after the last such wait. Clang issues
+// a wave's independent loads back to back and waits for them one at a time (SwishGradient's
+// three: vmcnt(2), vmcnt(1), vmcnt(0)); the later waits end while the first one's latency
+// passes, since their loads were in flight with it. NVIDIA's code waits once for such a group
+// (its scoreboard), so the group is one latency, not three. Each block is read in order with
+// the queue of outstanding vector memory instructions (vmcnt counts loads and stores in issue
+// order on gfx9: vmcnt(N) waits for all but the N most recent); a block with one predecessor
+// earlier in address order continues that block's queue, any other starts from an unknown one,
+// and a wait that reaches past the known queue into it counts as a phase (as every wait did
+// before). Returns the waits' addresses.
+std::unordered_set<std::uint64_t> memory_phase_waits(const analysis::Program& program) {
+  std::unordered_set<std::uint64_t> phases;
+  struct Outstanding {
+    bool load;
+    std::uint64_t sequence;
+  };
+  struct State {
+    std::vector<Outstanding> queue;  // oldest first
+    bool unknown_older = true;       // instructions from before the block may be outstanding
+    std::uint64_t phase_start = 0;   // instructions issued before this sequence number were in
+                                     // flight at the last phase's wait
+  };
+  for (const analysis::Function& function : program.functions) {
+    std::vector<std::optional<State>> at_end(function.blocks.size());
+    std::uint64_t sequence = 1;
+    for (std::size_t b = 0; b < function.blocks.size(); ++b) {
+      const analysis::Block& block = function.blocks[b];
+      State state;
+      if (block.predecessors.size() == 1 && block.predecessors[0] < b &&
+          at_end[block.predecessors[0]])
+        state = *at_end[block.predecessors[0]];
+      else
+        state.phase_start = sequence;
+      for (std::size_t i = block.first_instruction;
+           i < block.first_instruction + block.instruction_count; ++i) {
+        const isa::Instruction& inst = function.instructions[i];
+        const isa::MemoryKind kind = inst.memory;
+        if (kind == isa::MemoryKind::global || kind == isa::MemoryKind::flat ||
+            kind == isa::MemoryKind::scratch || kind == isa::MemoryKind::buffer) {
+          const bool load = inst.access == isa::MemoryAccess::load ||
+                            (inst.access == isa::MemoryAccess::atomic && inst.writes.vgpr.any());
+          state.queue.push_back({load, sequence++});
+          continue;
+        }
+        if (inst.flow == isa::ControlFlow::call) {
+          state = State{};
+          state.phase_start = sequence;
+          continue;
+        }
+        if (inst.mnemonic != "s_waitcnt") continue;
+        const std::size_t at = inst.text.find("vmcnt(");
+        if (at == std::string::npos) continue;
+        const std::size_t keep = std::size_t(std::strtoul(inst.text.c_str() + at + 6, nullptr, 10));
+        const std::size_t waited = state.queue.size() > keep ? state.queue.size() - keep : 0;
+        bool phase = waited == 0 && state.unknown_older;
+        for (std::size_t q = 0; q < waited; ++q)
+          if (state.queue[q].load && state.queue[q].sequence >= state.phase_start) phase = true;
+        if (waited > 0 || keep == 0) state.unknown_older = false;
+        state.queue.erase(state.queue.begin(), state.queue.begin() + std::ptrdiff_t(waited));
+        if (phase) {
+          phases.insert(inst.address);
+          state.phase_start = sequence;
+        }
+      }
+      at_end[b] = std::move(state);
+    }
+  }
+  return phases;
 }
 
 }  // namespace
@@ -493,8 +565,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   // when its register is written again before any read later in the block, under the same EXEC,
   // or else when the analysis's liveness (conservative: a masked write ends nothing) has it dead
   // after the instruction.
+  std::optional<analysis::Program> program;
   {
-    std::optional<analysis::Program> program;
     std::optional<analysis::Liveness> liveness;
     for (auto& [pc, d] : decoded) {
       const std::string& m = d.mnemonic;
@@ -531,6 +603,12 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       for (auto& [key, weight] : d.cls.per_lane)
         if (key.rfind("flops.fp32", 0) == 0 || key.rfind("ops.fp32.", 0) == 0) weight /= 2;
     }
+  }
+  {
+    if (!program) program = analysis::analyze(analysis::make_input(object));
+    const std::unordered_set<std::uint64_t> phase_waits = memory_phase_waits(*program);
+    for (auto& [pc, d] : decoded)
+      d.starts_memory_phase = d.waits_for_vector_memory && phase_waits.count(pc);
   }
   // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
   // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
@@ -633,8 +711,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     model.blocks[axis] = (std::uint64_t(request.grid.size[axis]) + request.block.size[axis] - 1) /
                          request.block.size[axis];
   }
-  for (const char* key :
-       {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave"})
+  for (const char* key : {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave",
+                          "sync.memory_phases"})
     model.counts[key] = 0;
   for (const emu::InstructionCount& count : outcome.instruction_counts) {
     auto found = decoded.find(count.pc);
@@ -646,6 +724,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       model.counts[key] += weight * double(count.lanes);
     if (found->second.waits_for_vector_memory)
       model.counts["sync.vmem_waits"] += double(count.executions);
+    if (found->second.starts_memory_phase)
+      model.counts["sync.memory_phases"] += double(count.executions);
   }
   if (kernel_info) {
     model.counts["resources.lds_bytes_per_block"] =

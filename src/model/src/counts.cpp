@@ -36,8 +36,10 @@ const std::vector<CountInfo>& count_vocabulary() {
       {"ops.salu", "wave-instruction", "scalar ALU instructions"},
       {"ops.branch", "wave-instruction", "branches and other program-flow instructions"},
       {"ops.sync", "wave-instruction", "barriers and waits"},
-      {"sync.vmem_waits", "wave-instruction",
-       "waits for vector memory (s_waitcnt vmcnt): dependent memory phases"},
+      {"sync.vmem_waits", "wave-instruction", "waits for vector memory (s_waitcnt vmcnt)"},
+      {"sync.memory_phases", "wave-instruction",
+       "dependent memory phases: the waits for vector memory that wait for a load issued since "
+       "the last such wait"},
       {"instructions.wave", "wave-instruction", "every wave-instruction issued"},
       {"instructions.valu", "wave-instruction", "vector ALU wave-instructions issued"},
       {"memory.global.load.instructions", "wave-instruction", "global/flat loads"},

@@ -1,6 +1,7 @@
 #include "wavekit/model/machine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +66,17 @@ const Figure& Machine::figure(const std::string& path) const {
 
 double Machine::get(const std::string& path) const { return figure(path).value; }
 
+double Figure::at(double x) const {
+  if (points.empty()) return value;
+  if (x <= points.front().first) return points.front().second;
+  for (std::size_t i = 1; i < points.size(); ++i) {
+    const auto& [x0, y0] = points[i - 1];
+    const auto& [x1, y1] = points[i];
+    if (x <= x1) return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+  }
+  return points.back().second;
+}
+
 namespace {
 
 void collect(const nlohmann::json& node, const std::string& prefix, const std::string& origin,
@@ -87,6 +99,24 @@ void collect(const nlohmann::json& node, const std::string& prefix, const std::s
       figure.value = value["value"].get<double>();
       figure.unit = value["unit"].get<std::string>();
       figure.source = value["source"].get<std::string>();
+      if (value.contains("points")) {
+        const nlohmann::json& points = value["points"];
+        const std::string what = origin + ": figure '" + path + "': 'points' must be ";
+        if (!points.is_array() || points.empty())
+          throw Error(what + "a non-empty array of [x, y] pairs");
+        for (const nlohmann::json& point : points) {
+          if (!point.is_array() || point.size() != 2 || !point[0].is_number() ||
+              !point[1].is_number())
+            throw Error(what + "[x, y] pairs of numbers");
+          const double x = point[0].get<double>(), y = point[1].get<double>();
+          if (!(x > 0) || !std::isfinite(y) ||
+              (!figure.points.empty() && !(x > figure.points.back().first)))
+            throw Error(what + "pairs with positive x in ascending order");
+          figure.points.emplace_back(x, y);
+        }
+        if (figure.value != figure.points.front().second)
+          throw Error(origin + ": figure '" + path + "': 'value' must be the first point's y");
+      }
       machine.figures[path] = figure;
     } else {
       collect(value, path, origin, machine);

@@ -57,7 +57,7 @@ Prediction predict(const KernelModel& model, const Machine& machine,
   double compute = p.fp32_flops / achieved("fp32_flops") + p.fp64_flops / achieved("fp64_flops") +
                    p.fp16_flops / (machine.get("peak.fp16_flops") * efficiency) +
                    p.matrix_flops / (machine.get("peak.matrix_fp16_flops") * efficiency);
-  char detail[256];
+  char detail[320];
   std::snprintf(detail, sizeof detail, "%.4g fp32 + %.4g fp64 + %.4g fp16 + %.4g matrix FLOP",
                 p.fp32_flops, p.fp64_flops, p.fp16_flops, p.matrix_flops);
   p.terms.push_back({"compute", compute, detail});
@@ -112,30 +112,71 @@ Prediction predict(const KernelModel& model, const Machine& machine,
   p.resident_blocks_per_unit = per_unit;
   const double blocks = double(k.total_blocks());
   const double rounds = std::ceil(blocks / (per_unit * units));
-  const double waves =
-      std::max(1.0, blocks * std::ceil(threads_per_block / 64));  // emulated 64-lane waves
+  const double waves_per_block = std::ceil(threads_per_block / 64);  // emulated 64-lane waves
+  const double waves = std::max(1.0, blocks * waves_per_block);
   const double wave_instructions = k.count("instructions.wave") / waves;
   const double wave_loads =
       (k.count("memory.global.load.instructions") + k.count("memory.global.atomic.instructions")) /
       waves;
-  // A memory phase waits for the L2 when the L2 model saw a hit, for DRAM otherwise.
-  // (An L1 hit is charged the L2's latency: a bound, not a figure of its own.)
-  const double l1_hit = k.count("l1.hit_rate");
-  const double hit = l1_hit + (1 - l1_hit) * k.count("l2.hit_rate");
-  const double latency_s = (hit * machine.get("memory.l2_latency_ns") +
-                            (1 - hit) * machine.get("memory.dram_latency_ns")) *
-                           1e-9;
-  // Dependent memory phases of a wave: its waits on vector memory where the binary path counted
-  // them, else its loads four at a time (independent loads overlap).
-  const double phases = k.counts.count("sync.vmem_waits") ? k.count("sync.vmem_waits") / waves
-                                                          : std::ceil(wave_loads / 4);
-  double wave_time = wave_instructions * 4 / clock + std::min(phases, wave_loads) * latency_s;
+  // Dependent memory phases of a wave: the binary path's count of them (the waits for loads
+  // issued since the last such wait), or, in models from before that count, its waits on vector
+  // memory; else its loads four at a time (independent loads overlap).
+  const double counted_phases =
+      k.counts.count("sync.memory_phases") ? k.count("sync.memory_phases") / waves
+      : k.counts.count("sync.vmem_waits")  ? k.count("sync.vmem_waits") / waves
+                                           : std::ceil(wave_loads / 4);
+  const double phases = std::min(counted_phases, wave_loads);
+  const double wave_phases = waves * phases;
+  // A phase waits for its slowest load: for DRAM when any of its loads missed the L2. Where the
+  // L2 model ran, a wave's phase has m DRAM fetches (its read misses over the machine's DRAM
+  // granule); spread at random over the phases, a phase waits for DRAM with probability
+  // 1 - e^-m. (The sectors' hit rate made a phase whose second load hits the line the first
+  // one's miss is bringing in half a hit: gamma_correction.) Else the hit rates: an L1 hit is
+  // charged the L2's latency, a bound, not a figure of its own.
+  double dram_share;
+  if (k.counts.count("dram.read.bytes") && k.counts.count("l2.hit_rate") && wave_phases > 0) {
+    const double fetch = machine.has("memory.dram_fetch_bytes")
+                             ? machine.get("memory.dram_fetch_bytes")
+                             : machine.get("memory.l2_sector_bytes");
+    dram_share = 1 - std::exp(-k.count("dram.read.bytes") / fetch / wave_phases);
+  } else {
+    const double l1_hit = k.count("l1.hit_rate");
+    dram_share = 1 - (l1_hit + (1 - l1_hit) * k.count("l2.hit_rate"));
+  }
+  // The latencies: where the machine has them measured under load (memory.l2_phase_latency_ns,
+  // memory.dram_phase_latency_ns: a dependent phase's time by the KB in flight per unit,
+  // bench/model/h200_occupancy.cu), at the bytes a phase has in flight on a unit: a wave's
+  // phase's L2 requests (its DRAM traffic) times the waves resident on a unit, at most the
+  // blocks spread over the units; else the machine's fixed estimates of loaded latencies.
+  double l2_ns = machine.get("memory.l2_latency_ns"),
+         dram_ns = machine.get("memory.dram_latency_ns");
+  char in_flight[96] = "";
+  if (wave_phases > 0 && machine.has("memory.l2_phase_latency_ns") &&
+      machine.has("memory.dram_phase_latency_ns")) {
+    const double resident_waves = std::min(per_unit, blocks / units) * waves_per_block;
+    const double l2_kb = global_bytes / wave_phases * resident_waves / 1024;
+    const double dram_kb = p.dram_bytes / wave_phases * resident_waves / 1024;
+    l2_ns = machine.get("memory.l2_phase_latency_ns", l2_kb);
+    dram_ns = machine.get("memory.dram_phase_latency_ns", dram_kb);
+    std::snprintf(in_flight, sizeof in_flight, " at %.3g / %.3g KB in flight per unit", l2_kb,
+                  dram_kb);
+  }
+  const double latency_s = ((1 - dram_share) * l2_ns + dram_share * dram_ns) * 1e-9;
+  double wave_time = wave_instructions * 4 / clock + phases * latency_s;
   double latency = rounds * wave_time;
-  std::snprintf(
-      detail, sizeof detail,
-      "%.0f rounds of %.0f blocks x (%.4g instructions x 4 cycles + %.3g memory phases x %.0f ns)",
-      rounds, per_unit * units, wave_instructions, std::min(phases, wave_loads), latency_s * 1e9);
+  std::snprintf(detail, sizeof detail,
+                "%.0f rounds of %.0f blocks x (%.4g instructions x 4 cycles + %.3g memory phases x "
+                "%.0f ns: %.0f %% DRAM %.0f ns, L2 %.0f ns%s)",
+                rounds, per_unit * units, wave_instructions, phases, latency_s * 1e9,
+                dram_share * 100, dram_ns, l2_ns, in_flight);
   p.terms.push_back({"latency", latency, detail});
+  // Block dispatch: the GPU starts blocks at a measured rate (launch.block_dispatch_ns per
+  // block, bench/model/h200_occupancy.cu), which bounds kernels of many short blocks.
+  if (machine.has("launch.block_dispatch_ns")) {
+    const double per_block = machine.get("launch.block_dispatch_ns");
+    std::snprintf(detail, sizeof detail, "%.0f blocks x %.3g ns", blocks, per_block);
+    p.terms.push_back({"dispatch", blocks * per_block * 1e-9, detail});
+  }
 
   const Term* top = &p.terms.front();
   for (const Term& term : p.terms)

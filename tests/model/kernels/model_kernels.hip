@@ -141,3 +141,17 @@ extern "C" __global__ void column(const float* x, float* y, int stride, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[size_t(i) * stride];
 }
+
+// Three independent loads, used one after another (HeCBench swish's SwishGradientKernel): clang
+// issues them together and waits for each in turn (vmcnt(2), (1), (0)): one dependent phase.
+extern "C" __global__ void three_loads(const float* a, const float* b, const float* c, float* y,
+                                       int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = c[i] * (b[i] + 1.0f / (1.0f + __expf(-a[i])));
+}
+
+// An indexed load: the second load's address is the first one's value, two dependent phases.
+extern "C" __global__ void indexed(const int* index, const float* x, float* y, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = x[index[i]];
+}

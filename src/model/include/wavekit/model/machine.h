@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace wavekit::model {
@@ -14,6 +15,13 @@ struct Figure {
   double value = 0;
   std::string unit;
   std::string source;
+  // A measured curve, where the figure has one ("points": [[x, y], ...], x ascending): y at x,
+  // e.g. a memory phase's latency by the bytes in flight per unit. `value` is its first y.
+  std::vector<std::pair<double, double>> points;
+  // y at x: linear between the points, the first y below them and the last above them. (A
+  // loaded latency's curve ends where the phases become bandwidth-bound: the bandwidth terms
+  // charge that.) A figure without points is `value` everywhere.
+  double at(double x) const;
 };
 
 struct Machine {
@@ -26,6 +34,7 @@ struct Machine {
   std::map<std::string, Figure> figures;
 
   double get(const std::string& path) const;  // throws wavekit::Error naming a missing figure
+  double get(const std::string& path, double x) const { return figure(path).at(x); }
   bool has(const std::string& path) const { return figures.count(path) != 0; }
   const Figure& figure(const std::string& path) const;
 

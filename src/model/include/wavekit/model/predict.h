@@ -24,7 +24,7 @@
 namespace wavekit::model {
 
 struct Term {
-  std::string name;  // "compute", "issue", "dram", "l2", "lds", "latency", "floor"
+  std::string name;  // "compute", "issue", "dram", "l2", "lds", "latency", "dispatch", "floor"
   double seconds = 0;
   std::string detail;  // the arithmetic, e.g. "1.07e9 B / 4.3e12 B/s"
 };

@@ -428,8 +428,9 @@ TEST(SvmProperties, ThreadsChangeNothing) {
 }
 
 // The AVX2 builds of the kernel rows' dot products, the Q rows' gathers from the shared Gram
-// matrix and the working-set selection give the scalar loops' models bit for bit: one fit, the
-// shared matrix (Platt's folds, several classes, small and large C) and cross-validation.
+// matrix and the working-set selection, and the AVX-512 builds of the dot products (where the
+// CPU has AVX-512F), give the scalar loops' models bit for bit: one fit, the shared matrix
+// (Platt's folds, several classes, small and large C) and cross-validation.
 TEST(SvmProperties, Avx2LoopsAreTheScalarLoops) {
   if (!detail::avx2_loops()) GTEST_SKIP() << "the CPU has no AVX2";
   auto bc = sklearn_set("breast_cancer");
@@ -470,15 +471,22 @@ TEST(SvmProperties, Avx2LoopsAreTheScalarLoops) {
       predict_all(m, *data, &dec);
       return std::pair{format_model(m), dec};
     };
-    auto wide = fit();
+    auto wide = fit();  // the AVX-512 dot products where the CPU has them
     auto cv_wide = cross_validation(*data, p, 3);
+    detail::enable_avx512_loops(false);
+    auto avx2 = fit();
+    auto cv_avx2 = cross_validation(*data, p, 3);
     detail::enable_avx2_loops(false);
     auto narrow = fit();
     auto cv_narrow = cross_validation(*data, p, 3);
     detail::enable_avx2_loops(true);
+    detail::enable_avx512_loops(true);
     EXPECT_EQ(wide.first, narrow.first) << "C = " << p.C << ", -b " << p.probability;
     EXPECT_EQ(wide.second, narrow.second) << "C = " << p.C << ", -b " << p.probability;
     EXPECT_EQ(cv_wide, cv_narrow) << "C = " << p.C << ", -b " << p.probability;
+    EXPECT_EQ(avx2.first, narrow.first) << "C = " << p.C << ", -b " << p.probability;
+    EXPECT_EQ(avx2.second, narrow.second) << "C = " << p.C << ", -b " << p.probability;
+    EXPECT_EQ(cv_avx2, cv_narrow) << "C = " << p.C << ", -b " << p.probability;
   }
 }
 
@@ -506,8 +514,9 @@ TEST(SvmProperties, BatchedPredictionsAreOneRowPredictions) {
     narrow.add_dense_row(test.y[i],
                          std::vector<double>(test.row(i) + 1, test.row(i) + test.cols() - 1));
   narrow.densify();
-  for (bool avx2 : {true, false}) {
-    detail::enable_avx2_loops(avx2);
+  for (int wide : {2, 1, 0}) {  // AVX-512 where the CPU has it, AVX2, scalar
+    detail::enable_avx512_loops(wide == 2);
+    detail::enable_avx2_loops(wide >= 1);
     for (SvmParams p : cases) {
       SvmModel m = train(d, p);
       for (const Dataset* t : {&test, &narrow}) {
@@ -527,6 +536,7 @@ TEST(SvmProperties, BatchedPredictionsAreOneRowPredictions) {
     }
   }
   detail::enable_avx2_loops(true);
+  detail::enable_avx512_loops(true);
 }
 
 TEST(GlibcRandTest, IsGlibcRand) {

@@ -30,6 +30,13 @@
 #include "vector_math.h"
 #include "wavekit/support/error.h"
 
+// No a*b+c becomes a fused multiply-add anywhere here (CMakeLists also passes -ffp-contract=off):
+// LIBSVM rounds the product and the sum apart, and the AVX-512 functions below, whose target
+// has FMA, inline the one-at-a-time loops that must give the scalar loops' bits.
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+
 namespace wavekit::tune {
 namespace {
 
@@ -197,7 +204,9 @@ struct TrainKernel {
       for (std::size_t j = 0; j < n; ++j) out[j] = (*this)(i, b + static_cast<int>(j));
       return;
     }
-    if (detail::avx2_loops())
+    if (detail::avx512_loops())
+      dots_avx512(i, b, n, out);
+    else if (detail::avx2_loops())
       dots_avx2(i, b, n, out);
     else
       dots(i, b, n, out);
@@ -214,6 +223,28 @@ struct TrainKernel {
   __attribute__((target("avx2"))) void dots_avx2(int i, std::size_t b, std::size_t n,
                                                  double* out) const {
     dots_body(i, b, n, out);
+  }
+  // The same 32 at a time in four AVX-512 registers (clang's AVX-512 code otherwise keeps to
+  // 256-bit vectors): the same products and sums in feature order, none fused; the rest as
+  // dots_body.
+  __attribute__((target("avx512f"))) void dots_avx512(int i, std::size_t b, std::size_t n,
+                                                      double* out) const {
+    const __m512d zero = _mm512_setzero_pd();
+    const double* xi = x[i];
+    std::size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+      __m512d sum[4] = {zero, zero, zero, zero};
+      for (std::size_t k = 0; k < dim; ++k) {
+        double v = xi[k];
+        if (v == 0) continue;  // adds only zeros: the sum is unchanged
+        const double* col = xt.data() + k * l + b + j;
+        __m512d vv = _mm512_set1_pd(v);
+        for (std::size_t q = 0; q < 4; ++q)
+          sum[q] = _mm512_add_pd(sum[q], _mm512_mul_pd(vv, _mm512_loadu_pd(col + 8 * q)));
+      }
+      for (std::size_t q = 0; q < 4; ++q) _mm512_storeu_pd(out + j + 8 * q, sum[q]);
+    }
+    for (; j < n; ++j) dot_block<1>(i, b + j, out + j);
   }
   // The dot products of row i with the M rows from `first` (M sums held in registers across the
   // features, rather than a pass over the whole row per feature), each in feature order.
@@ -1713,6 +1744,52 @@ __attribute__((target("avx2"))) void sv_dots_avx2(const std::vector<double>& svt
   sv_dots_body(svt, svdim, l, x, xdim, need_dist, dot_out, dist_out);
 }
 
+// sv_dots_body 32 support vectors at a time in AVX-512 registers: sv_block's operations per
+// lane, unfused, in feature order (the same bits); the rest one at a time as there.
+__attribute__((target("avx512f"))) void sv_dots_avx512(const std::vector<double>& svt,
+                                                       std::size_t svdim, std::size_t l,
+                                                       const double* x, std::size_t xdim,
+                                                       bool need_dist, double* dot_out,
+                                                       double* dist_out) {
+  const __m512d zero = _mm512_setzero_pd();
+  std::size_t n = std::max(xdim, svdim), j = 0;
+  for (; j + 32 <= l; j += 32) {
+    __m512d d[4] = {zero, zero, zero, zero}, d2[4] = {zero, zero, zero, zero};
+    for (std::size_t k = 0; k < n; ++k) {
+      double v = k < xdim ? x[k] : 0.0;
+      __m512d vv = _mm512_set1_pd(v);
+      if (k < svdim) {
+        const double* col = svt.data() + k * l + j;
+        for (std::size_t q = 0; q < 4; ++q) {
+          __m512d c = _mm512_loadu_pd(col + 8 * q);
+          if (need_dist) {
+            __m512d t = _mm512_sub_pd(vv, c);
+            d2[q] = _mm512_add_pd(d2[q], _mm512_mul_pd(t, t));
+          }
+          if (v != 0) d[q] = _mm512_add_pd(d[q], _mm512_mul_pd(vv, c));
+        }
+      } else if (need_dist && v != 0) {
+        __m512d vsq = _mm512_mul_pd(vv, vv);
+        for (std::size_t q = 0; q < 4; ++q) d2[q] = _mm512_add_pd(d2[q], vsq);
+      }
+    }
+    for (std::size_t q = 0; q < 4; ++q) {
+      _mm512_storeu_pd(dot_out + j + 8 * q, d[q]);
+      _mm512_storeu_pd(dist_out + j + 8 * q, d2[q]);
+    }
+  }
+  for (; j < l; ++j) sv_block<1>(svt, svdim, l, j, x, xdim, need_dist, dot_out + j, dist_out + j);
+}
+void sv_dots_any(const std::vector<double>& svt, std::size_t svdim, std::size_t l, const double* x,
+                 std::size_t xdim, bool need_dist, double* dot_out, double* dist_out) {
+  if (detail::avx512_loops())
+    sv_dots_avx512(svt, svdim, l, x, xdim, need_dist, dot_out, dist_out);
+  else if (detail::avx2_loops())
+    sv_dots_avx2(svt, svdim, l, x, xdim, need_dist, dot_out, dist_out);
+  else
+    sv_dots(svt, svdim, l, x, xdim, need_dist, dot_out, dist_out);
+}
+
 // Kernel values of one row against all support vectors, vectorised across the support
 // vectors (feature-major copy `svt`, `dim` features), each sum still in feature order.
 void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::size_t dim,
@@ -1728,8 +1805,7 @@ void kernel_values(const SvmModel& model, const std::vector<double>& svt, std::s
   }
   bool need_dist = needs_distance(p);
   dist.resize(l);
-  (detail::avx2_loops() ? sv_dots_avx2 : sv_dots)(svt, model.sv.cols(), l, x, xdim, need_dist,
-                                                  kvalue.data(), dist.data());
+  sv_dots_any(svt, model.sv.cols(), l, x, xdim, need_dist, kvalue.data(), dist.data());
   (void)dim;
   if (p.kernel.type == Kernel::mixed) {
     mixed_row(p, kvalue.data(), dist.data(), l, kvalue.data());
@@ -1816,8 +1892,7 @@ class BatchPredictor {
     for (std::size_t r = 0; r < kRows; ++r) {
       double* kv = kvalue_.data() + r * l;
       double* dist = dist_.data() + r * l;
-      (detail::avx2_loops() ? sv_dots_avx2 : sv_dots)(svt_, m_.sv.cols(), l, x[r], m_.sv.cols(),
-                                                      need_dist, kv, dist);
+      sv_dots_any(svt_, m_.sv.cols(), l, x[r], m_.sv.cols(), need_dist, kv, dist);
       if (p.kernel.type == Kernel::mixed) {
         mixed_row(p, kv, dist, l, kv);
       } else {

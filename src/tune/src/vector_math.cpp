@@ -32,6 +32,7 @@ __attribute__((target("avx2"))) void apply_avx2(double* x, std::size_t n) {
 
 std::atomic<bool> vector_enabled{true};
 std::atomic<bool> loops_enabled{true};
+std::atomic<bool> loops512_enabled{true};
 
 }  // namespace
 
@@ -43,6 +44,14 @@ bool cpu_has_avx2() {
 bool avx2_loops() { return loops_enabled.load(std::memory_order_relaxed) && cpu_has_avx2(); }
 
 void enable_avx2_loops(bool enable) { loops_enabled.store(enable, std::memory_order_relaxed); }
+
+bool avx512_loops() {
+  // __builtin_cpu_supports checks that the OS saves the AVX-512 state too.
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has && avx2_loops() && loops512_enabled.load(std::memory_order_relaxed);
+}
+
+void enable_avx512_loops(bool enable) { loops512_enabled.store(enable, std::memory_order_relaxed); }
 
 bool vector_math_active() {
 #if WAVEKIT_TUNE_LIBMVEC

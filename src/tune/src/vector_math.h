@@ -22,6 +22,12 @@ bool cpu_has_avx2();
 bool avx2_loops();
 void enable_avx2_loops(bool enable);
 
+// Whether the dot-product loops (kernel rows, predictions) take their AVX-512 builds: the AVX2
+// loops are on, the CPU (and the OS) run AVX-512F, and tests have not turned them off. The
+// same operations per lane as the AVX2 and scalar loops, unfused: the same bits.
+bool avx512_loops();
+void enable_avx512_loops(bool enable);
+
 // Whether the functions above take the vector path. Tests turn it off to check the scalar
 // fallback and to compare the two; `enable` true still needs the build's libmvec and AVX2.
 bool vector_math_active();

@@ -354,6 +354,23 @@ __attribute__((target("avx2"))) void gather_q_avx2(const float* g, const int* in
   gather_q_body(g, index + j, y + j, yi, out + j, n - j);
 }
 
+// Sixteen at a time where the CPU has AVX-512F (the same floats and sign flips).
+__attribute__((target("avx512f"))) void gather_q_avx512(const float* g, const int* index,
+                                                        const signed char* y, signed char yi,
+                                                        float* out, std::size_t n) {
+  std::size_t j = 0;
+  const __m128i vyi = _mm_set1_epi8(yi);
+  const __m512i sign = _mm512_set1_epi32(std::numeric_limits<int>::min());
+  for (; j + 16 <= n; j += 16) {
+    __m512i ix = _mm512_loadu_si512(index + j);
+    __m512 v = _mm512_i32gather_ps(ix, g, 4);
+    __m128i yy = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(y + j)), vyi);
+    __m512i flip = _mm512_and_si512(_mm512_cvtepi8_epi32(yy), sign);
+    _mm512_storeu_ps(out + j, _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(v), flip)));
+  }
+  gather_q_body(g, index + j, y + j, yi, out + j, n - j);
+}
+
 // LIBSVM's kernel cache: rows of Q as floats, each holding its first `len` entries, least
 // recently used first out, never fewer than two full rows. LIBSVM applies a shrinking swap to
 // every cached row at once (a cache miss per row per swap: most of a long solve's time); here
@@ -493,8 +510,10 @@ class SvcQ {
       for (std::size_t k = 0; k < k_.gram->size(); k += 64 / sizeof(float))
         _mm_prefetch(reinterpret_cast<const char*>(g + k), _MM_HINT_T0);
       std::size_t n = static_cast<std::size_t>(len - start);
-      (detail::avx2_loops() ? gather_q_avx2 : gather_q)(g, k_.orig.data() + start,
-                                                        y_.data() + start, y_[i], data + start, n);
+      auto gather = detail::avx512_loops() ? gather_q_avx512
+                    : detail::avx2_loops() ? gather_q_avx2
+                                           : gather_q;
+      gather(g, k_.orig.data() + start, y_.data() + start, y_[i], data + start, n);
     } else if (start < len) {
       auto fill = [&](std::size_t b, std::size_t e) {
         thread_local std::vector<double> buf;

@@ -22,9 +22,10 @@ bool cpu_has_avx2();
 bool avx2_loops();
 void enable_avx2_loops(bool enable);
 
-// Whether the dot-product loops (kernel rows, predictions) take their AVX-512 builds: the AVX2
-// loops are on, the CPU (and the OS) run AVX-512F, and tests have not turned them off. The
-// same operations per lane as the AVX2 and scalar loops, unfused: the same bits.
+// Whether the dot-product loops (kernel rows, predictions) and the Q rows' gathers take their
+// AVX-512 builds: the AVX2 loops are on, the CPU (and the OS) run AVX-512F, and tests have not
+// turned them off. The same operations per lane as the AVX2 and scalar loops, unfused: the
+// same bits.
 bool avx512_loops();
 void enable_avx512_loops(bool enable);
 

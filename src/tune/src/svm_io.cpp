@@ -37,7 +37,17 @@ std::string g(double v, int precision) {
   return std::string(buf, r.ptr);
 }
 std::string g17(double v) { return g(v, 17); }
-std::string g8(double v) { return g(v, 8); }
+// The same appended to `out`, without a string per number (most of a model file is numbers).
+void append_g(std::string& out, double v, int precision) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::general, precision);
+  out.append(buf, r.ptr);
+}
+void append_int(std::string& out, long long v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
 
 // strtod(b, end) for a number that ends at a space or at lim, faster: std::from_chars
 // (correctly rounded, as glibc's strtod) where it reads such a number, strtod itself otherwise
@@ -220,15 +230,25 @@ std::string format_model(const SvmModel& m) {
   o += "nr_sv";
   for (int n : m.nr_sv) o += " " + std::to_string(n);
   o += "\nSV\n";
+  o.reserve(o.size() + m.sv.index.size() * 18 + m.total_sv() * 24 * m.sv_coef.size());
   for (std::size_t i = 0; i < m.total_sv(); ++i) {
-    for (int j = 0; j < m.nr_class - 1; ++j) o += g17(m.sv_coef[j][i]) + " ";
-    if (p.kernel.type == Kernel::precomputed) {
-      o += "0:" + std::to_string(static_cast<int>(m.sv.row(i)[0])) + " ";
-    } else {
-      for (auto k = m.sv.row_start[i]; k < m.sv.row_start[i + 1]; ++k)
-        o += std::to_string(m.sv.index[k]) + ":" + g8(m.sv.value[k]) + " ";
+    for (int j = 0; j < m.nr_class - 1; ++j) {
+      append_g(o, m.sv_coef[j][i], 17);
+      o += ' ';
     }
-    o += "\n";
+    if (p.kernel.type == Kernel::precomputed) {
+      o += "0:";
+      append_int(o, static_cast<int>(m.sv.row(i)[0]));
+      o += ' ';
+    } else {
+      for (auto k = m.sv.row_start[i]; k < m.sv.row_start[i + 1]; ++k) {
+        append_int(o, m.sv.index[k]);
+        o += ':';
+        append_g(o, m.sv.value[k], 8);
+        o += ' ';
+      }
+    }
+    o += '\n';
   }
   return o;
 }
@@ -258,8 +278,12 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
     if (end != t.data() + t.size()) return num(std::string(t));  // num names what is wrong
     return v;
   };
-  // A count, label or index: a whole number in [lo, hi], checked before it is converted.
+  // A count, label or index: a whole number in [lo, hi], checked before it is converted. Plain
+  // decimal digits in range are read as an integer directly (the same value).
   auto whole = [&](std::string_view s, double lo, double hi) {
+    int n;
+    auto r = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (r.ec == std::errc() && r.ptr == s.data() + s.size() && n >= lo && n <= hi) return n;
     double v = num_view(s);
     if (!(v >= lo && v <= hi) || v != std::floor(v))
       bad("'" + std::string(s) + "' is not a whole number in [" + std::to_string(std::int64_t(lo)) +
@@ -355,10 +379,15 @@ SvmModel parse_model(const std::string& text, const std::string& name) {
     *out = std::string_view(b, static_cast<std::size_t>(c - b));
     return c > b;
   };
+  // The support vector lines read in place from `text` (as getline would: up to each '\n').
+  std::size_t at = static_cast<std::size_t>(in.tellg());
   for (int i = 0; i < total; ++i) {
-    if (!std::getline(in, line)) bad("fewer support vectors than total_sv");
+    if (at >= text.size()) bad("fewer support vectors than total_sv");
+    std::size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
     ++line_no;
-    const char *c = line.data(), *e = line.data() + line.size();
+    const char *c = text.data() + at, *e = text.data() + eol;
+    at = eol + 1;
     std::string_view tok;
     for (int j = 0; j < m.nr_class - 1; ++j) {
       if (!token(c, e, &tok)) bad("missing coefficient");

@@ -100,6 +100,18 @@ TEST(Binary, DivisionIsCountedAsNvidiasExpansion) {
   EXPECT_GT(k.count("ops.transcendental"), 0);  // v_rcp_f32: MUFU class, no FLOPs
 }
 
+TEST(Binary, InterleavedDivisionsAreCountedEachAsNvidias) {
+  // The three expansions' instructions interleave with each other and with x * x; each
+  // division is NVIDIA's 15 DP + 2 SP FLOP, the source's own arithmetic 5 DP FLOP.
+  const double n = 1024;
+  KernelModel k = count_launch(
+      spec("three_divisions", {"f64rand:{n}", "zeros:{8*n}", "f64:3", "f64:5", "f64:7", "i32:{n}"},
+           "1024"));
+  EXPECT_DOUBLE_EQ(k.count("ops.fp64.div"), 3 * n);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp64"), (5 + 3 * 15) * n);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 3 * 2 * n);
+}
+
 TEST(Binary, IntegerDivisionIsNoFlop) {
   const double n = 640;
   KernelModel k = count_launch(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <bitset>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -610,8 +611,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     for (auto& [pc, d] : decoded)
       d.starts_memory_phase = d.waits_for_vector_memory && phase_waits.count(pc);
   }
-  // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup, in address
-  // order) count no FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
+  // Divisions: the FP instructions of an expansion (from v_div_scale to v_div_fixup) count no
+  // FLOPs of their own; the v_div_fixup carries NVIDIA's count for the whole
   // division (docs/model.md: fp32 10 FLOP, a reciprocal 1/x 5; fp64 15 FLOP plus 2 fp32 FLOP).
   // A reciprocal: nvcc's 1.0f / x is MUFU.RCP, 2 FFMA and an FADD, not the division's sequence
   // (Nsight Compute on the H200: bench/model/h200/mathfuncs.csv).
@@ -637,18 +638,62 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       }
     }
   }
+  // Which instructions belong to a division's expansion is read from the registers, not from
+  // the addresses: the scheduler interleaves expansions with each other and with the code
+  // around them (che's Laplacian: three fp64 divisions, the second one's Newton steps after
+  // the first one's v_div_fixup, the stencil's own adds inside the first one's span). Each
+  // block is read in order: a v_div_scale's results belong to a new division, or to the open
+  // one whose first v_div_scale read the same registers (the denominator's and the numerator's
+  // scaling); an instruction that reads a register holding a division's value is part of that
+  // division (its results too), until the division's v_div_fixup, which reads the last of them
+  // and ends it; any other write ends what the register held.
   {
-    std::string open;  // "fp32"/"fp64" while inside an expansion
-    for (auto& [pc, d] : decoded) {
-      const std::string& m = d.mnemonic;
-      std::string precision = m.find("_f64") != std::string::npos ? "fp64" : "fp32";
-      if (m.rfind("v_div_scale_", 0) == 0) {
-        open = precision;
-        continue;
+    std::unordered_map<std::uint64_t, std::string> member;  // pc -> the division's precision
+    std::unordered_set<std::uint64_t> fixups;
+    for (const analysis::Function& function : program->functions)
+      for (const analysis::Block& block : function.blocks) {
+        std::array<int, 256> division{};  // per VGPR: the division whose value it holds (0: none)
+        std::map<int, std::string> precision;
+        std::map<int, std::pair<std::bitset<256>, std::bitset<128>>> scaled;  // open: its sources
+        int next = 1;
+        for (std::size_t i = block.first_instruction;
+             i < block.first_instruction + block.instruction_count; ++i) {
+          const isa::Instruction& inst = function.instructions[i];
+          const std::string& m = inst.mnemonic;
+          int owner = 0;
+          if (m.rfind("v_div_scale_", 0) == 0) {
+            const std::pair sources{inst.reads.vgpr, inst.reads.sgpr};
+            for (const auto& [open, read] : scaled)
+              if (read == sources) owner = open;
+            if (!owner) {
+              owner = next++;
+              precision[owner] = m.find("_f64") != std::string::npos ? "fp64" : "fp32";
+              scaled[owner] = sources;
+            }
+          } else {
+            for (std::size_t r = 0; r < 256 && !owner; ++r)
+              if (inst.reads.vgpr[r]) owner = division[r];
+          }
+          if (owner && m.rfind("v_div_fixup_", 0) == 0) {
+            fixups.insert(inst.address);
+            member[inst.address] = precision[owner];
+            for (int& d : division)
+              if (d == owner) d = 0;
+            scaled.erase(owner);
+            owner = 0;
+          } else if (owner) {
+            member[inst.address] = precision[owner];
+          }
+          for (std::size_t r = 0; r < 256; ++r)
+            if (inst.writes.vgpr[r]) division[r] = owner;
+        }
       }
-      if (open.empty() || d.library_flops) continue;  // (a marked call keeps its count)
+    for (auto& [pc, d] : decoded) {
+      auto found = member.find(pc);
+      if (found == member.end() || d.library_flops) continue;  // (a marked call keeps its count)
+      const std::string& open = found->second;
       auto& lanes = d.cls.per_lane;
-      if (m.rfind("v_div_fixup_", 0) == 0) {
+      if (fixups.count(pc)) {
         lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
                                    [](const auto& e) { return e.first.rfind("flops.", 0) == 0; }),
                     lanes.end());
@@ -659,7 +704,6 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
           lanes.emplace_back("flops.fp64", 15);
           lanes.emplace_back("flops.fp32", 2);
         }
-        open.clear();
         continue;
       }
       lanes.erase(std::remove_if(lanes.begin(), lanes.end(),

@@ -155,3 +155,12 @@ extern "C" __global__ void indexed(const int* index, const float* x, float* y, i
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = x[index[i]];
 }
+
+// Three fp64 divisions by kernel arguments (HeCBench che's Laplacian): the scheduler interleaves
+// their expansions with each other and with the adds around them. NVIDIA's count per element:
+// 5 DP FLOP of the source's own arithmetic and per division 15 DP + 2 SP.
+extern "C" __global__ void three_divisions(const double* x, double* y, double a, double b,
+                                           double c, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = (x[i] + 1.0) / a + (x[i] - 1.0) / b + x[i] * x[i] / c;
+}

@@ -539,6 +539,38 @@ TEST(SvmProperties, BatchedPredictionsAreOneRowPredictions) {
   detail::enable_avx512_loops(true);
 }
 
+// The study's mixture (sigmoid then RBF) takes its own, fused loops; the components the other
+// way round take the general ones. At a = 0.5 both are 0.5 S + 0.5 R, the same sum either way
+// (addition commutes), so the two must give the same models and decision values bit for bit:
+// one fit, the shared matrix (-b 1) and predictions, AVX2 and scalar.
+TEST(SvmProperties, FusedSigmoidRbfIsTheGeneralMixture) {
+  Dataset d = small_task();
+  SvmParams sr;
+  sr.kernel.type = Kernel::mixed;
+  sr.first = {Kernel::sigmoid, 3, 0.01, 0.2};
+  sr.second = {Kernel::rbf, 3, 0.05, 0};
+  sr.mix = 0.5;
+  SvmParams rs = sr;
+  std::swap(rs.first, rs.second);
+  for (bool avx2 : {true, false}) {
+    detail::enable_avx2_loops(avx2);
+    for (bool probability : {false, true}) {
+      sr.probability = rs.probability = probability;
+      SvmModel a = train(d, sr), b = train(d, rs);
+      EXPECT_EQ(a.sv_coef, b.sv_coef) << "-b " << probability;
+      EXPECT_EQ(a.rho, b.rho) << "-b " << probability;
+      EXPECT_EQ(a.prob_a, b.prob_a) << "-b " << probability;
+      EXPECT_EQ(a.prob_b, b.prob_b) << "-b " << probability;
+      EXPECT_EQ(a.iterations, b.iterations) << "-b " << probability;
+      std::vector<std::vector<double>> da, db;
+      predict_all(a, d, &da);
+      predict_all(b, d, &db);
+      EXPECT_EQ(da, db) << "-b " << probability;
+    }
+  }
+  detail::enable_avx2_loops(true);
+}
+
 TEST(GlibcRandTest, IsGlibcRand) {
   GlibcRand r(1);
   std::srand(1);

@@ -232,6 +232,15 @@ TEST(Binary, QrgIcndCountsNvidiasPathsPerElement) {
   EXPECT_TRUE(check_kernel(k).empty());
 }
 
+TEST(Binary, APackedHalfWrittenAgainAcrossTheLoopCountsNothing) {
+  const double n = 256, voxels = 16;
+  KernelModel k = count_launch(spec("phase_sums",
+                                    {"f32rand:16", "f32rand:16", "f32rand:{n}", "zeros:{4*n}",
+                                     "zeros:{4*n}", "i32:16", "i32:{n}"},
+                                    "256"));
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * voxels * n);
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(

@@ -586,14 +586,43 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       const std::size_t f = std::size_t(function - program->functions.data());
       const isa::RegisterSet after = liveness->live_after(f, *index);
       const std::size_t block_end = block->first_instruction + block->instruction_count;
+      // Every path from the instruction, followed through the blocks after it (a loop's back
+      // edge too) while EXEC is not written, writes the register before reading it (fhd's loop:
+      // the half is written again at the loop's head), or ends the program. An EXEC write, a
+      // call or a jump the analysis cannot follow leaves the answer to the liveness.
       auto dead = [&](std::size_t reg) {
-        for (std::size_t i = *index + 1; i < block_end; ++i) {
-          const isa::Instruction& next = function->instructions[i];
-          if (next.reads.vgpr[reg]) return false;
-          if (next.writes.exec()) break;
-          if (next.writes.vgpr[reg]) return true;
+        enum { read, written, unknown, through };
+        auto scan = [&](std::size_t from, std::size_t to) {
+          for (std::size_t i = from; i < to; ++i) {
+            const isa::Instruction& next = function->instructions[i];
+            if (next.reads.vgpr[reg]) return read;
+            if (next.writes.exec() || next.flow == isa::ControlFlow::call ||
+                next.flow == isa::ControlFlow::indirect)
+              return unknown;
+            if (next.writes.vgpr[reg]) return written;
+          }
+          return through;
+        };
+        std::vector<std::size_t> work;
+        std::unordered_set<std::size_t> seen;
+        auto follow = [&](const analysis::Block& from) {
+          if (!from.external_successors.empty()) return false;
+          for (std::size_t s : from.successors)
+            if (seen.insert(s).second) work.push_back(s);
+          return true;
+        };
+        const analysis::Block* at = block;
+        std::size_t from = *index + 1, to = block_end;
+        while (true) {
+          const auto outcome = scan(from, to);
+          if (outcome == read) return false;
+          if (outcome == unknown || (outcome == through && !follow(*at))) return !after.vgpr[reg];
+          if (work.empty()) return true;  // every path wrote it or ended the program
+          at = &function->blocks[work.back()];
+          work.pop_back();
+          from = at->first_instruction;
+          to = from + at->instruction_count;
         }
-        return !after.vgpr[reg];
       };
       const std::bitset<256>& written = function->instructions[*index].writes.vgpr;
       if (written.count() != 2) continue;

@@ -164,3 +164,22 @@ extern "C" __global__ void three_divisions(const double* x, double* y, double a,
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = (x[i] + 1.0) / a + (x[i] - 1.0) / b + x[i] * x[i] / c;
 }
+
+// HeCBench fhd's loop: clang pairs the two sums into packed FMAs, and one half of the second is
+// written again at the loop's head before any read (dead across the back edge). Per iteration
+// 10 FLOP: the phase's multiply, __sinf/__cosf's shared 1/2pi scaling, the two sums' 8.
+extern "C" __global__ void phase_sums(const float* rmu, const float* imu, const float* x,
+                                      float* out_r, float* out_i, int voxels, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) {
+    float xn = x[i], r = out_r[i], im = out_i[i];
+    for (int m = 0; m < voxels; m++) {
+      float e = xn * rmu[m];
+      float c = __cosf(e);
+      float s = __sinf(e);
+      r += rmu[m] * c - imu[m] * s;
+      im += imu[m] * c + rmu[m] * s;
+    }
+    out_r[i] = r, out_i[i] = im;
+  }
+}

@@ -180,7 +180,8 @@ double nvidia_flops_per_call(const std::string& kernel) {
 }
 
 TEST(Binary, LibraryCallsAreCountedAsNvidiasMeasuredOnes) {
-  for (const char* kernel : {"f_div", "f_rsqrtf", "f_sigmoid", "f_sqrtf", "f_logf", "f_powf"}) {
+  for (const char* kernel :
+       {"f_div", "f_rsqrtf", "f_sigmoid", "f_sqrtf", "f_logf", "f_exp2f", "f_powf"}) {
     double nvidia = nvidia_flops_per_call(kernel);
     ASSERT_GE(nvidia, 0) << kernel << " is not in bench/model/h200/mathfuncs.csv";
     KernelModel k =
@@ -192,6 +193,12 @@ TEST(Binary, LibraryCallsAreCountedAsNvidiasMeasuredOnes) {
   EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_div"), 5);
   EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_rsqrtf"), 0);
   EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_powf"), 62);  // 61 and the exponent's add
+  EXPECT_DOUBLE_EQ(nvidia_flops_per_call("f_exp2f"), 0);
+  // LLVM's denormal-range wrappers around the hardware log2 and exp2 are no FLOPs: the fast
+  // powf is its multiply (and the exponent's add), -use_fast_math's 2 on the H200.
+  KernelModel fast =
+      count_launch(spec("f_fast_powf", {"f32rand:{n}:0.1:2", "zeros:{4*n}", "i32:{n}"}, "1000"));
+  EXPECT_DOUBLE_EQ(fast.count("flops.fp32"), 2 * 1000);
   // powf of a loop-invariant base: the log part once per thread, the exp part per iteration.
   const double n = 500, steps = 7;
   KernelModel k = count_launch(

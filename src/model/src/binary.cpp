@@ -741,6 +741,131 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     }
   }
 
+  // The denormal-range wrappers LLVM puts around the hardware log2 and exp2 (llvm.log2.f32,
+  // llvm.exp2.f32: exp2f, log2f, the shim's fast powf and tanhf): log2 of an input scaled by
+  // 2^32 where it is tiny, then a v_sub of 32.0 (or 0) chosen by v_cndmask; exp2 of an argument
+  // to which a v_add (or the addend of a v_fma/v_fmac) gives 64.0 (or 0) where it is below
+  // -126, the result scaled back by v_ldexp. NVIDIA's MUFU.LG2 and MUFU.EX2 have no such
+  // arithmetic (exp2f is 0 FLOP on the H200, -use_fast_math's powf 1: the multiply,
+  // bench/model/h200/mathfuncs.csv): the wrapper's add counts none, a fused one its multiply
+  // (none where the range compare's v_mul computed that product already).
+  // Found per block by the registers: the v_sub reads a v_log_f32 result and a select of 32.0;
+  // the add, whose result a v_exp_f32 reads next, a select of 64.0 (the constants' registers
+  // as the function's last v_mov_b32 of a literal before, in address order).
+  {
+    auto operands = [](const std::string& text) {
+      std::vector<std::string> out;
+      std::size_t space = text.find(' ');
+      if (space == std::string::npos) return out;
+      std::stringstream list(text.substr(space + 1));
+      std::string item;
+      while (std::getline(list, item, ',')) {
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        out.push_back(item);
+      }
+      return out;
+    };
+    auto vgpr = [](const std::string& operand) -> int {
+      if (operand.size() < 2 || operand[0] != 'v' || operand[1] < '0' || operand[1] > '9')
+        return -1;
+      return std::atoi(operand.c_str() + 1);
+    };
+    enum Source { none, log_result, select_32, select_64 };
+    for (const analysis::Function& function : program->functions) {
+      std::unordered_map<int, std::uint32_t> constant;  // VGPR -> its literal (address order)
+      std::unordered_map<std::uint64_t, std::unordered_map<int, std::uint32_t>> constants_at;
+      for (const isa::Instruction& inst : function.instructions) {
+        constants_at[inst.address] = constant;
+        const std::vector<std::string> ops = operands(inst.text);
+        for (std::size_t r = 0; r < 256; ++r)
+          if (inst.writes.vgpr[r]) constant.erase(int(r));
+        if (inst.mnemonic.rfind("v_mov_b32", 0) == 0 && ops.size() == 2 && vgpr(ops[0]) >= 0 &&
+            ops[1].rfind("0x", 0) == 0)
+          constant[vgpr(ops[0])] = std::uint32_t(std::stoul(ops[1], nullptr, 16));
+      }
+      for (const analysis::Block& block : function.blocks) {
+        std::array<Source, 256> source{};
+        const std::size_t end = block.first_instruction + block.instruction_count;
+        for (std::size_t i = block.first_instruction; i < end; ++i) {
+          const isa::Instruction& inst = function.instructions[i];
+          const std::string& m = inst.mnemonic;
+          const std::vector<std::string> ops = operands(inst.text);
+          auto from = [&](std::size_t k) {
+            const int r = k < ops.size() ? vgpr(ops[k]) : -1;
+            return r >= 0 && r < 256 ? source[std::size_t(r)] : none;
+          };
+          // Read by a v_exp_f32 before it is written again in the block.
+          auto feeds_exp = [&](int r) {
+            for (std::size_t j = i + 1; j < end && r >= 0; ++j) {
+              const isa::Instruction& next = function.instructions[j];
+              if (next.reads.vgpr[std::size_t(r)]) return next.mnemonic.rfind("v_exp_f32", 0) == 0;
+              if (next.writes.vgpr[std::size_t(r)]) return false;
+            }
+            return false;
+          };
+          // A fused range add recomputes the product the range compare's v_mul computed (the
+          // same operands, neither written since): that v_mul is the product NVIDIA counts.
+          auto product_computed = [&](std::size_t at, const std::string& a, const std::string& b) {
+            for (std::size_t j = at; j-- > block.first_instruction;) {
+              const isa::Instruction& before = function.instructions[j];
+              const std::vector<std::string> o = operands(before.text);
+              if (before.mnemonic.rfind("v_mul_f32", 0) == 0 && o.size() == 3 &&
+                  ((o[1] == a && o[2] == b) || (o[1] == b && o[2] == a)))
+                return true;
+              for (const std::string& r : {a, b}) {
+                const std::string bare = r.substr(r.find_first_not_of("-|"));
+                const int v = vgpr(bare);
+                if (v >= 0 && before.writes.vgpr[std::size_t(v)]) return false;
+              }
+            }
+            return false;
+          };
+          int fused = -1;  // the FLOPs a wrapper keeps (-1: not a wrapper)
+          const int d = ops.empty() ? -1 : vgpr(ops[0]);
+          if (m.rfind("v_sub_f32", 0) == 0 && ops.size() == 3 && from(1) == log_result &&
+              from(2) == select_32)
+            fused = 0;
+          else if (m.rfind("v_add_f32", 0) == 0 && ops.size() == 3 &&
+                   (from(1) == select_64 || from(2) == select_64) && feeds_exp(d))
+            fused = 0;
+          else if ((m.rfind("v_fmac_f32", 0) == 0 && ops.size() == 3 && d >= 0 &&
+                    source[std::size_t(d)] == select_64 && feeds_exp(d)) ||
+                   (m.rfind("v_fma_f32", 0) == 0 && ops.size() == 4 && from(3) == select_64 &&
+                    feeds_exp(d)))
+            fused = product_computed(i, ops[1], ops[2]) ? 0 : 1;
+          if (fused >= 0) {
+            auto found = decoded.find(inst.address);
+            if (found != decoded.end() && !found->second.library_flops) {
+              // Reclassified: the range add as "other" (as the selects and v_ldexp), a fused
+              // one as its multiply, so that the ops still sum to the FLOPs.
+              auto& lanes = found->second.cls.per_lane;
+              lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                         [](const auto& e) {
+                                           return e.first == "flops.fp32" ||
+                                                  e.first.rfind("ops.fp32.", 0) == 0;
+                                         }),
+                          lanes.end());
+              lanes.emplace_back(fused ? "ops.fp32.mul" : "ops.fp32.other", 1);
+              if (fused) lanes.emplace_back("flops.fp32", fused);
+            }
+          }
+          Source written = none;
+          if (m.rfind("v_log_f32", 0) == 0) written = log_result;
+          if (m.rfind("v_cndmask_b32", 0) == 0 && ops.size() >= 3 && ops[1] == "0") {
+            const auto& known = constants_at[inst.address];
+            const int r = vgpr(ops[2]);
+            auto value = known.find(r);
+            if (value != known.end() && value->second == 0x42000000u) written = select_32;
+            if (value != known.end() && value->second == 0x42800000u) written = select_64;
+          }
+          for (std::size_t r = 0; r < 256; ++r)
+            if (inst.writes.vgpr[r]) source[r] = written;
+        }
+      }
+    }
+  }
+
   // expf: LLVM's gfx90a expansion (v_mul_f32 by log2(e), a v_fma/v_fmac pair for the low bits,
   // v_rndne, v_sub, v_add, then v_exp_f32, v_ldexp and range selects) has 7 FLOP; NVIDIA's
   // (4 FFMA, an FADD and an FMUL around MUFU.EX2) has 10. As for divisions, the FP instructions

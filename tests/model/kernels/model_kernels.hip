@@ -102,7 +102,7 @@ extern "C" __global__ void int_divide(const int* x, float* y, int d, int n) {
 // Library calls whose FLOPs NVIDIA counts differently from the AMD expansion, against Nsight
 // Compute's count per call on the H200 (bench/model/h200/mathfuncs.csv, the same expressions):
 // a reciprocal 1.0f / x (5 FLOP), rsqrtf (0), a sigmoid 1 / (1 + expf(-x)) (16: expf's 10, the
-// add, the reciprocal's 5), sqrtf (6), logf (24), powf (61 with the exponent's add).
+// add, the reciprocal's 5), sqrtf (6), logf (24), exp2f (0), powf (61 with the exponent's add).
 extern "C" __global__ void f_div(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = 1.0f / in[i];
@@ -122,6 +122,16 @@ extern "C" __global__ void f_sqrtf(const float* in, float* out, int n) {
 extern "C" __global__ void f_logf(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = logf(in[i]);
+}
+extern "C" __global__ void f_exp2f(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = exp2f(in[i]);
+}
+// -use_fast_math's powf, the shim's under -ffast-math: the hardware log2 and exp2 and the
+// multiply, NVIDIA's 1 FLOP (the exponent's add aside: 2 per call in mathfuncs.csv).
+extern "C" __global__ void f_fast_powf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __builtin_exp2f((2.5f + in[i]) * __builtin_log2f(in[i]));
 }
 extern "C" __global__ void f_powf(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -858,6 +858,7 @@ class Solver {
 
   // Returns true when already optimal.
   bool select_working_set(int* out_i, int* out_j) {
+    if (detail::avx512_loops()) return select_avx512(out_i, out_j);
     return detail::avx2_loops() ? select_avx2(out_i, out_j) : select(out_i, out_j);
   }
 
@@ -1013,6 +1014,107 @@ class Solver {
     *out_i = i;
     *out_j = j_best;
     return false;
+  }
+
+  // select_avx2 eight candidates a step in AVX-512 registers: the same values, the same
+  // comparisons per lane, and the same choice among lanes (the last index holding the extreme).
+  __attribute__((target("avx512f"))) bool select_avx512(int* out_i, int* out_j) {
+    const int n = active_size_, n8 = n / 8 * 8;
+    const signed char* y = y_.data();
+    const double* g = g_.data();
+    const __m512d zero = _mm512_setzero_pd();
+    const __m512i eight = _mm512_set1_epi64(8), negative_zero = _mm512_set1_epi64(1LL << 63);
+    __m512d best = _mm512_set1_pd(-kInf);
+    __m512i best_idx = _mm512_set1_epi64(-1), idx = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int t = 0; t < n8; t += 8, idx = _mm512_add_epi64(idx, eight)) {
+      __m512d v = _mm512_mul_pd(_mm512_loadu_pd(g + t), _mm512_loadu_pd(up_sign_.data() + t));
+      __mmask8 take = _mm512_cmp_pd_mask(v, best, _CMP_GE_OQ);
+      best = _mm512_mask_blend_pd(take, best, v);
+      best_idx = _mm512_mask_blend_epi64(take, best_idx, idx);
+    }
+    alignas(64) double lanes[8];
+    alignas(64) long long at[8];
+    _mm512_store_pd(lanes, best);
+    _mm512_store_si512(at, best_idx);
+    double gmax = -kInf;
+    int i = last_of_lanes(lanes, at, 8, false);
+    if (i != -1) gmax = y[i] == +1 ? -g[i] : g[i];
+    for (int t = n8; t < n; ++t) {
+      double v = y[t] == +1 ? -g[t] : g[t];
+      if ((y[t] == +1 ? !is_upper(t) : !is_lower(t)) && v >= gmax) {
+        gmax = v;
+        i = t;
+      }
+    }
+    if (i == -1) return true;
+
+    const float* qi = q_.get_q(i, n);
+    const __m512d vgmax = _mm512_set1_pd(gmax), qdi = _mm512_set1_pd(qd_[i]),
+                  two_yi = _mm512_set1_pd(2.0 * y[i]), tau = _mm512_set1_pd(kTau);
+    __m512d gmax2v = _mm512_set1_pd(-kInf), least = _mm512_set1_pd(kInf);
+    __m512i least_idx = _mm512_set1_epi64(-1);
+    idx = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int j = 0; j < n8; j += 8, idx = _mm512_add_epi64(idx, eight)) {
+      __m512d sign = _mm512_loadu_pd(low_sign_.data() + j);
+      __m512d yg = _mm512_mul_pd(_mm512_loadu_pd(g + j), sign);  // y_j g_j
+      gmax2v = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(yg, gmax2v, _CMP_GE_OQ), gmax2v, yg);
+      __m512d grad_diff = _mm512_add_pd(vgmax, yg);
+      __mmask8 cand = _mm512_cmp_pd_mask(grad_diff, zero, _CMP_GT_OQ);
+      if (cand == 0) continue;
+      __m512d t2 = _mm512_mul_pd(two_yi, _mm512_cvtps_pd(_mm256_loadu_ps(qi + j)));
+      __m512d quad =
+          _mm512_sub_pd(_mm512_add_pd(qdi, _mm512_loadu_pd(qd_ + j)), _mm512_mul_pd(t2, sign));
+      __m512d denom = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(quad, zero, _CMP_GT_OQ), tau, quad);
+      __m512d neg = _mm512_castsi512_pd(_mm512_xor_si512(
+          _mm512_castpd_si512(_mm512_mul_pd(grad_diff, grad_diff)), negative_zero));
+      __m512d obj = _mm512_div_pd(neg, denom);
+      __mmask8 take = cand & _mm512_cmp_pd_mask(obj, least, _CMP_LE_OQ);
+      least = _mm512_mask_blend_pd(take, least, obj);
+      least_idx = _mm512_mask_blend_epi64(take, least_idx, idx);
+    }
+    _mm512_store_pd(lanes, gmax2v);
+    double gmax2 = lanes[0];
+    for (int k = 1; k < 8; ++k) gmax2 = std::max(gmax2, lanes[k]);
+    _mm512_store_pd(lanes, least);
+    _mm512_store_si512(at, least_idx);
+    int j_best = last_of_lanes(lanes, at, 8, true);
+    double obj_min = kInf;
+    for (int k = 0; k < 8; ++k)
+      if (j_best != -1 && at[k] == j_best) obj_min = lanes[k];
+    for (int j = n8; j < n; ++j) {
+      if (!(y[j] == +1 ? !is_lower(j) : !is_upper(j))) continue;
+      double yg = y[j] == +1 ? g[j] : -g[j];
+      if (yg >= gmax2) gmax2 = yg;
+      double grad_diff = gmax + yg;
+      if (grad_diff > 0) {
+        double quad = y[j] == +1 ? qd_[i] + qd_[j] - 2.0 * y[i] * qi[j]
+                                 : qd_[i] + qd_[j] + 2.0 * y[i] * qi[j];
+        double obj_diff =
+            quad > 0 ? -(grad_diff * grad_diff) / quad : -(grad_diff * grad_diff) / kTau;
+        if (obj_diff <= obj_min) {
+          j_best = j;
+          obj_min = obj_diff;
+        }
+      }
+    }
+    if (gmax + gmax2 < eps_ || j_best == -1) return true;
+    *out_i = i;
+    *out_j = j_best;
+    return false;
+  }
+
+  // last_of_extreme over `lanes` lanes held in arrays (index -1: the lane took none).
+  static int last_of_lanes(const double* v, const long long* at, int lanes, bool least) {
+    int found = -1;
+    double ext = 0;
+    for (int k = 0; k < lanes; ++k) {
+      if (at[k] < 0) continue;
+      if (found == -1 || (least ? v[k] < ext : v[k] > ext) || (v[k] == ext && at[k] > found)) {
+        found = static_cast<int>(at[k]);
+        ext = v[k];
+      }
+    }
+    return found;
   }
 
   // Of four lanes' running extremes (each the last of its lane's equal ones) the index that a

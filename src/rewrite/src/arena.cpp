@@ -1,6 +1,8 @@
 #include "wavekit/rewrite/arena.h"
 
 #include <llvm/BinaryFormat/MsgPackDocument.h>
+#include <llvm/BinaryFormat/MsgPackWriter.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include <algorithm>
 #include <bit>
@@ -158,74 +160,110 @@ bool has_derived_variables(const RewriteNote& note) {
 
 }  // namespace
 
-std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
-  llvm::msgpack::Document document;
-  llvm::msgpack::MapDocNode root = document.getRoot().getMap(/*Convert=*/true);
-  llvm::msgpack::ArrayDocNode version = document.getArrayNode();
-  const bool derived = has_derived_variables(note);
-  version.push_back(
-      document.getNode(std::uint64_t{derived ? kNoteVersionMajor : kNoteVersionMajorPlain}));
-  version.push_back(document.getNode(std::uint64_t{derived ? kNoteVersionMinor : 0}));
-  root["wavekit.version"] = version;
-  root["wavekit.tool"] = document.getNode(note.tool, /*Copy=*/true);
-  root["wavekit.original_sha256"] = document.getNode(note.original_sha256, /*Copy=*/true);
-  root["wavekit.probe_library"] = document.getNode(note.probe_library, /*Copy=*/true);
-  root["wavekit.needs_hostcall"] = document.getNode(note.needs_hostcall);
+// The note is written as a stream rather than built as a msgpack::Document: a note of
+// thousands of kernels is a million nodes, and building and freeing them cost more than
+// writing. The bytes are those of a Document of the same content (maps in ascending key order,
+// as its writeToBlob emits them), so that notes stay byte-identical across the two ways.
+class NoteWriter {
+ public:
+  NoteWriter() : stream_(bytes_), writer_(stream_) {}
+  // A map of `size` entries; each entry is key(...) then its value.
+  void map(std::size_t size) { writer_.writeMapSize(static_cast<std::uint32_t>(size)); }
+  void array(std::size_t size) { writer_.writeArraySize(static_cast<std::uint32_t>(size)); }
+  void key(std::string_view name) { writer_.write(llvm::StringRef(name)); }
+  void value(std::string_view text) { writer_.write(llvm::StringRef(text)); }
+  void value(std::uint64_t number) { writer_.write(number); }
+  void value(std::int64_t number) { writer_.write(number); }
+  void value(bool flag) { writer_.write(flag); }
+  std::vector<std::uint8_t> finish() {
+    stream_.flush();
+    return {bytes_.begin(), bytes_.end()};
+  }
 
-  llvm::msgpack::ArrayDocNode kernels = document.getArrayNode();
-  for (const InstrumentedKernel& kernel : note.kernels) {
-    llvm::msgpack::MapDocNode map = document.getMapNode();
-    map[".name"] = document.getNode(kernel.name, /*Copy=*/true);
-    map[".symbol"] = document.getNode(kernel.descriptor_symbol, /*Copy=*/true);
-    map[".arena_arg_offset"] = document.getNode(kernel.arena_arg_offset);
-    map[".stride"] = document.getNode(kernel.layout.stride());
-    map[".capture_size"] = document.getNode(std::uint64_t{probe::kCaptureSize});
-    llvm::msgpack::ArrayDocNode variables = document.getArrayNode();
-    for (const PlacedVariable& placed : kernel.layout.variables()) {
-      llvm::msgpack::MapDocNode var = document.getMapNode();
-      var[".name"] = document.getNode(placed.variable.name, /*Copy=*/true);
-      var[".offset"] = document.getNode(placed.offset);
-      var[".element_size"] = document.getNode(std::uint64_t{placed.variable.element_size});
-      var[".count"] = document.getNode(std::uint64_t{placed.variable.count});
-      var[".alignment"] = document.getNode(std::uint64_t{placed.variable.alignment});
-      llvm::msgpack::ArrayDocNode keys = document.getArrayNode();
-      for (std::uint64_t key : placed.variable.keys) keys.push_back(document.getNode(key));
-      var[".keys"] = keys;
-      if (placed.variable.derived()) {
-        var[".counters"] = document.getNode(std::uint64_t{placed.variable.counters});
-        // Per element: [constant, counter, coefficient, counter, coefficient, ...].
-        llvm::msgpack::ArrayDocNode sums = document.getArrayNode();
-        for (const CounterSum& sum : placed.variable.sums) {
-          llvm::msgpack::ArrayDocNode flat = document.getArrayNode();
-          flat.push_back(document.getNode(sum.constant));
-          for (const auto& [counter, coefficient] : sum.terms) {
-            flat.push_back(document.getNode(std::uint64_t{counter}));
-            flat.push_back(document.getNode(coefficient));
-          }
-          sums.push_back(flat);
-        }
-        var[".sums"] = sums;
+ private:
+  std::string bytes_;
+  llvm::raw_string_ostream stream_;
+  llvm::msgpack::Writer writer_;
+};
+
+void write_variable(NoteWriter& out, const PlacedVariable& placed) {
+  const PerWaveVariable& variable = placed.variable;
+  out.map(variable.derived() ? 8 : 6);
+  out.key(".alignment");
+  out.value(std::uint64_t{variable.alignment});
+  out.key(".count");
+  out.value(std::uint64_t{variable.count});
+  if (variable.derived()) {
+    out.key(".counters");
+    out.value(std::uint64_t{variable.counters});
+  }
+  out.key(".element_size");
+  out.value(std::uint64_t{variable.element_size});
+  out.key(".keys");
+  out.array(variable.keys.size());
+  for (std::uint64_t key : variable.keys) out.value(key);
+  out.key(".name");
+  out.value(variable.name);
+  out.key(".offset");
+  out.value(placed.offset);
+  if (variable.derived()) {
+    // Per element: [constant, counter, coefficient, counter, coefficient, ...].
+    out.key(".sums");
+    out.array(variable.sums.size());
+    for (const CounterSum& sum : variable.sums) {
+      out.array(1 + 2 * sum.terms.size());
+      out.value(sum.constant);
+      for (const auto& [counter, coefficient] : sum.terms) {
+        out.value(std::uint64_t{counter});
+        out.value(coefficient);
       }
-      variables.push_back(var);
     }
-    map[".variables"] = variables;
-    kernels.push_back(map);
   }
-  root["wavekit.kernels"] = kernels;
+}
 
-  llvm::msgpack::ArrayDocNode ranges = document.getArrayNode();
+std::vector<std::uint8_t> encode_note(const RewriteNote& note) {
+  NoteWriter out;
+  const bool derived = has_derived_variables(note);
+  out.map(7);
+  out.key("wavekit.address_map");
+  out.array(note.address_map.size());
   for (const AddressRange& range : note.address_map) {
-    llvm::msgpack::ArrayDocNode triple = document.getArrayNode();
-    triple.push_back(document.getNode(range.new_address));
-    triple.push_back(document.getNode(range.original_address));
-    triple.push_back(document.getNode(range.size));
-    ranges.push_back(triple);
+    out.array(3);
+    out.value(range.new_address);
+    out.value(range.original_address);
+    out.value(range.size);
   }
-  root["wavekit.address_map"] = ranges;
-
-  std::string bytes;
-  document.writeToBlob(bytes);
-  return {bytes.begin(), bytes.end()};
+  out.key("wavekit.kernels");
+  out.array(note.kernels.size());
+  for (const InstrumentedKernel& kernel : note.kernels) {
+    out.map(6);
+    out.key(".arena_arg_offset");
+    out.value(kernel.arena_arg_offset);
+    out.key(".capture_size");
+    out.value(std::uint64_t{probe::kCaptureSize});
+    out.key(".name");
+    out.value(kernel.name);
+    out.key(".stride");
+    out.value(kernel.layout.stride());
+    out.key(".symbol");
+    out.value(kernel.descriptor_symbol);
+    out.key(".variables");
+    out.array(kernel.layout.variables().size());
+    for (const PlacedVariable& placed : kernel.layout.variables()) write_variable(out, placed);
+  }
+  out.key("wavekit.needs_hostcall");
+  out.value(note.needs_hostcall);
+  out.key("wavekit.original_sha256");
+  out.value(note.original_sha256);
+  out.key("wavekit.probe_library");
+  out.value(note.probe_library);
+  out.key("wavekit.tool");
+  out.value(note.tool);
+  out.key("wavekit.version");
+  out.array(2);
+  out.value(std::uint64_t{derived ? kNoteVersionMajor : kNoteVersionMajorPlain});
+  out.value(std::uint64_t{derived ? kNoteVersionMinor : 0});
+  return out.finish();
 }
 
 RewriteNote decode_note(std::span<const std::uint8_t> desc, const std::string& context) {

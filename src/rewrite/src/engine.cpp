@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,43 +90,77 @@ std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
 // repeat is a copy with its address and branch target moved.
 class CachingDecoder {
  public:
-  explicit CachingDecoder(const isa::Decoder& decoder) : decoder_(decoder) {}
+  explicit CachingDecoder(const isa::Decoder& decoder) : decoder_(decoder), slots_(1024) {}
   const std::string& processor() const { return decoder_.processor(); }
-  // As isa::Decoder::decode.
-  std::optional<isa::Instruction> decode(std::span<const std::uint8_t> bytes, std::uint64_t address,
-                                         isa::DecodeError* error) {
-    // Encodings are 4, 8 or 12 bytes; with a prefix-free encoding at most one size matches.
-    for (std::size_t size = 4; size <= 12 && size <= bytes.size(); size += 4) {
-      const auto found = seen_.find(key(bytes.first(size)));
-      if (found == seen_.end()) continue;
-      isa::Instruction inst = found->second;
-      if (inst.branch_target) inst.branch_target = address + (*inst.branch_target - inst.address);
-      inst.address = address;
-      return inst;
-    }
+  // The instruction `bytes` start with, as first decoded (at whatever address that was: `at`
+  // moves it to `address`); null, with `error` set as isa::Decoder::decode sets it, where the
+  // bytes do not decode. The instruction lives as long as the decoder.
+  const isa::Instruction* decode(std::span<const std::uint8_t> bytes, std::uint64_t address,
+                                 isa::DecodeError* error) {
+    // Encodings are 4 to 16 bytes in words; with a prefix-free encoding at most one size
+    // matches.
+    for (std::size_t size = 4; size <= 16 && size <= bytes.size(); size += 4)
+      if (const Slot& slot = slot_for(key(bytes.first(size))); slot.instruction)
+        return slot.instruction;
     std::optional<isa::Instruction> inst = decoder_.decode(bytes, address, error);
-    if (inst && inst->size <= 12) seen_.emplace(key(inst->bytes()), *inst);
+    if (!inst) return nullptr;
+    const isa::Instruction* stored = &decoded_.emplace_back(std::move(*inst));
+    insert(key(stored->bytes()), stored);
+    return stored;
+  }
+  // `decoded` (from decode) at `address`.
+  static isa::Instruction at(const isa::Instruction& decoded, std::uint64_t address) {
+    isa::Instruction inst = decoded;
+    inst.branch_target = branch_target_at(decoded, address);
+    inst.address = address;
     return inst;
+  }
+  static std::optional<std::uint64_t> branch_target_at(const isa::Instruction& decoded,
+                                                       std::uint64_t address) {
+    if (!decoded.branch_target) return std::nullopt;
+    return address + (*decoded.branch_target - decoded.address);
   }
 
  private:
   // The bytes, zero-padded, and their count (so that 4 bytes and 8 whose last 4 are 0 differ).
-  using Key = std::array<std::uint32_t, 4>;
+  using Key = std::array<std::uint32_t, 5>;
   static Key key(std::span<const std::uint8_t> bytes) {
     Key k{};
     std::memcpy(k.data(), bytes.data(), bytes.size());
-    k[3] = static_cast<std::uint32_t>(bytes.size());
+    k[4] = static_cast<std::uint32_t>(bytes.size());
     return k;
   }
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      std::uint64_t h = 0x9e3779b97f4a7c15ull;
-      for (std::uint32_t word : k) h = (h ^ word) * 0x100000001b3ull;
-      return static_cast<std::size_t>(h ^ (h >> 29));
-    }
+  static std::size_t hash(const Key& k) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (std::uint32_t word : k) h = (h ^ word) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+  // Open addressing with the keys in the table: a lookup, hit or miss (most sizes tried
+  // miss), touches one or two cache lines instead of a node per probe.
+  struct Slot {
+    Key key{};
+    const isa::Instruction* instruction = nullptr;  // null: empty
   };
+  // The slot holding `k`, else the empty one where it goes.
+  Slot& slot_for(const Key& k) {
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = hash(k) & mask;; i = (i + 1) & mask)
+      if (!slots_[i].instruction || slots_[i].key == k) return slots_[i];
+  }
+  void insert(const Key& k, const isa::Instruction* instruction) {
+    if (2 * (used_ + 1) > slots_.size()) {  // keep the load at most 1/2
+      std::vector<Slot> old(slots_.size() * 2);
+      old.swap(slots_);
+      for (const Slot& slot : old)
+        if (slot.instruction) slot_for(slot.key) = slot;
+    }
+    slot_for(k) = Slot{k, instruction};
+    ++used_;
+  }
   const isa::Decoder& decoder_;
-  std::unordered_map<Key, isa::Instruction, KeyHash> seen_;
+  std::deque<isa::Instruction> decoded_;  // stable addresses
+  std::vector<Slot> slots_;               // a power of two
+  std::size_t used_ = 0;
 };
 
 // The bytes of assembled instruction lines, by line (see Engine::encode).
@@ -197,55 +232,74 @@ std::vector<std::uint64_t> call_sites_of(const KernelCode& code) {
   return sites;
 }
 
-// Where the code at `entry` ends, as the analysis bounds it (analysis::analyze): the end of
+// Where the code at an entry ends, as the analysis bounds it (analysis::analyze): the end of
 // its function symbol where that has a size, else the next function or kernel entry, else its
 // section's end. Control that would fall through to there does not: a call to a function
 // that never returns (`__assert_fail`) or an `s_trap` the compiler placed last.
-std::uint64_t code_limit(const codeobj::CodeObject& object, std::uint64_t entry,
-                         std::uint64_t section_end) {
-  std::uint64_t next = section_end;
-  for (const auto* table : {&object.symbols(), &object.dynamic_symbols()})
-    for (const codeobj::Symbol& symbol : *table) {
-      if (symbol.type != llvm::ELF::STT_FUNC || !symbol.is_defined()) continue;
-      if (symbol.value == entry && symbol.size) return std::min(section_end, entry + symbol.size);
-      if (symbol.value > entry) next = std::min(next, symbol.value);
-    }
-  for (const codeobj::Kernel& kernel : object.kernels())
-    if (kernel.entry_address > entry) next = std::min(next, kernel.entry_address);
-  return next;
-}
+class CodeLimits {
+ public:
+  explicit CodeLimits(const codeobj::CodeObject& object) {
+    for (const auto* table : {&object.symbols(), &object.dynamic_symbols()})
+      for (const codeobj::Symbol& symbol : *table) {
+        if (symbol.type != llvm::ELF::STT_FUNC || !symbol.is_defined()) continue;
+        entries_.push_back(symbol.value);
+        if (symbol.size) sized_.emplace(symbol.value, symbol.size);  // the first one, as before
+      }
+    for (const codeobj::Kernel& kernel : object.kernels()) entries_.push_back(kernel.entry_address);
+    std::sort(entries_.begin(), entries_.end());
+    entries_.erase(std::unique(entries_.begin(), entries_.end()), entries_.end());
+  }
+  std::uint64_t limit(std::uint64_t entry, std::uint64_t section_end) const {
+    if (const auto sized = sized_.find(entry); sized != sized_.end())
+      return std::min(section_end, entry + sized->second);
+    const auto next = std::upper_bound(entries_.begin(), entries_.end(), entry);
+    return next == entries_.end() ? section_end : std::min(section_end, *next);
+  }
 
-KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decoder,
-                       KernelCode code) {
+ private:
+  std::vector<std::uint64_t> entries_;  // function and kernel entries, ascending
+  std::unordered_map<std::uint64_t, std::uint64_t> sized_;  // entry -> its symbol's size
+};
+
+// What decoding an object's code needs: the object, its decoder, where its code ends.
+struct CodeReader {
+  explicit CodeReader(const codeobj::CodeObject& object)
+      : object(object), decoder(toolchain_for(object.target().processor).decoder), limits(object) {}
+  const codeobj::CodeObject& object;
+  CachingDecoder decoder;
+  CodeLimits limits;
+};
+
+KernelCode decode_code(CodeReader& reader, KernelCode code) {
+  const codeobj::CodeObject& object = reader.object;
+  CachingDecoder& decoder = reader.decoder;
   const std::string label = code.label();
   const codeobj::Section& section = code_section(object, code.entry, label);
   const std::uint64_t section_end = section.address + section.size;
-  const std::uint64_t limit = code_limit(object, code.entry, section_end);
-  auto decode_at = [&](std::uint64_t address) {
+  const std::uint64_t limit = reader.limits.limit(code.entry, section_end);
+  auto decode_at = [&](std::uint64_t address) -> const isa::Instruction& {
     if (address < section.address || address >= section_end)
       fail(object.name(),
            label + ": control reaches " + hex(address) + ", outside its code section");
     const std::uint64_t available = std::min<std::uint64_t>(16, section_end - address);
     isa::DecodeError error;
-    std::optional<isa::Instruction> inst =
-        decoder.decode(object.read(address, available), address, &error);
+    const isa::Instruction* inst = decoder.decode(object.read(address, available), address, &error);
     if (!inst) fail(object.name(), label + ": " + error.message);
-    return std::move(*inst);
+    return *inst;
   };
 
   // Reachability from the entry: the relocated range ends after the last reachable instruction,
   // so padding and whatever follows the code are left alone. The instructions the walk decodes
   // are kept for the linear pass below, which decodes only what lies between them.
-  std::vector<isa::Instruction> walked;
-  std::unordered_map<std::uint64_t, std::size_t> walked_at;  // address -> index in `walked`
+  std::unordered_map<std::uint64_t, const isa::Instruction*> walked;  // by address
   std::vector<std::uint64_t> leaders{code.entry};
   std::vector<std::uint64_t> work{code.entry};
   std::uint64_t end = code.entry;
   while (!work.empty()) {
     std::uint64_t address = work.back();
     work.pop_back();
-    while (!walked_at.count(address)) {
-      isa::Instruction inst = decode_at(address);
+    while (!walked.count(address)) {
+      const isa::Instruction& inst = decode_at(address);
       end = std::max(end, address + inst.size);
       // A device function's return goes back to its caller, wherever that runs, and a tail
       // call to a function's entry is retargeted like a call; any other computed jump has
@@ -257,18 +311,17 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
       if (inst.flow != isa::ControlFlow::none) leaders.push_back(address + inst.size);
-      if (inst.branch_target) {
-        if (*inst.branch_target < code.entry)
+      if (const auto target = CachingDecoder::branch_target_at(inst, address)) {
+        if (*target < code.entry)
           fail(object.name(), label + ": branch at " + hex(address) + " leaves the " +
-                                  (code.function ? "function" : "kernel") + " (to " +
-                                  hex(*inst.branch_target) + ")");
-        leaders.push_back(*inst.branch_target);
-        work.push_back(*inst.branch_target);
+                                  (code.function ? "function" : "kernel") + " (to " + hex(*target) +
+                                  ")");
+        leaders.push_back(*target);
+        work.push_back(*target);
       }
       const bool ends = inst.ends_flow();
       const std::uint64_t next = address + inst.size;
-      walked_at.emplace(address, walked.size());
-      walked.push_back(std::move(inst));
+      walked.emplace(address, &inst);
       if (ends || next >= limit) break;
       address = next;
     }
@@ -276,33 +329,36 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
   std::sort(leaders.begin(), leaders.end());
   leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
   for (std::uint64_t leader : leaders)
-    if (walked_at.count(leader)) code.leaders.push_back(leader);
+    if (walked.count(leader)) code.leaders.push_back(leader);
 
   // Linear decoding of the range, which must agree with the walk, or a branch lands inside an
   // instruction. Bytes the walk did not reach are decoded as Decoder::decode_all would.
   const std::span<const std::uint8_t> bytes = object.read(code.entry, end - code.entry);
   code.instructions.reserve(walked.size());
-  std::vector<bool> at_start(walked.size());  // the walked instructions found at a start
+  std::size_t at_start = 0;  // walked instructions found at an instruction's start
   for (std::uint64_t address = code.entry; address < end;) {
-    const auto found = walked_at.find(address);
-    if (found != walked_at.end()) {
-      code.instructions.push_back(std::move(walked[found->second]));
-      code.reachable.push_back(true);
-      at_start[found->second] = true;
+    const auto found = walked.find(address);
+    const isa::Instruction* inst = found != walked.end() ? found->second : nullptr;
+    if (inst) {
+      ++at_start;
     } else {
       isa::DecodeError error;
-      std::optional<isa::Instruction> inst =
-          decoder.decode(bytes.subspan(address - code.entry), address, &error);
+      inst = decoder.decode(bytes.subspan(address - code.entry), address, &error);
       if (!inst) fail(decoder.processor(), error.message);
-      code.instructions.push_back(std::move(*inst));
-      code.reachable.push_back(false);
     }
-    address += code.instructions.back().size;
+    code.instructions.push_back(CachingDecoder::at(*inst, address));
+    code.reachable.push_back(found != walked.end());
+    address += inst->size;
   }
-  if (std::find(at_start.begin(), at_start.end(), false) != at_start.end()) {
+  if (at_start != walked.size()) {
     std::uint64_t inside = UINT64_MAX;
-    for (const auto& [address, index] : walked_at)
-      if (!at_start[index]) inside = std::min(inside, address);
+    for (const auto& [address, inst] : walked) {
+      const auto at = std::lower_bound(
+          code.instructions.begin(), code.instructions.end(), address,
+          [](const isa::Instruction& i, std::uint64_t a) { return i.address < a; });
+      if (at == code.instructions.end() || at->address != address)
+        inside = std::min(inside, address);
+    }
     fail(object.name(),
          label + ": control reaches " + hex(inside) + ", which is inside another instruction");
   }
@@ -315,14 +371,13 @@ KernelCode decode_code(const codeobj::CodeObject& object, CachingDecoder& decode
   return code;
 }
 
-KernelCode decode_kernel(const codeobj::CodeObject& object, CachingDecoder& decoder,
-                         std::size_t kernel_index) {
+KernelCode decode_kernel(CodeReader& reader, std::size_t kernel_index) {
   KernelCode code;
-  code.kernel = &object.kernels()[kernel_index];
+  code.kernel = &reader.object.kernels()[kernel_index];
   code.kernel_index = kernel_index;
   code.name = code.kernel->name;
   code.entry = code.kernel->entry_address;
-  return decode_code(object, decoder, std::move(code));
+  return decode_code(reader, std::move(code));
 }
 
 // A piece of relocated code: an original instruction's bytes, or (original null) the bytes the
@@ -597,7 +652,7 @@ class Engine {
         plan_(plan),
         controls_(controls),
         toolchain_(toolchain_for(input.target().processor)),
-        decoder_(toolchain_.decoder) {}
+        reader_(input) {}
 
   RewriteResult run();
 
@@ -712,7 +767,7 @@ class Engine {
   std::unordered_map<std::string, std::size_t> metadata_index_;
   RewriteResult result_;
   Toolchain& toolchain_;
-  CachingDecoder decoder_;
+  CodeReader reader_;
 };
 
 RewriteResult Engine::run() {
@@ -1136,7 +1191,7 @@ void Engine::check_instruction_points() {
 KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObject& output) {
   const codeobj::Target& target = input_.target();
   KernelRewrite k;
-  k.code = decode_kernel(input_, decoder_, kernel_index);
+  k.code = decode_kernel(reader_, kernel_index);
   const codeobj::Kernel& kernel = *k.code.kernel;
   const codeobj::KernelDescriptor& kd = kernel.descriptor;
   const auto found = metadata_index_.find(kernel.name);
@@ -1346,7 +1401,7 @@ void Engine::relocate_callees(KernelRewrite& k, const detail::CalleeFootprint& c
     code.entry = entry;
     code.tail_calls = tail_calls_of(function);
     try {
-      k.functions.push_back(decode_code(input_, decoder_, std::move(code)));
+      k.functions.push_back(decode_code(reader_, std::move(code)));
     } catch (const Error& error) {
       fail(input_.name(), "kernel '" + kernel.name + "' reaches a device function that " +
                               "cannot be relocated: " + error.what());
@@ -2296,13 +2351,18 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
   std::vector<std::uint64_t> piece_offset(k.pieces.size());
   std::vector<std::uint64_t> chunk_offset(k.chunks.size());
   std::map<std::uint64_t, std::uint64_t> function_start;  // original entry -> copy's offset
-  std::unordered_map<std::uint64_t, std::uint64_t> new_offset_of;
+  // Original address -> new offset, ascending by address (the last one where an address was
+  // copied twice), as a sorted vector: one entry per instruction, looked up only by branches.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> new_offset_of;
   std::uint64_t instructions = 0;
   const auto target_offset = [&](const BranchSite& site) -> std::optional<std::uint64_t> {
     if (site.stub) return chunk_offset[*site.stub];
-    const auto found = new_offset_of.find(*site.target);
-    if (found == new_offset_of.end()) return std::nullopt;
-    return found->second;
+    const auto after = std::upper_bound(
+        new_offset_of.begin(), new_offset_of.end(), *site.target,
+        [](std::uint64_t address, const auto& entry) { return address < entry.first; });
+    if (after == new_offset_of.begin() || std::prev(after)->first != *site.target)
+      return std::nullopt;
+    return std::prev(after)->second;
   };
   for (;;) {
     text.resize(text_start);
@@ -2355,9 +2415,11 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
         if (!pending) pending = c;
         continue;
       }
-      new_offset_of[chunk.original->address] = chunk_offset[pending ? *pending : c];
+      new_offset_of.emplace_back(chunk.original->address, chunk_offset[pending ? *pending : c]);
       pending.reset();
     }
+    std::stable_sort(new_offset_of.begin(), new_offset_of.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
 
     bool relaxed_more = false;
     for (const BranchSite& site : branches) {
@@ -2553,7 +2615,7 @@ std::vector<BlockView> block_views(const KernelCode& code) {
 }  // namespace
 
 std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
-  CachingDecoder decoder(toolchain_for(object.target().processor).decoder);
+  CodeReader reader(object);
   const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<KernelView> views;
   for (std::size_t i = 0; i < object.kernels().size(); ++i) {
@@ -2561,7 +2623,7 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
     view.name = object.kernels()[i].name;
     view.descriptor_symbol = object.kernels()[i].descriptor_symbol;
     view.entry = object.kernels()[i].entry_address;
-    view.blocks = block_views(decode_kernel(object, decoder, i));
+    view.blocks = block_views(decode_kernel(reader, i));
     std::set<std::size_t> reached;
     std::vector<std::size_t> work;
     for (std::size_t f = 0; f < program.functions.size(); ++f)
@@ -2597,7 +2659,7 @@ std::vector<KernelView> analyse_kernels(const codeobj::CodeObject& object) {
 }
 
 std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object) {
-  CachingDecoder decoder(toolchain_for(object.target().processor).decoder);
+  CodeReader reader(object);
   const analysis::Program program = analysis::analyze(analysis::make_input(object));
   std::vector<FunctionView> views;
   for (const analysis::Function& function : program.functions) {
@@ -2612,7 +2674,7 @@ std::vector<FunctionView> analyse_functions(const codeobj::CodeObject& object) {
     code.entry = function.start;
     code.tail_calls = tail_calls_of(&function);
     try {
-      view.blocks = block_views(decode_code(object, decoder, std::move(code)));
+      view.blocks = block_views(decode_code(reader, std::move(code)));
     } catch (const Error& error) {
       view.refusal = error.what();
     }

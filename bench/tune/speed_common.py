@@ -1,5 +1,6 @@
 """What the two speed benchmarks (svm_speed.py, study_eval_rounds.py) share: the study's HEP
 default point, the test-set size, LIBSVM-format writing and a timed process run."""
+import resource
 import subprocess
 import time
 
@@ -19,3 +20,13 @@ def timed(cmd):
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - t
+
+
+def timed_cpu(cmd):
+    """(wall seconds, CPU seconds: the child's user + system time) of one run of cmd."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

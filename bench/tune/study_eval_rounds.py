@@ -7,8 +7,16 @@ other work, where svm_speed.py's single pass depends on the moment: the rounds i
 binaries, so before and after meet the same load. Data, split, scaling and hyperparameters as
 svm_speed.py's (the labelled HEP SURROGATE). Run with /usr/bin/python3 (Debian's sklearn 1.2).
 
+Wall time is what the ratios are; each process's CPU time (user + system, from the child's
+rusage) is printed beside it, less dependent on what else runs. Per binary it also times a
+process that does nothing (`svm-predict --help`): the start-up
+that each of an evaluation's two processes pays before any SVM work. Summaries give medians
+with the interquartile range and a distribution-free 95 % interval of the median ratio (order
+statistics), and, with several binaries, each one's per-round speed-up over the first.
+
 usage: /usr/bin/python3 study_eval_rounds.py ROUNDS N_TRAIN WAVEKIT [WAVEKIT...]
 """
+import math
 import os
 import statistics
 import subprocess
@@ -20,7 +28,7 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from speed_common import A, C, C0, G, N_TEST, S, timed, write  # noqa: E402
+from speed_common import A, C, C0, G, N_TEST, S, timed, timed_cpu, write  # noqa: E402
 
 here = os.path.dirname(os.path.abspath(__file__))
 rounds, n, binaries = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
@@ -44,18 +52,20 @@ open(raw_te, "w").writelines(lines[n:])
 results = []
 for k in range(rounds):
     r = {"load": os.getloadavg()[0]}
-    r["sklearn"] = timed([sys.executable, os.path.join(here, "study_eval.py"), raw_tr, raw_te,
-                          raw_te + ".pred"])
+    r["sklearn"], r["sklearn", "cpu"] = timed_cpu(
+        [sys.executable, os.path.join(here, "study_eval.py"), raw_tr, raw_te, raw_te + ".pred"])
     theirs = np.loadtxt(raw_te + ".pred").astype(int)
     for b in binaries:
         for threads in (1, 2):
             opts = ["-q", "-t", "5", "-a", repr(A), "-g", repr(S), "-r", repr(C0), "-G", repr(G),
                     "-c", repr(C), "-B", "1", "-b", "1", "-j", str(threads)]
             model, out = train + ".model", test + ".out"
-            s = timed([b, "svm-train"] + opts + [train, model])
-            s += timed([b, "svm-predict", "-q", "-j", str(threads), test, model, out])
-            r[b, threads] = s
+            s, c = timed_cpu([b, "svm-train"] + opts + [train, model])
+            s2, c2 = timed_cpu([b, "svm-predict", "-q", "-j", str(threads), test, model, out])
+            r[b, threads] = s + s2
+            r[b, threads, "cpu"] = c + c2
             r[b, threads, "same"] = int((np.loadtxt(out).astype(int) == theirs).sum())
+        r[b, "start"] = timed([b, "svm-predict", "--help"])
     r["load_after"] = os.getloadavg()[0]
     results.append(r)
     print("round %d, load %.2f-%.2f: sklearn %.3f s; " % (k + 1, r["load"], r["load_after"],
@@ -65,21 +75,51 @@ for k in range(rounds):
                     for b in binaries for t in (1, 2)), flush=True)
 
 
+def quartiles(v):
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return q[0], q[2]
+
+
+def median_interval(v):
+    """A distribution-free ~95 % interval of the median: order statistics n/2 -+ 0.98 sqrt(n)."""
+    v, n = sorted(v), len(v)
+    lo = max(int(math.floor(n / 2 - 0.98 * math.sqrt(n))), 0)
+    hi = min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
+    return v[lo], v[hi]
+
+
 def summary(rows, what):
     if not rows:
         print("%s: no rounds" % what)
         return
-    print("%s: %d rounds, load %.2f-%.2f, sklearn median %.3f s" %
-          (what, len(rows), min(x["load"] for x in rows), max(x["load_after"] for x in rows),
-           statistics.median(x["sklearn"] for x in rows)))
+    sk = [x["sklearn"] for x in rows]
+    print("%s: %d rounds, load %.2f-%.2f, sklearn median %.3f s (IQR %.3f-%.3f)" %
+          ((what, len(rows), min(x["load"] for x in rows), max(x["load_after"] for x in rows),
+            statistics.median(sk)) + quartiles(sk)))
     for b in binaries:
+        st = [x[b, "start"] for x in rows]
+        print("  %s: start-up of a process that does nothing, median %.4f s" %
+              (b, statistics.median(st)))
         for t in (1, 2):
             ratios = [x["sklearn"] / x[b, t] for x in rows]
-            print("  %s %d t: median %.3f s, ratio median %.1fx (%.1f-%.1f), same predictions "
-                  "%d-%d of %d" % (b, t, statistics.median(x[b, t] for x in rows),
-                                   statistics.median(ratios), min(ratios), max(ratios),
+            times = [x[b, t] for x in rows]
+            print("  %s %d t: median %.3f s (IQR %.3f-%.3f), ratio median %.1fx (IQR %.1f-%.1f, "
+                  "95%% interval of the median %.1f-%.1f, range %.1f-%.1f), same predictions "
+                  "%d-%d of %d" % ((b, t, statistics.median(times)) + quartiles(times) +
+                                   (statistics.median(ratios),) + quartiles(ratios) +
+                                   median_interval(ratios) + (min(ratios), max(ratios),
                                    min(x[b, t, "same"] for x in rows),
-                                   max(x[b, t, "same"] for x in rows), N_TEST))
+                                   max(x[b, t, "same"] for x in rows), N_TEST)))
+            cpu = [x["sklearn", "cpu"] / x[b, t, "cpu"] for x in rows]
+            print("    CPU time (user + system): median %.3f s against sklearn's %.3f s, ratio "
+                  "median %.1fx (IQR %.1f-%.1f)" %
+                  ((statistics.median(x[b, t, "cpu"] for x in rows),
+                    statistics.median(x["sklearn", "cpu"] for x in rows),
+                    statistics.median(cpu)) + quartiles(cpu)))
+            if b != binaries[0]:
+                up = [x[binaries[0], t] / x[b, t] for x in rows]
+                print("    speed-up over %s, per round: median %.2fx (IQR %.2f-%.2f)" %
+                      ((binaries[0], statistics.median(up)) + quartiles(up)))
 
 
 summary(results, "all rounds")

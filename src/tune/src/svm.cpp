@@ -952,13 +952,7 @@ class Solver {
     double gmax = -kInf;
     int i = last_of_extreme(best, best_idx, false);
     if (i != -1) gmax = y[i] == +1 ? -g[i] : g[i];
-    for (int t = n4; t < n; ++t) {
-      double v = y[t] == +1 ? -g[t] : g[t];
-      if ((y[t] == +1 ? !is_upper(t) : !is_lower(t)) && v >= gmax) {
-        gmax = v;
-        i = t;
-      }
-    }
+    select_i_tail(n4, gmax, i);
     // No i: no j either (LIBSVM's second scan then finds no grad_diff > 0): optimal.
     if (i == -1) return true;
 
@@ -1000,22 +994,7 @@ class Solver {
       for (int k = 0; k < 4; ++k)
         if (at[k] == j_best) obj_min = lanes[k];
     }
-    for (int j = n4; j < n; ++j) {
-      if (!(y[j] == +1 ? !is_lower(j) : !is_upper(j))) continue;
-      double yg = y[j] == +1 ? g[j] : -g[j];
-      if (yg >= gmax2) gmax2 = yg;
-      double grad_diff = gmax + yg;
-      if (grad_diff > 0) {
-        double quad = y[j] == +1 ? qd_[i] + qd_[j] - 2.0 * y[i] * qi[j]
-                                 : qd_[i] + qd_[j] + 2.0 * y[i] * qi[j];
-        double obj_diff =
-            quad > 0 ? -(grad_diff * grad_diff) / quad : -(grad_diff * grad_diff) / kTau;
-        if (obj_diff <= obj_min) {
-          j_best = j;
-          obj_min = obj_diff;
-        }
-      }
-    }
+    select_j_tail(n4, i, qi, gmax, gmax2, j_best, obj_min);
     if (gmax + gmax2 < eps_ || j_best == -1) return true;
     *out_i = i;
     *out_j = j_best;
@@ -1045,13 +1024,7 @@ class Solver {
     double gmax = -kInf;
     int i = last_of_lanes(lanes, at, 8, false);
     if (i != -1) gmax = y[i] == +1 ? -g[i] : g[i];
-    for (int t = n8; t < n; ++t) {
-      double v = y[t] == +1 ? -g[t] : g[t];
-      if ((y[t] == +1 ? !is_upper(t) : !is_lower(t)) && v >= gmax) {
-        gmax = v;
-        i = t;
-      }
-    }
+    select_i_tail(n8, gmax, i);
     if (i == -1) return true;
 
     const float* qi = q_.get_q(i, n);
@@ -1087,7 +1060,32 @@ class Solver {
     double obj_min = kInf;
     for (int k = 0; k < 8; ++k)
       if (j_best != -1 && at[k] == j_best) obj_min = lanes[k];
-    for (int j = n8; j < n; ++j) {
+    select_j_tail(n8, i, qi, gmax, gmax2, j_best, obj_min);
+    if (gmax + gmax2 < eps_ || j_best == -1) return true;
+    *out_i = i;
+    *out_j = j_best;
+    return false;
+  }
+
+  // The vector scans' remainders, element by element as select() takes them: i's scan from
+  // `from` on (the largest -y_t g_t in I_up, the last of equals) ...
+  void select_i_tail(int from, double& gmax, int& i) const {
+    const signed char* y = y_.data();
+    const double* g = g_.data();
+    for (int t = from; t < active_size_; ++t) {
+      double v = y[t] == +1 ? -g[t] : g[t];
+      if ((y[t] == +1 ? !is_upper(t) : !is_lower(t)) && v >= gmax) {
+        gmax = v;
+        i = t;
+      }
+    }
+  }
+  // ... and j's for that i (the least objective in I_low, the last of equals).
+  void select_j_tail(int from, int i, const float* qi, double gmax, double& gmax2, int& j_best,
+                     double& obj_min) const {
+    const signed char* y = y_.data();
+    const double* g = g_.data();
+    for (int j = from; j < active_size_; ++j) {
       if (!(y[j] == +1 ? !is_lower(j) : !is_upper(j))) continue;
       double yg = y[j] == +1 ? g[j] : -g[j];
       if (yg >= gmax2) gmax2 = yg;
@@ -1103,10 +1101,6 @@ class Solver {
         }
       }
     }
-    if (gmax + gmax2 < eps_ || j_best == -1) return true;
-    *out_i = i;
-    *out_j = j_best;
-    return false;
   }
 
   // last_of_extreme over `lanes` lanes held in arrays (index -1: the lane took none).
@@ -1132,16 +1126,7 @@ class Solver {
     alignas(32) long long at[4];
     _mm256_store_pd(v, value);
     _mm256_store_si256(reinterpret_cast<__m256i*>(at), index);
-    int found = -1;
-    double ext = 0;
-    for (int k = 0; k < 4; ++k) {
-      if (at[k] < 0) continue;
-      if (found == -1 || (least ? v[k] < ext : v[k] > ext) || (v[k] == ext && at[k] > found)) {
-        found = static_cast<int>(at[k]);
-        ext = v[k];
-      }
-    }
-    return found;
+    return last_of_lanes(v, at, 4, least);
   }
 
   bool be_shrunk(int i, double gmax1, double gmax2) const {

@@ -2418,8 +2418,10 @@ LaidOut Engine::lay_out(KernelRewrite& k, std::vector<std::uint8_t>& text) {
       new_offset_of.emplace_back(chunk.original->address, chunk_offset[pending ? *pending : c]);
       pending.reset();
     }
-    std::stable_sort(new_offset_of.begin(), new_offset_of.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Offsets grow with the chunk index, so sorting the pairs whole keeps equal addresses in
+    // chunk order, as a stable sort by address would (std::stable_sort trips a deprecation
+    // warning inside libstdc++ 12 under clang 22).
+    std::sort(new_offset_of.begin(), new_offset_of.end());
 
     bool relaxed_more = false;
     for (const BranchSite& site : branches) {

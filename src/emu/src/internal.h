@@ -177,8 +177,9 @@ struct Wave {
   // With record_instruction_counts: per instruction issued, (issues, active lanes summed).
   std::unordered_map<const Inst*, std::pair<std::uint64_t, std::uint64_t>> instruction_counts;
 
-  // A cached memory-map range, to check most accesses without a lookup.
-  std::uint64_t cached_base = 0, cached_end = 0;
+  // A cached memory-map range, to check most accesses without a lookup, and what its device
+  // addresses add to become host addresses (0 but for a translated range; modulo 2^64).
+  std::uint64_t cached_base = 0, cached_end = 0, cached_host_offset = 0;
   unsigned cached_access = 0;
   std::uint64_t cached_generation = ~0ull;
 

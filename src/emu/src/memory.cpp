@@ -11,7 +11,7 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
   if (address >= wave.cached_base && end <= wave.cached_end &&
       (wave.cached_access & access) == access &&
       wave.cached_generation == wave.ctx->memory->generation()) {
-    return reinterpret_cast<std::uint8_t*>(address);
+    return reinterpret_cast<std::uint8_t*>(address + wave.cached_host_offset);
   }
   const bool exact = wave.ctx->options.exact_bounds;
   if (auto range = wave.ctx->memory->find(address)) {
@@ -21,8 +21,9 @@ std::uint8_t* global_pointer(Wave& wave, std::uint64_t address, unsigned size, u
       wave.cached_base = range->base;
       wave.cached_end = limit;
       wave.cached_access = range->access;
+      wave.cached_host_offset = range->host_base - range->base;
       wave.cached_generation = wave.ctx->memory->generation();
-      return reinterpret_cast<std::uint8_t*>(address);
+      return reinterpret_cast<std::uint8_t*>(address + wave.cached_host_offset);
     }
   }
   if (access == MemoryMap::kRead) {

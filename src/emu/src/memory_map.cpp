@@ -14,6 +14,8 @@ struct MemoryMap::State {
   mutable std::shared_mutex mutex;
   std::map<std::uint64_t, Range> ranges;  // keyed by base
   std::atomic<std::uint64_t> generation{0};
+
+  void insert(Range range);
 };
 
 MemoryMap::MemoryMap() : state_(std::make_unique<State>()) {}
@@ -23,25 +25,36 @@ static std::string describe(const MemoryMap::Range& range) {
   std::ostringstream out;
   out << "[0x" << std::hex << range.base << ", 0x" << range.base + range.size << ")";
   if (!range.label.empty()) out << " (" << range.label << ")";
+  if (range.host_base != range.base) out << " at host 0x" << range.host_base;
   return out.str();
 }
 
-void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::string label,
-                    std::size_t requested) {
-  Range range{reinterpret_cast<std::uint64_t>(base), size, access, std::move(label),
-              requested < size ? requested : 0};
-  if (size == 0) throw Error("emu memory map: empty range " + describe(range));
-  std::unique_lock lock(state_->mutex);
-  auto next = state_->ranges.lower_bound(range.base);
-  if (next != state_->ranges.end() && next->first < range.base + range.size)
+void MemoryMap::State::insert(Range range) {
+  if (range.size == 0) throw Error("emu memory map: empty range " + describe(range));
+  std::unique_lock lock(mutex);
+  auto next = ranges.lower_bound(range.base);
+  if (next != ranges.end() && next->first < range.base + range.size)
     throw Error("emu memory map: " + describe(range) + " overlaps " + describe(next->second));
-  if (next != state_->ranges.begin()) {
+  if (next != ranges.begin()) {
     auto previous = std::prev(next);
     if (previous->first + previous->second.size > range.base)
       throw Error("emu memory map: " + describe(range) + " overlaps " + describe(previous->second));
   }
-  state_->ranges.emplace(range.base, std::move(range));
-  state_->generation.fetch_add(1, std::memory_order_release);
+  ranges.emplace(range.base, std::move(range));
+  generation.fetch_add(1, std::memory_order_release);
+}
+
+void MemoryMap::add(const void* base, std::size_t size, unsigned access, std::string label,
+                    std::size_t requested) {
+  const auto address = reinterpret_cast<std::uint64_t>(base);
+  state_->insert(
+      Range{address, size, access, std::move(label), requested < size ? requested : 0, address});
+}
+
+void MemoryMap::add_translated(std::uint64_t device_base, const void* host, std::size_t size,
+                               unsigned access, std::string label) {
+  state_->insert(
+      Range{device_base, size, access, std::move(label), 0, reinterpret_cast<std::uint64_t>(host)});
 }
 
 bool MemoryMap::remove(const void* base) {

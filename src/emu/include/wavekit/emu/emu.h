@@ -56,6 +56,9 @@ class MemoryMap {
     // s_load_dwordx4 past a kernarg segment's end, a kernel writing one element past its
     // buffer); DispatchOptions::exact_bounds reports any access to it.
     std::uint64_t requested = 0;
+    // Where the byte at `base` is in the host's address space: `base` itself (device pointers
+    // are host pointers), except for a range added with add_translated().
+    std::uint64_t host_base = 0;
   };
 
   MemoryMap();
@@ -66,6 +69,12 @@ class MemoryMap {
   // Ranges must not overlap an existing range (throws wavekit::Error naming both); size > 0.
   void add(const void* base, std::size_t size, unsigned access = kReadWrite, std::string label = {},
            std::size_t requested = 0);
+  // A range the emulated GPU reaches at `device_base` whose bytes are the host's at `host`, as a
+  // GPU page table maps pages at a virtual address of their own: user memory a driver registers
+  // at a new GPU address (src/kfd). The emulated code's accesses are translated; overlaps are
+  // checked by device address, as for add().
+  void add_translated(std::uint64_t device_base, const void* host, std::size_t size,
+                      unsigned access = kReadWrite, std::string label = {});
   // Removes the range that starts at `base`; returns false when there is none.
   bool remove(const void* base);
   // Adds kToolMemory to the range that starts at `base`; returns false when there is none.

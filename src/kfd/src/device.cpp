@@ -170,7 +170,7 @@ int Device::kfd_ioctl(unsigned long request, void* arg) {
     case AMDKFD_IOC_GET_CLOCK_COUNTERS: {
       auto* a = static_cast<kfd_ioctl_get_clock_counters_args*>(arg);
       // The emulated GPU's clock is the host's nanosecond clock.
-      a->gpu_clock_counter = nanoseconds(CLOCK_MONOTONIC_RAW);
+      a->gpu_clock_counter = gpu_clock();
       a->cpu_clock_counter = nanoseconds(CLOCK_MONOTONIC_RAW);
       a->system_clock_counter = nanoseconds(CLOCK_BOOTTIME);
       a->system_clock_freq = 1000000000ull;
@@ -294,22 +294,35 @@ int Device::alloc_memory(void* arg) {
   constexpr unsigned long request = AMDKFD_IOC_ALLOC_MEMORY_OF_GPU;
   if (a->gpu_id != kGpuId) return fail(request, EINVAL, "for an unknown gpu_id");
   if (a->flags & KFD_IOC_ALLOC_MEM_FLAGS_USERPTR) {
-    // User memory registered for the GPU. Where its GPU address is its host address (libhsakmt
-    // does so for the host memory it allocates itself), the emulator reaches it as it is.
-    // Elsewhere the GPU address would have to alias the user's pages, which private anonymous
-    // memory cannot be made to do.
-    if (a->va_addr != a->mmap_offset) {
-      log("userptr 0x%llx at GPU address 0x%llx", (unsigned long long)a->mmap_offset,
-          (unsigned long long)a->va_addr);
-      return fail(request, EINVAL, "of user memory at a GPU address other than its host address");
-    }
+    // User memory registered for the GPU: its host address comes in mmap_offset, the GPU
+    // address user space chose in va_addr. libhsakmt keeps the two equal for the host memory it
+    // allocates itself, and gives memory registered later (hsaKmtRegisterMemory*, ROCr's
+    // hsa_amd_memory_lock: CLR's staging and pinned buffers) a new address in its SVM aperture,
+    // which the GPU's page tables map to the user's pages. The emulated GPU's page table is
+    // the memory map: such a range is translated (the pages are private anonymous memory, which
+    // cannot be mapped a second time at the GPU address).
+    if (a->size == 0 || a->va_addr % 4096 != 0 || a->mmap_offset % 4096 != 0)
+      return fail(request, EINVAL, "of user memory with a zero size or an unaligned address");
     std::lock_guard lock(mutex_);
     uint64_t handle = next_handle_++;
+    try {
+      if (a->va_addr == a->mmap_offset)
+        memory_->add(reinterpret_cast<const void*>(a->va_addr), a->size, emu::MemoryMap::kReadWrite,
+                     "user memory");
+      else
+        memory_->add_translated(a->va_addr, reinterpret_cast<const void*>(a->mmap_offset), a->size,
+                                emu::MemoryMap::kReadWrite, "registered user memory");
+    } catch (const std::exception& e) {
+      // Two buffers at one GPU address: a real driver's VA allocator would refuse it too.
+      std::fprintf(stderr, "wavekit: kfd: %s\n", e.what());
+      return fail(request, EINVAL, "of user memory at a GPU address already in use");
+    }
     buffers_[handle] = Buffer{a->va_addr, a->size, a->flags, 0, -1};
-    add_to_memory_map(*memory_, a->va_addr, a->size, "user memory");
     a->handle = handle;
-    log("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU userptr 0x%llx size 0x%llx flags 0x%x -> handle 0x%llx",
-        (unsigned long long)a->va_addr, (unsigned long long)a->size, a->flags,
+    log("AMDKFD_IOC_ALLOC_MEMORY_OF_GPU userptr 0x%llx at GPU address 0x%llx%s size 0x%llx "
+        "flags 0x%x -> handle 0x%llx",
+        (unsigned long long)a->mmap_offset, (unsigned long long)a->va_addr,
+        a->va_addr == a->mmap_offset ? "" : " (translated)", (unsigned long long)a->size, a->flags,
         (unsigned long long)handle);
     return 0;
   }

@@ -4,6 +4,7 @@
 #include <hsa/amd_hsa_signal.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ven_amd_aqlprofile.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,7 +42,20 @@ int64_t signal_value(uint64_t handle) {
   return __atomic_load_n(&reinterpret_cast<amd_signal_t*>(handle)->value, __ATOMIC_ACQUIRE);
 }
 
+// The amd_queue_t whose write_dispatch_id is the write pointer user space gave CREATE_QUEUE
+// (ROCr's; a program of its own lays one out the same way).
+const amd_queue_t* amd_queue(const Queue& queue) {
+  return reinterpret_cast<const amd_queue_t*>(queue.write_pointer -
+                                              offsetof(amd_queue_t, write_dispatch_id));
+}
+
 }  // namespace
+
+uint64_t gpu_clock() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
 
 CommandProcessor::CommandProcessor(emu::Processor processor, emu::MemoryMap& memory,
                                    std::function<void(uint32_t)> signal_event,
@@ -107,6 +121,8 @@ bool CommandProcessor::process(Queue& queue, uint64_t index) {
   if (type == HSA_PACKET_TYPE_INVALID)
     return false;  // the producer has reserved the slot but not published the packet yet
   uint64_t completion = 0;
+  // A packet starts when it is processed: for a barrier, the call that finds it ready.
+  const uint64_t start_ns = gpu_clock();
   switch (type) {
     case HSA_PACKET_TYPE_KERNEL_DISPATCH: {
       auto* p = reinterpret_cast<hsa_kernel_dispatch_packet_t*>(packet);
@@ -153,7 +169,7 @@ bool CommandProcessor::process(Queue& queue, uint64_t index) {
   // processor's contract has it.
   __atomic_store_n(reinterpret_cast<uint16_t*>(packet),
                    uint16_t(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE), __ATOMIC_RELEASE);
-  complete(completion);
+  complete(completion, queue, start_ns);
   return true;
 }
 
@@ -186,8 +202,7 @@ void CommandProcessor::dispatch(const void* packet, const Queue& queue, uint64_t
   params.dispatch_packet = packet;
   // The queue-ptr SGPRs point at ROCr's amd_queue_t, whose write_dispatch_id is the write
   // pointer user space gave CREATE_QUEUE.
-  params.queue =
-      reinterpret_cast<const void*>(queue.write_pointer - offsetof(amd_queue_t, write_dispatch_id));
+  params.queue = amd_queue(queue);
   params.dispatch_id = index;
   emu::DispatchResult result = emu::dispatch(params, memory_, code_);
   std::string line = "queue: dispatch kernel_object 0x" + hex(p.kernel_object) + " grid " +
@@ -204,9 +219,15 @@ void CommandProcessor::dispatch(const void* packet, const Queue& queue, uint64_t
   }
 }
 
-void CommandProcessor::complete(uint64_t handle) {
+void CommandProcessor::complete(uint64_t handle, const Queue& queue, uint64_t start_ns) {
   if (!handle) return;
   auto* signal = reinterpret_cast<amd_signal_t*>(handle);
+  // What the CP firmware does for a queue ROCr created with profiling on (hipEventElapsedTime,
+  // hsa_amd_profiling_get_dispatch_time read these): the stamps land before the value changes.
+  if (amd_queue(queue)->queue_properties & AMD_QUEUE_PROPERTIES_ENABLE_PROFILING) {
+    signal->start_ts = start_ns;
+    signal->end_ts = gpu_clock();
+  }
   int64_t before = __atomic_fetch_sub(&signal->value, 1, __ATOMIC_ACQ_REL);
   std::string line = "queue: completion signal 0x" + hex(handle) + " " + std::to_string(before) +
                      " -> " + std::to_string(before - 1) + ", mailbox 0x" +

@@ -20,6 +20,11 @@ struct Queue {
   uint64_t write_pointer = 0;  // where user space publishes its write index
 };
 
+// The emulated GPU's clock: nanoseconds of CLOCK_MONOTONIC_RAW. GET_CLOCK_COUNTERS reports it
+// as the GPU counter and the command processor stamps profiled signals with it, so that ROCr's
+// translation of GPU ticks to system time (from pairs of counters) holds for both.
+uint64_t gpu_clock();
+
 class CommandProcessor {
  public:
   // signal_event(id): what the device does when a completion signal names a KFD event.
@@ -41,7 +46,9 @@ class CommandProcessor {
   // or a barrier whose dependencies are not met).
   bool process(Queue& queue, uint64_t index);
   void dispatch(const void* packet, const Queue& queue, uint64_t index);
-  void complete(uint64_t signal);
+  // Decrements the completion signal and raises its event; on a queue with profiling enabled,
+  // first stamps the signal with the packet's start (start_ns) and end (now).
+  void complete(uint64_t signal, const Queue& queue, uint64_t start_ns);
 
   emu::Processor processor_;
   emu::MemoryMap& memory_;

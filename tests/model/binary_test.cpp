@@ -248,6 +248,35 @@ TEST(Binary, APackedHalfWrittenAgainAcrossTheLoopCountsNothing) {
   EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 10 * voxels * n);
 }
 
+TEST(Binary, ChainsOfUnusedPackedHalvesCountNothing) {
+  // HeCBench's dct8x8 IDCT8x8, read in place (third-party: never copied): each thread runs the
+  // 8-point IDCT twice (a column, then a row). Counted from the source's expressions, one IDCT
+  // has 14 additions (D0 +- D4, the four sums of those with the even terms, the eight outputs'
+  // sums), 14 multiplies (the outputs' scaling, the first product of each of the six sums of
+  // products) and 14 multiply-adds (the other products of those sums): 56 FLOP, 112 a thread,
+  // as both NVIDIA builds count (14 per pixel). clang computes the first IDCT in v_pk_fma_f32
+  // pairs whose unused halves carry chains of sums nobody reads, some of them selected away by
+  // op_sel.
+  std::string root = std::string(WAVEKIT_SHARED_DATA) + "/hecbench/src";
+  std::string source = root + "/dct8x8-hip/kernels.cu";
+  if (!fs::exists(source)) GTEST_SKIP() << source << " is absent (shared data not checked out)";
+  const double width = 256, height = 16, threads = width * height / 8;
+  LaunchSpec s;
+  s.code_object = build_hip(source, (fs::temp_directory_path() / "wkm-dct8x8").string(),
+                            {"-I" + root + "/dct8x8-cuda"});
+  s.kernel = "IDCT8x8_kernel";
+  s.blocks = {"8", "1"};
+  s.block = {"32", "2"};
+  s.arguments = {"zeros:16384", "f32rand:4096:-100:100", "u32:256", "u32:16", "u32:256"};
+  s.host_threads = 2;
+  KernelModel k = count_launch(s);
+  EXPECT_DOUBLE_EQ(k.count("flops.fp32"), 112 * threads);
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.fma"), 28 * threads);
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.mul"), 28 * threads);
+  EXPECT_DOUBLE_EQ(k.count("ops.fp32.add"), 28 * threads);
+  EXPECT_TRUE(check_kernel(k).empty());
+}
+
 TEST(Binary, DoubleLoopFlops) {
   const double n = 700, reps = 9;
   KernelModel k = count_launch(

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -313,6 +314,92 @@ std::unordered_set<std::uint64_t> memory_phase_waits(const analysis::Program& pr
   return phases;
 }
 
+// The results of a packed 32-bit instruction or a VGPR move, each with the VGPRs it reads. The
+// decoder's read set has both registers of every 64-bit source of a packed instruction, but
+// op_sel and op_sel_hi choose which one each half of the result takes: the lo half reads the
+// source's high register where op_sel's bit is set, the hi half where op_sel_hi's bit is set
+// (llvm-objdump prints them only where they differ from [0,...] and [1,...]); v_pk_mov_b32's lo
+// half is src0's and its hi half src1's, op_sel choosing each one's register. Clang's SLP code
+// reads one register of a pair so (HeCBench dct8x8's IDCT8x8). Empty for any other instruction
+// and for text this does not parse.
+struct ResultReads {
+  std::size_t reg = 0;
+  std::bitset<256> reads;
+};
+
+std::vector<ResultReads> result_reads(const isa::Instruction& inst) {
+  const std::string& m = inst.mnemonic;
+  const bool pair_move = m.rfind("v_pk_mov_b32", 0) == 0;
+  const bool move = m == "v_mov_b32_e32" || m == "v_mov_b32_e64";
+  if (!pair_move && !move && m.rfind("v_pk_fma_f32", 0) != 0 && m.rfind("v_pk_mul_f32", 0) != 0 &&
+      m.rfind("v_pk_add_f32", 0) != 0)
+    return {};
+  std::istringstream words(inst.text);
+  std::string word;
+  words >> word;  // the mnemonic
+  std::vector<std::string> operands;
+  while (words >> word) {
+    const bool more = word.ends_with(',');
+    operands.push_back(more ? word.substr(0, word.size() - 1) : word);
+    if (!more) break;
+  }
+  // The VGPRs of an operand: v[a:b] or vN; none for SGPRs and constants.
+  auto registers = [](const std::string& operand, unsigned& first, unsigned& last) {
+    if (std::sscanf(operand.c_str(), "v[%u:%u]", &first, &last) == 2) return last < 256;
+    if (std::sscanf(operand.c_str(), "v%u", &first) == 1 &&
+        operand.find('[') == std::string::npos) {
+      last = first;
+      return first < 256;
+    }
+    return false;
+  };
+  if (operands.size() < 2) return {};
+  unsigned dst_first = 0, dst_last = 0;
+  if (!registers(operands[0], dst_first, dst_last)) return {};
+  // Every VGPR the decoder has the instruction read must be one of the operands parsed here.
+  std::bitset<256> mentioned;
+  if (move) {
+    ResultReads result{dst_first, {}};
+    unsigned first = 0, last = 0;
+    if (registers(operands[1], first, last)) {
+      result.reads.set(first);
+      mentioned.set(first);
+    }
+    if (mentioned != inst.reads.vgpr) return {};
+    return {result};
+  }
+  if (dst_last != dst_first + 1) return {};
+  auto selects = [&](const std::string& name, int fallback) {
+    std::array<int, 3> bits{fallback, fallback, fallback};
+    const std::size_t at = inst.text.find(" " + name + ":[");
+    if (at == std::string::npos) return bits;
+    const char* p = inst.text.c_str() + at + name.size() + 3;
+    for (int& bit : bits) {
+      if (*p != '0' && *p != '1') break;
+      bit = *p - '0';
+      p += 2;  // the digit and ',' or ']'
+    }
+    return bits;
+  };
+  const std::array<int, 3> lo = selects("op_sel", 0), hi = selects("op_sel_hi", 1);
+  ResultReads low{dst_first, {}}, high{dst_last, {}};
+  for (std::size_t s = 1; s < operands.size() && s <= lo.size(); ++s) {
+    unsigned first = 0, last = 0;
+    if (!registers(operands[s], first, last)) continue;
+    if (last != first + 1) return {};
+    mentioned.set(first).set(last);
+    const std::size_t source = s - 1;
+    if (pair_move) {
+      (source == 0 ? low : high).reads.set(lo[source] ? last : first);
+    } else {
+      low.reads.set(lo[source] ? last : first);
+      high.reads.set(hi[source] ? last : first);
+    }
+  }
+  if (mentioned != inst.reads.vgpr) return {};
+  return {low, high};
+}
+
 }  // namespace
 
 TrafficResult simulate_traffic(
@@ -561,77 +648,117 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     decoded.emplace(count.pc, std::move(d));
   }
   // Packed FP32 arithmetic (v_pk_fma/mul/add_f32) counts two elements; where clang's SLP
-  // vectorizer paired chains of unequal length, one half's result is never read, and NVIDIA's
-  // scalar code has no such operation: that half counts nothing (qrg icnd, fhd). A half is dead
-  // when its register is written again before any read later in the block, under the same EXEC,
-  // or else when the analysis's liveness (conservative: a masked write ends nothing) has it dead
-  // after the instruction.
+  // vectorizer paired chains of unequal length, one half's result is never used, and NVIDIA's
+  // scalar code has no such operation: that half counts nothing (qrg icnd, fhd, IDCT8x8). A
+  // value is dead when every path from its instruction, followed through the blocks after it (a
+  // loop's back edge too) while EXEC is not written, writes its register before a live read, or
+  // ends the program; an EXEC write, a call or a jump the analysis cannot follow leaves the
+  // answer to the analysis's liveness (conservative: a masked write ends nothing). A read is
+  // live unless it is made only by dead results of packed instructions or moves: an unused half
+  // is often the end of a chain of unused halves (IDCT8x8's accumulations, each half's sum
+  // feeding the next FMA's same half), so deadness is iterated until nothing changes, starting
+  // from nothing dead (a cycle of values that only read each other stays live).
   std::optional<analysis::Program> program;
   {
-    std::optional<analysis::Liveness> liveness;
+    struct Candidate {
+      std::uint64_t pc;
+      std::size_t function, index;
+      const analysis::Block* block;
+      std::vector<ResultReads> results;
+      bool counted;  // packed FP arithmetic whose halves are counted (moves only pass values on)
+    };
+    std::vector<Candidate> candidates;
     for (auto& [pc, d] : decoded) {
       const std::string& m = d.mnemonic;
       if (m.rfind("v_pk_fma_f32", 0) != 0 && m.rfind("v_pk_mul_f32", 0) != 0 &&
           m.rfind("v_pk_add_f32", 0) != 0)
         continue;
-      if (!program) {
-        program = analysis::analyze(analysis::make_input(object));
-        liveness.emplace(*program);
-      }
+      if (!program) program = analysis::analyze(analysis::make_input(object));
       const analysis::Function* function = program->function_containing(pc);
-      const analysis::Block* block = program->block_containing(pc);
-      std::optional<std::size_t> index =
-          function ? function->instruction_index(pc) : std::optional<std::size_t>();
-      if (!block || !index) continue;
+      if (!function) continue;
       const std::size_t f = std::size_t(function - program->functions.data());
-      const isa::RegisterSet after = liveness->live_after(f, *index);
-      const std::size_t block_end = block->first_instruction + block->instruction_count;
-      // Every path from the instruction, followed through the blocks after it (a loop's back
-      // edge too) while EXEC is not written, writes the register before reading it (fhd's loop:
-      // the half is written again at the loop's head), or ends the program. An EXEC write, a
-      // call or a jump the analysis cannot follow leaves the answer to the liveness.
-      auto dead = [&](std::size_t reg) {
-        enum { read, written, unknown, through };
-        auto scan = [&](std::size_t from, std::size_t to) {
-          for (std::size_t i = from; i < to; ++i) {
-            const isa::Instruction& next = function->instructions[i];
-            if (next.reads.vgpr[reg]) return read;
-            if (next.writes.exec() || next.flow == isa::ControlFlow::call ||
-                next.flow == isa::ControlFlow::indirect)
-              return unknown;
-            if (next.writes.vgpr[reg]) return written;
-          }
-          return through;
-        };
-        std::vector<std::size_t> work;
-        std::unordered_set<std::size_t> seen;
-        auto follow = [&](const analysis::Block& from) {
-          if (!from.external_successors.empty()) return false;
-          for (std::size_t s : from.successors)
-            if (seen.insert(s).second) work.push_back(s);
-          return true;
-        };
-        const analysis::Block* at = block;
-        std::size_t from = *index + 1, to = block_end;
-        while (true) {
-          const auto outcome = scan(from, to);
-          if (outcome == read) return false;
-          if (outcome == unknown || (outcome == through && !follow(*at))) return !after.vgpr[reg];
-          if (work.empty()) return true;  // every path wrote it or ended the program
-          at = &function->blocks[work.back()];
-          work.pop_back();
-          from = at->first_instruction;
-          to = from + at->instruction_count;
+      if (std::none_of(candidates.begin(), candidates.end(),
+                       [&](const Candidate& c) { return c.function == f; }))
+        for (std::size_t i = 0; i < function->instructions.size(); ++i) {
+          const isa::Instruction& inst = function->instructions[i];
+          const analysis::Block* block = program->block_containing(inst.address);
+          std::vector<ResultReads> results = result_reads(inst);
+          if (!block || results.empty()) continue;
+          const bool counted = inst.mnemonic.rfind("v_pk_mov_b32", 0) != 0 &&
+                               inst.mnemonic.rfind("v_mov_b32", 0) != 0;
+          candidates.push_back({inst.address, f, i, block, std::move(results), counted});
         }
+    }
+    std::optional<analysis::Liveness> liveness;
+    std::set<std::pair<std::uint64_t, std::size_t>> dead_values;  // (address, register)
+    std::unordered_map<std::uint64_t, const Candidate*> candidate_at;
+    for (const Candidate& c : candidates) candidate_at.emplace(c.pc, &c);
+    // Whether `next` reads `reg` for a result that is not known to be dead.
+    auto live_read = [&](const isa::Instruction& next, std::size_t reg) {
+      const auto at = candidate_at.find(next.address);
+      if (at == candidate_at.end()) return bool(next.reads.vgpr[reg]);
+      for (const ResultReads& result : at->second->results)
+        if (result.reads[reg] && !dead_values.count({next.address, result.reg})) return true;
+      return false;
+    };
+    auto dead = [&](const Candidate& c, std::size_t reg) {
+      const analysis::Function& function = program->functions[c.function];
+      enum { read, written, unknown, through };
+      auto scan = [&](std::size_t from, std::size_t to) {
+        for (std::size_t i = from; i < to; ++i) {
+          const isa::Instruction& next = function.instructions[i];
+          if (live_read(next, reg)) return read;
+          if (next.writes.exec() || next.flow == isa::ControlFlow::call ||
+              next.flow == isa::ControlFlow::indirect)
+            return unknown;
+          if (next.writes.vgpr[reg]) return written;
+        }
+        return through;
       };
-      const std::bitset<256>& written = function->instructions[*index].writes.vgpr;
-      if (written.count() != 2) continue;
-      int dead_halves = 0;
-      for (std::size_t reg = 0; reg < written.size(); ++reg)
-        if (written[reg] && dead(reg)) ++dead_halves;
-      if (dead_halves != 1) continue;
-      for (auto& [key, weight] : d.cls.per_lane)
-        if (key.rfind("flops.fp32", 0) == 0 || key.rfind("ops.fp32.", 0) == 0) weight /= 2;
+      auto live_after = [&] {
+        if (!liveness) liveness.emplace(*program);
+        return bool(liveness->live_after(c.function, c.index).vgpr[reg]);
+      };
+      std::vector<std::size_t> work;
+      std::unordered_set<std::size_t> seen;
+      auto follow = [&](const analysis::Block& from) {
+        if (!from.external_successors.empty()) return false;
+        for (std::size_t s : from.successors)
+          if (seen.insert(s).second) work.push_back(s);
+        return true;
+      };
+      const analysis::Block* at = c.block;
+      std::size_t from = c.index + 1, to = c.block->first_instruction + c.block->instruction_count;
+      while (true) {
+        const auto outcome = scan(from, to);
+        if (outcome == read) return false;
+        if (outcome == unknown || (outcome == through && !follow(*at))) return !live_after();
+        if (work.empty()) return true;  // every path wrote it or ended the program
+        at = &function.blocks[work.back()];
+        work.pop_back();
+        from = at->first_instruction;
+        to = from + at->instruction_count;
+      }
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (const Candidate& c : candidates)
+        for (const ResultReads& result : c.results)
+          if (!dead_values.count({c.pc, result.reg}) && dead(c, result.reg)) {
+            dead_values.insert({c.pc, result.reg});
+            changed = true;
+          }
+    }
+    for (const Candidate& c : candidates) {
+      const auto d = decoded.find(c.pc);
+      if (!c.counted || d == decoded.end()) continue;
+      const double live_halves =
+          double(std::count_if(c.results.begin(), c.results.end(), [&](const ResultReads& result) {
+            return !dead_values.count({c.pc, result.reg});
+          }));
+      for (auto& [key, weight] : d->second.cls.per_lane)
+        if (key.rfind("flops.fp32", 0) == 0 || key.rfind("ops.fp32.", 0) == 0)
+          weight *= live_halves / 2;
     }
   }
   {

@@ -207,6 +207,23 @@ TEST(Binary, LibraryCallsAreCountedAsNvidiasMeasuredOnes) {
   EXPECT_DOUBLE_EQ(k.count("ops.fp32.library"), n * (1 + steps));
 }
 
+TEST(Binary, ClangCudaMathIsCountedAsItsLibdevices) {
+  // The shim's WAVEKIT_MATH_CLANG_CUDA, against the SASS of clang-22 -x cuda for sm_86 with CUDA
+  // 12.6's libdevice and ptxas 12.6 (gpuFLOPBench's build): sqrtf is sqrt.approx.f32 (MUFU.SQRT:
+  // no FLOPs), tanhf below |x| = 0.6 an FMUL and 5 FFMA (11 FLOP), from there an FMUL, an FADD
+  // and an FFMA around MUFU.EX2 and MUFU.RCP (4).
+  LaunchSpec s = spec("f_sqrtf", {"f32rand:{n}:0.1:2", "zeros:{4*n}", "i32:{n}"}, "1000");
+  s.code_object = build_hip(WAVEKIT_MODEL_TEST_SOURCE,
+                            (fs::temp_directory_path() / "wkm-clang-cuda-math").string(),
+                            {"-DWAVEKIT_MATH_CLANG_CUDA"});
+  EXPECT_DOUBLE_EQ(count_launch(s).count("flops.fp32"), 0);
+  s.kernel = "f_tanhf";
+  for (auto [x, flops] : {std::pair{"0.3", 11}, {"-0.5", 11}, {"0.6", 4}, {"-1.5", 4}, {"20", 4}}) {
+    s.arguments[0] = std::string("f32fill:{n}:") + x;
+    EXPECT_DOUBLE_EQ(count_launch(s).count("flops.fp32"), flops * 1000) << "tanhf(" << x << ")";
+  }
+}
+
 TEST(Binary, QrgIcndCountsNvidiasPathsPerElement) {
   // HeCBench's qrg icnd, read in place (third-party: never copied): per element either the
   // rational approximation (29 FLOP in nvcc's SASS: the FFMA and FADD of the input's scaling, the

@@ -119,6 +119,10 @@ extern "C" __global__ void f_sqrtf(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = sqrtf(in[i]);
 }
+extern "C" __global__ void f_tanhf(const float* in, float* out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = tanhf(in[i]);
+}
 extern "C" __global__ void f_logf(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) out[i] = logf(in[i]);

@@ -159,7 +159,16 @@ __device__ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   __device__ inline float name(float x) { return builtin(x); }
 #define WK_D1(name, builtin) \
   __device__ inline double name(double x) { return builtin(x); }
+#ifdef WAVEKIT_MATH_CLANG_CUDA
+// WAVEKIT_MATH_CLANG_CUDA: the math of a clang -x cuda build against CUDA 12.6's libdevice
+// (gpuFLOPBench's RTX 3080 build), where it differs from nvcc's in FLOPs: clang sets no
+// __CUDA_PREC_SQRT for libdevice, so sqrtf is sqrt.approx.f32 (MUFU.SQRT: no FLOPs; nvcc's
+// IEEE sqrtf is 6), and its tanhf branches (below). Read from the SASS of clang-22 with that
+// libdevice and ptxas 12.6 (docs/benchmarks/model.md).
+__device__ inline float sqrtf(float x) { return __builtin_amdgcn_sqrtf(x); }
+#else
 WK_F1(sqrtf, __builtin_sqrtf)
+#endif
 WK_F1(fabsf, __builtin_fabsf)
 WK_F1(floorf, __builtin_floorf)
 WK_F1(ceilf, __builtin_ceilf)
@@ -226,12 +235,33 @@ __device__ inline float __sinf(float x) { return __builtin_sinf(x); }
 __device__ inline float __cosf(float x) { return __builtin_cosf(x); }
 __device__ inline float __frsqrt_rn(float x) { return 1.0f / __builtin_sqrtf(x); }
 
+#ifdef WAVEKIT_MATH_CLANG_CUDA
+// CUDA 12.6 libdevice's tanhf in operations: for |x| >= 0.6, 1 - 2 r with r the hardware
+// reciprocal of 2^(2|x| log2 e) + 1 (FMUL, MUFU.EX2, FADD, MUFU.RCP, FFMA: 4 FLOP), 1 from
+// where tanhf rounds to 1; below, x + x^3 P(x^2) with P of degree 3 in FFMAs, its product by x^2
+// an FFMA with zero as libdevice's is (FMUL and 5 FFMA: 11 FLOP). P is tanh's Taylor series
+// (ours; relative error below 1e-4 on [0, 0.6)).
+__device__ inline float tanhf(float x) {
+  const float a = __builtin_fabsf(x);
+  if (a >= 0.6f) {
+    const float r = __builtin_amdgcn_rcpf(__builtin_amdgcn_exp2f(2.885390043f * a) + 1.0f);
+    return __builtin_copysignf(a >= 9.01f ? 1.0f : __builtin_fmaf(r, -2.0f, 1.0f), x);
+  }
+  const float x2 = x * x;
+  float p = __builtin_fmaf(x2, 62.0f / 2835.0f, -17.0f / 315.0f);
+  p = __builtin_fmaf(p, x2, 2.0f / 15.0f);
+  p = __builtin_fmaf(p, x2, -1.0f / 3.0f);
+  p = __builtin_fmaf(p, x2, 0.0f);
+  return __builtin_fmaf(p, x, x);
+}
+#else
 // tanhf as 1 - 2 / (2^(2|x| log2 e) + 1) with the sign of x: an exp2 and a division, the shape
 // of NVIDIA's (MUFU.EX2 and a reciprocal); not its small-|x| polynomial, so the FLOPs differ.
 __device__ inline float tanhf(float x) {
   float e = __builtin_exp2f(2.885390043f * __builtin_fabsf(x));
   return __builtin_copysignf(1.0f - 2.0f / (e + 1.0f), x);
 }
+#endif
 __device__ inline float __saturatef(float x) {
   return __builtin_fminf(__builtin_fmaxf(x, 0.0f), 1.0f);
 }

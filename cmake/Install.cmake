@@ -2,6 +2,7 @@
 #
 #   P/bin/wavekit                                 the CLI
 #   P/<libdir>/wavekit/libwavekit-preload.so      the preload shim (`wavekit run`)
+#   P/<libdir>/wavekit/libwavekit-kfd.so          the emulated KFD (`wavekit run --device kfd`)
 #   P/<libdir>/wavekit/emulator/libhsa-runtime64.so.1
 #                                                 the emulator's HSA runtime (a directory of its
 #                                                 own: LD_LIBRARY_PATH=<it> selects it alone)
@@ -45,6 +46,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/src/preload/include/wavekit/instrumentation.
 
 # Runtime libraries, each where wavekit::companion_path looks for it.
 foreach(library_and_name IN ITEMS wavekit_preload_shim:preload_shim
+                                  wavekit_kfd_preload:kfd_preload
                                   wavekit_profile_hsa:profile_hsa
                                   wavekit_profile_cupti:profile_cupti
                                   wavekit_profile_events:profile_events)

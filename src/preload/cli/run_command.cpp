@@ -206,11 +206,12 @@ int run_run(wavekit::cli::Arguments args) {
   parser.option("--plan", &options.shim.plan_path, "PLAN", "custom tool: the plan (JSON)");
   parser.option("--tool-out", &options.shim.tool_out, "PATH",
                 "where per-dispatch results go (default: ./wavekit-<tool>)");
-  parser.option("--device", &device, "emu|hsa",
-                "run on the emulator or on ROCm (default: emu "
-                "unless this machine has an AMD GPU)");
+  parser.option("--device", &device, "emu|hsa|kfd",
+                "run on the emulator, on ROCm, or on ROCm over the emulated KFD (ROCm's "
+                "runtime, the emulator as its GPU; default: emu unless this machine has an AMD "
+                "GPU)");
   parser.option("--emu-target", &options.emulated_target, "GFX",
-                "the GPU the emulator reports (default: the emulator's)");
+                "the GPU the emulator (or the emulated KFD) reports (default: the emulator's)");
   parser.option("--cache", &options.shim.cache_dir, "DIR", "cache of rewritten objects");
   parser.option("--keep-objects", &options.shim.keep_objects, "DIR",
                 "keep each original code object instrumented as DIR/<sha256>.co");
@@ -246,8 +247,10 @@ int run_run(wavekit::cli::Arguments args) {
     options.device = preload::Device::emulator;
   else if (device == "hsa")
     options.device = preload::Device::hsa;
+  else if (device == "kfd")
+    options.device = preload::Device::kfd;
   else
-    throw UsageError("--device must be emu or hsa, not '" + device + "'");
+    throw UsageError("--device must be emu, hsa or kfd, not '" + device + "'");
   if (options.shim.tool_out.empty()) options.shim.tool_out = "wavekit-" + options.shim.tool;
   options.shim.tool_out = std::filesystem::absolute(options.shim.tool_out).string();
   if (!options.shim.keep_objects.empty())
@@ -279,7 +282,10 @@ int run_run(wavekit::cli::Arguments args) {
   // Installed: <prefix>/<libdir>/wavekit/...; in the build tree, the build's own paths.
   preload::Installation installation{
       wavekit::companion_path("libwavekit-preload.so", WAVEKIT_PRELOAD_LIBRARY),
-      wavekit::companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR)};
+      wavekit::companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR),
+      std::string(WAVEKIT_KFD_LIBRARY).empty()
+          ? std::string()
+          : wavekit::companion_path("libwavekit-kfd.so", WAVEKIT_KFD_LIBRARY)};
   preload::RunResult result = preload::run_application(options, installation);
   print_summary(result, options.shim.tool);
   report_unknown_kernels(result.summary, selected);

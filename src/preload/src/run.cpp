@@ -24,6 +24,26 @@ Device default_device() {
 
 namespace {
 
+// The path list `variable` holds in this process's environment without the entries equal to
+// `dropped` (the emulator's runtime directory: under --device kfd, ROCm's runtime must load).
+std::string without_path(const std::string& variable, const std::string& dropped) {
+  // "dir", "dir/" and "dir/." name the same directory.
+  const auto normal = [](std::string_view path) {
+    std::string text = std::filesystem::path(path).lexically_normal().string();
+    while (text.size() > 1 && text.back() == '/') text.pop_back();
+    return text;
+  };
+  const char* old = std::getenv(variable.c_str());
+  std::string kept;
+  for (std::string_view rest = old ? old : ""; !rest.empty();) {
+    const std::string_view entry = rest.substr(0, rest.find(':'));
+    rest.remove_prefix(std::min(rest.size(), entry.size() + 1));
+    if (entry.empty() || normal(entry) == normal(dropped)) continue;
+    kept += (kept.empty() ? "" : ":") + std::string(entry);
+  }
+  return kept;
+}
+
 // What a run writes into --tool-out: per dispatch KERNEL.N.json (+ .svg), or a directory
 // KERNEL.N of per-wave files, and while a dispatch runs a subdirectory k<hex> of its probes.
 bool is_run_result(const std::filesystem::directory_entry& entry) {
@@ -138,6 +158,19 @@ RunResult run_application(const RunOptions& options, const Installation& install
 
   std::map<std::string, std::string> environment = config_to_environment(shim);
   environment["LD_PRELOAD"] = prepend_path("LD_PRELOAD", installation.preload_library);
+  if (options.device == Device::kfd) {
+    if (installation.kfd_library.empty() || !std::filesystem::exists(installation.kfd_library))
+      throw Error("--device kfd: the emulated KFD library is missing" +
+                  (installation.kfd_library.empty() ? std::string(" (not built)")
+                                                    : ": " + installation.kfd_library));
+    // The device first, so that every library the application loads (ROCm's runtime and
+    // thunk) reaches it; ROCm's runtime, not the emulator's, from the library path.
+    environment["LD_PRELOAD"] = installation.kfd_library + ":" + environment["LD_PRELOAD"];
+    environment["LD_LIBRARY_PATH"] =
+        without_path("LD_LIBRARY_PATH", installation.emulator_runtime_dir);
+    if (!options.emulated_target.empty())
+      environment["WAVEKIT_KFD_TARGET"] = options.emulated_target;
+  }
   if (options.device == Device::emulator) {
     environment["LD_LIBRARY_PATH"] =
         prepend_path("LD_LIBRARY_PATH", installation.emulator_runtime_dir);

@@ -1,5 +1,7 @@
 // `wavekit run`: start an unmodified application with the preload shim, on the emulator's HSA
-// runtime (no AMD GPU needed) or on ROCm's, and turn what the shim reports into a summary.
+// runtime (no AMD GPU needed), on ROCm's, or on ROCm's over the emulated KFD (src/kfd: ROCm's own
+// runtime and driver interface, the emulator as the GPU), and turn what the shim reports into a
+// summary.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -10,13 +12,15 @@
 
 namespace wavekit::preload {
 
-enum class Device { emulator, hsa };
+enum class Device { emulator, hsa, kfd };
 
 struct RunOptions {
   ShimConfig
       shim;  // tool, plan, probe library, tool_out, cache, kernels (report_directory is set by run)
   Device device = Device::emulator;
-  std::string emulated_target;  // WAVEKIT_EMU_TARGET for the emulator ("" = its default)
+  // The emulated GPU (WAVEKIT_EMU_TARGET, or WAVEKIT_KFD_TARGET under Device::kfd; "" = its
+  // default).
+  std::string emulated_target;
   std::vector<std::string> command;
   // The application's stdout / stderr into these files, and a limit on its run (0: none);
   // ChildProgram's (wavekit/support/process.h).
@@ -27,6 +31,7 @@ struct RunOptions {
 struct Installation {
   std::string preload_library;       // libwavekit-preload.so
   std::string emulator_runtime_dir;  // directory with the emulator's libhsa-runtime64.so.1
+  std::string kfd_library = {};      // libwavekit-kfd.so, the emulated KFD ("" when not built)
 };
 
 struct RunResult {

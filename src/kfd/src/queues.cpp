@@ -1,16 +1,20 @@
 #include "queues.h"
 
+#include <elf.h>
 #include <hsa/amd_hsa_queue.h>
 #include <hsa/amd_hsa_signal.h>
 #include <hsa/hsa.h>
 #include <hsa/hsa_ven_amd_aqlprofile.h>
+#include <sys/uio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <vector>
@@ -173,19 +177,42 @@ bool CommandProcessor::process(Queue& queue, uint64_t index) {
   return true;
 }
 
+void CommandProcessor::register_code(const emu::MemoryMap::Range& range) {
+  try {
+    code_.add_object(processor_, reinterpret_cast<const void*>(range.base), range.size, 0);
+    code_objects_[range.base] = range.size;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "wavekit: kfd: cannot register the code at 0x%llx: %s\n",
+                 (unsigned long long)range.base, e.what());
+  }
+}
+
+void CommandProcessor::register_code_objects() {
+  // ROCr's loader places each code object of an executable in a buffer of its own, the image
+  // from virtual address 0 and so its ELF header first; a kernel may call into another one (a
+  // tool's probe library loaded beside the instrumented object). Every buffer that holds an
+  // AMDGPU image by now is registered. The header is read with process_vm_readv: a buffer user
+  // space mapped PROT_NONE on the host gives EFAULT instead of a crash.
+  for (const emu::MemoryMap::Range& range : memory_.ranges()) {
+    if (code_objects_.count(range.base) || range.host_base != range.base ||
+        range.size < sizeof(Elf64_Ehdr))
+      continue;
+    Elf64_Ehdr header{};
+    iovec local{&header, sizeof header};
+    iovec remote{reinterpret_cast<void*>(range.base), sizeof header};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == ssize_t(sizeof header) &&
+        std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_machine == EM_AMDGPU)
+      register_code(range);
+  }
+}
+
 void CommandProcessor::dispatch(const void* packet, const Queue& queue, uint64_t index) {
   const auto& p = *static_cast<const hsa_kernel_dispatch_packet_t*>(packet);
-  // The code object is the executable allocation holding the kernel descriptor, registered
-  // whole (ROCr's loader places the image from virtual address 0).
-  if (auto range = memory_.find(p.kernel_object); range && !code_objects_.count(range->base)) {
-    try {
-      code_.add_object(processor_, reinterpret_cast<const void*>(range->base), range->size, 0);
-      code_objects_[range->base] = range->size;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "wavekit: kfd: cannot register the code at 0x%llx: %s\n",
-                   (unsigned long long)range->base, e.what());
-    }
-  }
+  register_code_objects();
+  // The kernel's own code object is the allocation holding its descriptor, registered whole
+  // whatever its first bytes (a loader of its own may leave the ELF header out).
+  if (auto range = memory_.find(p.kernel_object); range && !code_objects_.count(range->base))
+    register_code(*range);
   unsigned dimensions = (p.setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS) & 3;
   emu::DispatchParams params;
   params.processor = processor_;

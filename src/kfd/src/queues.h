@@ -46,6 +46,9 @@ class CommandProcessor {
   // or a barrier whose dependencies are not met).
   bool process(Queue& queue, uint64_t index);
   void dispatch(const void* packet, const Queue& queue, uint64_t index);
+  // Registers the buffers that hold AMDGPU code objects (ELF images from vaddr 0) as code.
+  void register_code_objects();
+  void register_code(const emu::MemoryMap::Range& range);
   // Decrements the completion signal and raises its event; on a queue with profiling enabled,
   // first stamps the signal with the packet's start (start_ns) and end (now).
   void complete(uint64_t signal, const Queue& queue, uint64_t start_ns);

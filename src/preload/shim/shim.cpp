@@ -598,12 +598,15 @@ class Shim {
                                        &rounding) == HSA_STATUS_SUCCESS &&
         real().hsa_executable_create_alt(profile, rounding, nullptr, &beside) ==
             HSA_STATUS_SUCCESS &&
+        // The probe library first: ROCr's loader resolves an object's relocations when it is
+        // loaded, against what the executable already defines (an instrumented object loaded
+        // before the probes it calls fails with HSA_STATUS_ERROR_VARIABLE_UNDEFINED).
+        (probe_library.empty() ||
+         launcher_->load_probe_library(beside, agent, probe_library) == HSA_STATUS_SUCCESS) &&
         real().hsa_code_object_reader_create_from_memory(object.data(), object.size(), &reader) ==
             HSA_STATUS_SUCCESS &&
         real().hsa_executable_load_agent_code_object(beside, agent, reader, nullptr, nullptr) ==
             HSA_STATUS_SUCCESS &&
-        (probe_library.empty() ||
-         launcher_->load_probe_library(beside, agent, probe_library) == HSA_STATUS_SUCCESS) &&
         real().hsa_executable_freeze(beside, nullptr) == HSA_STATUS_SUCCESS;
     if (!ok) return std::nullopt;
     return beside;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,7 @@ class LoadedObject {
     const auto& object = executable_.objects().front();
     processor_ = parse_processor(object.target);
     base_ = object.load_base;
+    size_ = object.load_size;
     memory_.add(reinterpret_cast<const void*>(object.load_base), object.load_size,
                 MemoryMap::kReadWrite, "code object");
     code_.add_object(processor_, reinterpret_cast<const void*>(object.load_base), object.load_size,
@@ -59,6 +61,15 @@ class LoadedObject {
   }
 
   MemoryMap& memory() { return memory_; }
+  std::uint64_t base() const { return base_; }
+  std::size_t size() const { return size_; }
+  // Overwrites loaded code and registers the object again, so that the emulator decodes the
+  // new bytes (its code cache keeps what it decoded per registered object).
+  void patch_code(std::uint64_t host_address, std::span<const std::uint8_t> bytes) {
+    code_.remove_object(reinterpret_cast<const void*>(base_));
+    std::memcpy(reinterpret_cast<void*>(host_address), bytes.data(), bytes.size());
+    code_.add_object(processor_, reinterpret_cast<const void*>(base_), size_, 0);
+  }
   CodeCache& code() { return code_; }
   Processor processor() const { return processor_; }
   // Original virtual address of a kernel's first instruction.
@@ -107,6 +118,7 @@ class LoadedObject {
   CodeCache code_;
   Processor processor_ = Processor::gfx90a;
   std::uint64_t base_ = 0;
+  std::size_t size_ = 0;
 };
 
 }  // namespace wavekit::emu::test

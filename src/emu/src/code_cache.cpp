@@ -140,6 +140,17 @@ void set_float_modifiers(Operand& op, DataType type, bool abs, bool neg) {
   if (neg) op.xor_mask = sign;
 }
 
+// The clamp and omod bits on an operation whose handler does not apply them: refused rather
+// than ignored. A compare's clamp only makes a NaN input signal an exception (the ISA), which the
+// emulator does not model, so it is accepted.
+std::string unsupported_output_modifiers(const Inst& inst, const Semantics& sem) {
+  if ((inst.flags & detail::kFlagClamp) && !(sem.flags & (detail::kSemClamp | detail::kSemCompare)))
+    return "clamp is not supported on this operation";
+  if (inst.omod && !(sem.flags & detail::kSemOmod))
+    return "omod (an output multiplier) is not supported on this operation";
+  return "";
+}
+
 // Fills the operand fields of `inst` from the instruction words. Returns "" or why the encoding
 // is not supported.
 std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t* words,
@@ -274,6 +285,10 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       inst.neg_hi = std::uint8_t(bits(w0, 10, 8));
       inst.neg_lo = std::uint8_t(bits(w1, 31, 29));
       if (bits(w0, 15, 15)) inst.flags |= detail::kFlagClamp;
+      if (std::string why = unsupported_output_modifiers(inst, sem); !why.empty()) return why;
+      if ((inst.neg_lo || inst.neg_hi) && !(sem.flags & detail::kSemPackedNeg))
+        return "neg_lo / neg_hi is not supported on this operation (its elements are not floating "
+               "point)";
     }
     inst.flags |= detail::kFlagVgprIndexable;
     return uses_literal ? "VOP3P with a literal" : "";
@@ -290,14 +305,19 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
         set_float_modifiers(inst.src[i], src_type(i), false, (neg >> i) & 1);
     } else {
       unsigned abs = bits(w0, 10, 8);
+      // No VOP3 handler reads or writes a high 16-bit half (the 16-bit ones work on the low
+      // halves, kSemLowHalves), and on a 32-bit operation the ISA gives op_sel no meaning.
       inst.op_sel = std::uint8_t(bits(w0, 14, 11));
-      if ((sem.flags & detail::kSemLowHalves) && inst.op_sel)
-        return "op_sel (a high 16-bit half) is not supported on this 16-bit operation";
+      if (inst.op_sel)
+        return (sem.flags & detail::kSemLowHalves)
+                   ? "op_sel (a high 16-bit half) is not supported on this 16-bit operation"
+                   : "op_sel is not supported on this operation";
       for (int i = 0; i < 3; ++i)
         set_float_modifiers(inst.src[i], src_type(i), (abs >> i) & 1, (neg >> i) & 1);
     }
     if (bits(w0, 15, 15)) inst.flags |= detail::kFlagClamp;
     inst.omod = std::uint8_t(bits(w1, 28, 27));
+    if (std::string why = unsupported_output_modifiers(inst, sem); !why.empty()) return why;
     if (sem.flags & detail::kSemCompare) {
       inst.sdst = inst.dst;
     }
@@ -350,6 +370,7 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       inst.sdwa_dst_unused = std::uint8_t(bits(w1, 12, 11));
       if (bits(w1, 13, 13)) inst.flags |= detail::kFlagClamp;
       inst.omod = std::uint8_t(bits(w1, 15, 14));
+      if (std::string why = unsupported_output_modifiers(inst, sem); !why.empty()) return why;
     }
   } else if (src0_code == 0xfa) {  // DPP
     inst.flags |= detail::kFlagDpp;

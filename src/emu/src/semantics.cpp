@@ -317,22 +317,38 @@ void valu32(Wave& w, const Inst& in) {
     if ((lanes >> lane) & 1) write32(w, in, d, lane, F(a[lane], b[lane], c[lane], lane));
 }
 
+// Output modifiers on the f32 (width 1) or f64 (width 2) result in the destination.
+void apply_output_modifiers(Wave& w, const Inst& in) {
+  u32 index = vector_index(w, in, in.dst, 3);
+  u32* lo = w.vreg(index);
+  u32* hi = w.vreg((index + 1) % kVectorRegisters);
+  u64 lanes = write_lanes(w, in);
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    if (in.width == 2) {
+      u64 r = bits_of(output_f64(in, as_f64(u64(lo[lane]) | (u64(hi[lane]) << 32))));
+      lo[lane] = u32(r);
+      hi[lane] = u32(r >> 32);
+    } else {
+      lo[lane] = bits_of(output_f32(in, as_f32(lo[lane])));
+    }
+  }
+}
+
+// Any handler writing an f32 or f64 result (conversions, ldexp, frexp_mant: computed on bits),
+// then the output modifiers.
+template <Handler H>
+void float_result(Wave& w, const Inst& in) {
+  H(w, in);
+  if (in.omod || (in.flags & kFlagClamp)) apply_output_modifiers(w, in);
+}
+
 // f32 arithmetic with output modifiers.
 template <auto F>
 void valu_f32(Wave& w, const Inst& in) {
-  if (in.omod == 0 && !(in.flags & kFlagClamp)) {
-    valu32<+[](u32 a, u32 b, u32 c, unsigned) {
-      return bits_of(F(as_f32(a), as_f32(b), as_f32(c)));
-    }>(w, in);
-    return;
-  }
-  valu32<+[](u32 a, u32 b, u32 c, unsigned) {
+  float_result<valu32<+[](u32 a, u32 b, u32 c, unsigned) {
     return bits_of(F(as_f32(a), as_f32(b), as_f32(c)));
-  }>(w, in);
-  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
-  u64 lanes = write_lanes(w, in);
-  for (unsigned lane = 0; lane < 64; ++lane)
-    if ((lanes >> lane) & 1) d[lane] = bits_of(output_f32(in, as_f32(d[lane])));
+  }>>(w, in);
 }
 
 // General: 64-bit views of every source, result of in.width dwords (1 or 2).
@@ -358,18 +374,9 @@ void valu64(Wave& w, const Inst& in) {
 
 template <auto F>
 void valu_f64(Wave& w, const Inst& in) {
-  valu64<+[](u64 a, u64 b, u64 c) { return bits_of(F(as_f64(a), as_f64(b), as_f64(c))); }>(w, in);
-  if (in.omod == 0 && !(in.flags & kFlagClamp)) return;
-  u32 index = vector_index(w, in, in.dst, 3);
-  u32* lo = w.vreg(index);
-  u32* hi = w.vreg((index + 1) % kVectorRegisters);
-  u64 lanes = write_lanes(w, in);
-  for (unsigned lane = 0; lane < 64; ++lane) {
-    if (!((lanes >> lane) & 1)) continue;
-    u64 r = bits_of(output_f64(in, as_f64(u64(lo[lane]) | (u64(hi[lane]) << 32))));
-    lo[lane] = u32(r);
-    hi[lane] = u32(r >> 32);
-  }
+  float_result<
+      valu64<+[](u64 a, u64 b, u64 c) { return bits_of(F(as_f64(a), as_f64(b), as_f64(c))); }>>(w,
+                                                                                                in);
 }
 
 void write_mask(Wave& w, const Operand& dst, u64 mask) {
@@ -1830,7 +1837,7 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         (void)c;                                                  \
         return (__VA_ARGS__);                                     \
       }>,                                                         \
-      Family::valu, {F32, F32, F32})
+      Family::valu, {F32, F32, F32}, 1, 0, kSemOutputModifiers)
 #define VF64(name, ...)                                               \
   add(t, name, valu_f64<+[](double a, double b, double c) -> double { \
         (void)a;                                                      \
@@ -1838,7 +1845,7 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         (void)c;                                                      \
         return (__VA_ARGS__);                                         \
       }>,                                                             \
-      Family::valu, {F64, F64, F64}, 2)
+      Family::valu, {F64, F64, F64}, 2, 0, kSemOutputModifiers)
 #define V64(name, types, width, ...)                    \
   add(t, name, valu64<+[](u64 a, u64 b, u64 c) -> u64 { \
         (void)a;                                        \
@@ -1847,6 +1854,14 @@ void add(Table& t, std::string_view name, Handler handler, Family family,
         return (__VA_ARGS__);                           \
       }>,                                               \
       Family::valu, types, width)
+#define V64_FLOAT(name, types, width, ...)                           \
+  add(t, name, float_result<valu64<+[](u64 a, u64 b, u64 c) -> u64 { \
+        (void)a;                                                     \
+        (void)b;                                                     \
+        (void)c;                                                     \
+        return (__VA_ARGS__);                                        \
+      }>>,                                                           \
+      Family::valu, types, width, 0, kSemOutputModifiers)
 // One compare form: the expression per lane on the sources read as `kind`; exec true: v_cmpx.
 #define VCMP_FORM(name, exec, type, kind, flags, ...) \
   add(t, name,                                        \
@@ -2033,7 +2048,7 @@ void add_valu(Table& t) {
   add(t, name,                                                                      \
       valu32_clamp<+[](u32 a, u32 b, u32, unsigned) -> u32 { return (wrap); },      \
                    +[](u32 a, u32 b, u32, unsigned) -> u32 { return (saturate); }>, \
-      Family::valu)
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp)
   V32_CLAMP("v_add_u32", a + b, u64(a) + b > 0xffffffffull ? 0xffffffffu : a + b);
   V32_CLAMP("v_sub_u32", a - b, b > a ? 0u : a - b);
   V32_CLAMP("v_subrev_u32", b - a, a > b ? 0u : b - a);
@@ -2124,7 +2139,7 @@ void add_valu(Table& t) {
                      (void)c;                                  \
                      return u32(saturate) & 0xffffu;           \
                    }>,                                         \
-      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves)
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves | kSemClamp)
   V16_CLAMP("v_add_u16", lo16(a) + lo16(b), std::min(lo16(a) + lo16(b), 0xffffu));
   V16_CLAMP("v_sub_u16", lo16(a) - lo16(b), lo16(b) > lo16(a) ? 0u : lo16(a) - lo16(b));
   V16_CLAMP("v_subrev_u16", lo16(b) - lo16(a), lo16(a) > lo16(b) ? 0u : lo16(b) - lo16(a));
@@ -2160,9 +2175,9 @@ void add_valu(Table& t) {
   VF32("v_fma_f32", std::fma(a, b, c));
   VF32("v_mad_f32", a * b + c);
   add(t, "v_fmac_f32", valu_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>,
-      Family::valu, {F32, F32, F32}, 1, 0, kSemAccumulate);
+      Family::valu, {F32, F32, F32}, 1, 0, kSemAccumulate | kSemOutputModifiers);
   add(t, "v_mac_f32", valu_f32<+[](float a, float b, float c) { return a * b + c; }>, Family::valu,
-      {F32, F32, F32}, 1, 0, kSemAccumulate);
+      {F32, F32, F32}, 1, 0, kSemAccumulate | kSemOutputModifiers);
   add(t, "v_fmamk_f32", valu_f32<+[](float a, float k, float b) { return std::fma(a, k, b); }>,
       Family::valu, {F32, F32, F32}, 1, 1, kSemLiteralK);
   add(t, "v_fmaak_f32", valu_f32<+[](float a, float b, float k) { return std::fma(a, b, k); }>,
@@ -2192,15 +2207,16 @@ void add_valu(Table& t) {
   VF32("v_log_f32", std::log2(a));
   VF32("v_sin_f32", std::sin(a * 6.2831853071795864769f));
   VF32("v_cos_f32", std::cos(a * 6.2831853071795864769f));
-  add(t, "v_ldexp_f32",
-      valu32<+[](u32 a, u32 b, u32, unsigned) { return bits_of(std::ldexp(as_f32(a), i32(b))); }>,
-      Family::valu, {F32, B32, B32});
-  add(t, "v_frexp_mant_f32", valu32<+[](u32 a, u32, u32, unsigned) {
+  add(t, "v_ldexp_f32", float_result<valu32<+[](u32 a, u32 b, u32, unsigned) {
+        return bits_of(std::ldexp(as_f32(a), i32(b)));
+      }>>,
+      Family::valu, {F32, B32, B32}, 1, 0, kSemOutputModifiers);
+  add(t, "v_frexp_mant_f32", float_result<valu32<+[](u32 a, u32, u32, unsigned) {
         int e;
         float x = as_f32(a);
         return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e));
-      }>,
-      Family::valu, {F32, B32, B32});
+      }>>,
+      Family::valu, {F32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_frexp_exp_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) {
         int e = 0;
         float x = as_f32(a);
@@ -2213,33 +2229,42 @@ void add_valu(Table& t) {
       kSemVop3b);
   add(t, "v_div_scale_f64", v_div_scale<double, 53, 128>, Family::valu, {F64, F64, F64}, 2, 0,
       kSemVop3b);
-  add(t, "v_div_fmas_f32", v_div_fmas<float>, Family::valu, {F32, F32, F32});
-  add(t, "v_div_fmas_f64", v_div_fmas<double>, Family::valu, {F64, F64, F64}, 2);
+  add(t, "v_div_fmas_f32", v_div_fmas<float>, Family::valu, {F32, F32, F32}, 1, 0,
+      kSemOutputModifiers);
+  add(t, "v_div_fmas_f64", v_div_fmas<double>, Family::valu, {F64, F64, F64}, 2, 0,
+      kSemOutputModifiers);
   VF32("v_div_fixup_f32", div_fixup(a, b, c));
   VF64("v_div_fixup_f64", div_fixup(a, b, c));
   // Conversions.
-  add(t, "v_cvt_f32_u32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a)); }>,
-      Family::valu);
-  add(t, "v_cvt_f32_i32", valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(i32(a))); }>,
-      Family::valu);
+  add(t, "v_cvt_f32_u32",
+      float_result<valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a)); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
+  add(t, "v_cvt_f32_i32",
+      float_result<valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(i32(a))); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_u32_f32", valu32<+[](u32 a, u32, u32, unsigned) { return cvt_u32_f32(as_f32(a)); }>,
       Family::valu, {F32, F32, F32});
   add(t, "v_cvt_i32_f32",
       valu32<+[](u32 a, u32, u32, unsigned) { return u32(cvt_i32_f32(as_f32(a))); }>, Family::valu,
       {F32, F32, F32});
   add(t, "v_cvt_f32_ubyte0",
-      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a & 0xff)); }>, Family::valu);
+      float_result<valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a & 0xff)); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_f32_ubyte1",
-      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 8) & 0xff)); }>,
-      Family::valu);
+      float_result<
+          valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 8) & 0xff)); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_f32_ubyte2",
-      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 16) & 0xff)); }>,
-      Family::valu);
+      float_result<
+          valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float((a >> 16) & 0xff)); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_f32_ubyte3",
-      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a >> 24)); }>, Family::valu);
+      float_result<valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a >> 24)); }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_f32_f16",
-      valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(f16_to_f32(a & 0xffff)); }>,
-      Family::valu, {DataType::f16, B32, B32});
+      float_result<
+          valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(f16_to_f32(a & 0xffff)); }>>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemOutputModifiers);
   {
     constexpr DataType F16 = DataType::f16;
 #define VF16(name, types, ...)                                        \
@@ -2249,7 +2274,7 @@ void add_valu(Table& t) {
         (void)c;                                                      \
         return (__VA_ARGS__);                                         \
       }>,                                                             \
-      Family::valu, types, 1, 0, kSemLowHalves)
+      Family::valu, types, 1, 0, kSemLowHalves | kSemOutputModifiers)
     const std::array<DataType, 3> h3 = {F16, F16, F16};
     VF16("v_add_f16", h3, a + b);
     VF16("v_sub_f16", h3, a - b);
@@ -2286,25 +2311,25 @@ void add_valu(Table& t) {
   add(t, "v_cvt_f16_f32", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
         return round_f16(double(as_f32(a)));
       }>,
-      Family::valu, {F32, B32, B32}, 1, 0, kSemLowHalves);
+      Family::valu, {F32, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
   add(t, "v_cvt_f16_u16", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
         return round_f16(double(a & 0xffff));
       }>,
-      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves);
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
   add(t, "v_cvt_f16_i16", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
         return round_f16(double(std::int16_t(a & 0xffff)));
       }>,
-      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves);
+      Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
   add(t, "v_cvt_u16_f16",
       valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return cvt_u16_f16(h2f(a)); }>, Family::valu,
       {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
   add(t, "v_cvt_i16_f16",
       valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return cvt_i16_f16(h2f(a)); }>, Family::valu,
       {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
-  V64("v_cvt_f64_f32", (std::array{F32, B32, B32}), 2, bits_of(double(as_f32(u32(a)))));
-  V64("v_cvt_f32_f64", (std::array{F64, B32, B32}), 1, bits_of(float(as_f64(a))));
-  V64("v_cvt_f64_u32", (std::array{B32, B32, B32}), 2, bits_of(double(u32(a))));
-  V64("v_cvt_f64_i32", (std::array{B32, B32, B32}), 2, bits_of(double(i32(u32(a)))));
+  V64_FLOAT("v_cvt_f64_f32", (std::array{F32, B32, B32}), 2, bits_of(double(as_f32(u32(a)))));
+  V64_FLOAT("v_cvt_f32_f64", (std::array{F64, B32, B32}), 1, bits_of(float(as_f64(a))));
+  V64_FLOAT("v_cvt_f64_u32", (std::array{B32, B32, B32}), 2, bits_of(double(u32(a))));
+  V64_FLOAT("v_cvt_f64_i32", (std::array{B32, B32, B32}), 2, bits_of(double(i32(u32(a)))));
   V64("v_cvt_u32_f64", (std::array{F64, B32, B32}), 1, cvt_u32_f64(as_f64(a)));
   V64("v_cvt_i32_f64", (std::array{F64, B32, B32}), 1, u32(cvt_i32_f64(as_f64(a))));
   // f64.
@@ -2312,7 +2337,7 @@ void add_valu(Table& t) {
   VF64("v_mul_f64", a * b);
   VF64("v_fma_f64", std::fma(a, b, c));
   add(t, "v_fmac_f64", valu_f64<+[](double a, double b, double c) { return std::fma(a, b, c); }>,
-      Family::valu, {F64, F64, F64}, 2, 0, kSemAccumulate);
+      Family::valu, {F64, F64, F64}, 2, 0, kSemAccumulate | kSemOutputModifiers);
   VF64("v_min_f64", std::fmin(a, b));
   VF64("v_max_f64", std::fmax(a, b));
   VF64("v_floor_f64", std::floor(a));
@@ -2324,8 +2349,9 @@ void add_valu(Table& t) {
   VF64("v_rcp_f64", 1.0 / a);
   VF64("v_rsq_f64", 1.0 / std::sqrt(a));
   VF64("v_sqrt_f64", std::sqrt(a));
-  V64("v_ldexp_f64", (std::array{F64, B32, B32}), 2, bits_of(std::ldexp(as_f64(a), i32(u32(b)))));
-  V64("v_frexp_mant_f64", (std::array{F64, B32, B32}), 2, [&] {
+  V64_FLOAT("v_ldexp_f64", (std::array{F64, B32, B32}), 2,
+            bits_of(std::ldexp(as_f64(a), i32(u32(b)))));
+  V64_FLOAT("v_frexp_mant_f64", (std::array{F64, B32, B32}), 2, [&] {
     int e;
     double x = as_f64(a);
     return bits_of(std::isinf(x) || std::isnan(x) ? x : std::frexp(x, &e));
@@ -2340,29 +2366,31 @@ void add_valu(Table& t) {
   // Packed f32 (gfx90a+).
   constexpr DataType PK = DataType::pk_f32;
   add(t, "v_pk_add_f32", vpk_f32<+[](float a, float b, float) { return a + b; }>, Family::valu,
-      {PK, PK, PK}, 2);
+      {PK, PK, PK}, 2, 0, kSemPackedNeg);
   add(t, "v_pk_mul_f32", vpk_f32<+[](float a, float b, float) { return a * b; }>, Family::valu,
-      {PK, PK, PK}, 2);
+      {PK, PK, PK}, 2, 0, kSemPackedNeg);
   add(t, "v_pk_fma_f32", vpk_f32<+[](float a, float b, float c) { return std::fma(a, b, c); }>,
-      Family::valu, {PK, PK, PK}, 2);
+      Family::valu, {PK, PK, PK}, 2, 0, kSemPackedNeg);
   // Packed 16-bit.
   using h = std::uint16_t;
   add(t, "v_pk_add_f16",
-      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) + as_f16(b))); }>, Family::valu);
+      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) + as_f16(b))); }>, Family::valu,
+      {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_mul_f16",
-      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) * as_f16(b))); }>, Family::valu);
+      vpk_16<+[](h a, h b, h) { return bits_of(_Float16(as_f16(a) * as_f16(b))); }>, Family::valu,
+      {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_fma_f16", vpk_16<+[](h a, h b, h c) {
         return bits_of(_Float16(std::fma(float(as_f16(a)), float(as_f16(b)), float(as_f16(c)))));
       }>,
-      Family::valu);
+      Family::valu, {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_max_f16", vpk_16<+[](h a, h b, h) {
         return bits_of(_Float16(std::fmax(float(as_f16(a)), float(as_f16(b)))));
       }>,
-      Family::valu);
+      Family::valu, {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_min_f16", vpk_16<+[](h a, h b, h) {
         return bits_of(_Float16(std::fmin(float(as_f16(a)), float(as_f16(b)))));
       }>,
-      Family::valu);
+      Family::valu, {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_add_u16", vpk_16<+[](h a, h b, h) { return h(a + b); }>, Family::valu);
   add(t, "v_pk_sub_u16", vpk_16<+[](h a, h b, h) { return h(a - b); }>, Family::valu);
   add(t, "v_pk_mul_lo_u16", vpk_16<+[](h a, h b, h) { return h(a * b); }>, Family::valu);
@@ -2373,9 +2401,12 @@ void add_valu(Table& t) {
   // Mixed precision (gfx908+; gfx900's v_mad_mix* share the opcodes but not these targets).
   {
     constexpr std::array<DataType, 3> mix = {DataType::f16, DataType::f16, DataType::f16};
-    add(t, "v_fma_mix_f32", v_fma_mix<MixResult::f32>, Family::valu, mix);
-    add(t, "v_fma_mixlo_f16", v_fma_mix<MixResult::lo>, Family::valu, mix);
-    add(t, "v_fma_mixhi_f16", v_fma_mix<MixResult::hi>, Family::valu, mix);
+    add(t, "v_fma_mix_f32", v_fma_mix<MixResult::f32>, Family::valu, mix, 1, 0,
+        kSemClamp | kSemPackedNeg);
+    add(t, "v_fma_mixlo_f16", v_fma_mix<MixResult::lo>, Family::valu, mix, 1, 0,
+        kSemClamp | kSemPackedNeg);
+    add(t, "v_fma_mixhi_f16", v_fma_mix<MixResult::hi>, Family::valu, mix, 1, 0,
+        kSemClamp | kSemPackedNeg);
   }
   // MFMA (f32 inputs).
   add(t, "v_mfma_f32_4x4x1f32", mfma_f32<4, 1, 16>, Family::valu, {F32, F32, F32}, 4, 0, kSemMfma);

@@ -32,6 +32,15 @@ enum SemanticFlags : std::uint32_t {
   // 16-bit VALU op whose handler reads the sources' low halves and writes the low half: a VOP3
   // op_sel that selects a high half is refused at decode rather than executed wrongly.
   kSemLowHalves = 1u << 11,
+  // The handler applies the clamp bit (a float result limited to [0, 1], an integer add, sub or
+  // mad saturated) / the VOP3 output modifier omod (a float result scaled by 2, 4 or 0.5).
+  // Decode refuses either bit on an operation whose handler would ignore it.
+  kSemClamp = 1u << 12,
+  kSemOmod = 1u << 13,
+  kSemOutputModifiers = kSemClamp | kSemOmod,
+  // VOP3P whose handler applies neg_lo / neg_hi: floating-point elements (an integer element
+  // has no negation in the ISA); decode refuses them elsewhere.
+  kSemPackedNeg = 1u << 14,
 };
 
 struct Semantics {

@@ -224,6 +224,38 @@ TEST(Binary, ClangCudaMathIsCountedAsItsLibdevices) {
   }
 }
 
+TEST(Binary, PointwiseCountsEachNvidiaBuildsMath) {
+  // HeCBench's pointwise LSTM cell, read in place (third-party: never copied): per thread 12
+  // additions of the gates, three sigmoids 1 / (1 + expf(-g)) at 16 FLOP, two tanhf, 4 FLOP of
+  // the cell. With every gate 1.0 and the cell's input 0.5 both tanhf arguments are above 0.6:
+  // nvcc 13 has tanhf 13 there (90 a thread, the H200's count), clang -x cuda with CUDA 12.6's
+  // libdevice 4 (72, gpuFLOPBench's RTX 3080 count). clang interleaves the sigmoids' expf
+  // expansions with the tanhf's exp2 in the second build: each is found by its registers. In
+  // that build 2 FLOP more remain: the unused half of the cell's v_pk_fma_f32 is written again on
+  // both sides of tanhf's branch, which the liveness (a masked write ends nothing) cannot see.
+  std::string root = std::string(WAVEKIT_SHARED_DATA) + "/hecbench/src";
+  std::string source = root + "/pointwise-hip/main.cu";
+  if (!fs::exists(source)) GTEST_SKIP() << source << " is absent (shared data not checked out)";
+  const double threads = 256;
+  LaunchSpec s;
+  s.kernel = "elementWise_fp";
+  s.blocks = {"1"};
+  s.block = {"256"};
+  s.arguments = {"i32:64",           "i32:4",      "f32fill:1024:0.25", "f32fill:1024:0.25",
+                 "f32fill:512:0.25", "zeros:4096", "zeros:1024",        "zeros:1024",
+                 "f32fill:256:0.5",  "zeros:1024"};
+  s.host_threads = 2;
+  s.code_object = build_hip(source, (fs::temp_directory_path() / "wkm-pointwise").string(), {});
+  KernelModel nvcc = count_launch(s);
+  EXPECT_DOUBLE_EQ(nvcc.count("flops.fp32"), 90 * threads);
+  EXPECT_DOUBLE_EQ(nvcc.count("ops.fp32.exp"), 3 * threads);
+  s.code_object = build_hip(source, (fs::temp_directory_path() / "wkm-pointwise-clang").string(),
+                            {"-DWAVEKIT_MATH_CLANG_CUDA"});
+  KernelModel clang = count_launch(s);
+  EXPECT_DOUBLE_EQ(clang.count("flops.fp32"), (72 + 2) * threads);
+  EXPECT_DOUBLE_EQ(clang.count("ops.fp32.exp"), 3 * threads);
+}
+
 TEST(Binary, QrgIcndCountsNvidiasPathsPerElement) {
   // HeCBench's qrg icnd, read in place (third-party: never copied): per element either the
   // rational approximation (29 FLOP in nvcc's SASS: the FFMA and FADD of the input's scaling, the

@@ -996,36 +996,57 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   // expf: LLVM's gfx90a expansion (v_mul_f32 by log2(e), a v_fma/v_fmac pair for the low bits,
   // v_rndne, v_sub, v_add, then v_exp_f32, v_ldexp and range selects) has 7 FLOP; NVIDIA's
   // (4 FFMA, an FADD and an FMUL around MUFU.EX2) has 10. As for divisions, the FP instructions
-  // from the multiply to the v_exp_f32, in address order, count no FLOPs of their own and the
-  // v_exp_f32 carries NVIDIA's count (docs/model.md). Only with the v_rndne of its range
-  // reduction: a multiply by log2(e) straight into v_exp_f32 is the fast __expf, NVIDIA's FMUL
-  // and MUFU.EX2, already its count. exp2f and the shim's powf have no such multiply.
-  {
-    std::vector<Decoded*> window;  // from the multiply by log2(e), in address order
-    bool reduced = false;          // a v_rndne_f32 in the window
-    for (auto& [pc, d] : decoded) {
-      if (d.library_flops) continue;  // a marked call is no part of an expf
-      if (d.multiplies_by_log2e) {
-        window.clear();
-        reduced = false;
-      }
-      if (window.empty() && !d.multiplies_by_log2e) continue;
-      window.push_back(&d);
-      if (d.mnemonic.rfind("v_rndne_f32", 0) == 0) reduced = true;
-      if (d.mnemonic.rfind("v_exp_f32", 0) != 0) continue;
-      if (reduced) {
-        for (Decoded* member : window) {
-          auto& lanes = member->cls.per_lane;
-          lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
-                                     [](const auto& e) { return e.first == "flops.fp32"; }),
-                      lanes.end());
+  // of the expansion up to its v_exp_f32 count no FLOPs of their own and the v_exp_f32 carries
+  // NVIDIA's count (docs/model.md). Only with the v_rndne of its range reduction: a multiply by
+  // log2(e) straight into v_exp_f32 is the fast __expf, NVIDIA's FMUL and MUFU.EX2, already its
+  // count. exp2f and the shim's powf have no such multiply. The expansion is read from the
+  // registers, as a division's (the scheduler interleaves it with other code: pointwise's
+  // sigmoids with the exp2 of a tanhf): per block in order, a multiply by log2(e) begins one, an
+  // instruction that reads a register holding its value joins it (its results too), and the
+  // v_exp_f32 that reads one ends it.
+  for (const analysis::Function& function : program->functions)
+    for (const analysis::Block& block : function.blocks) {
+      std::array<int, 256> expansion{};  // per VGPR: the expansion whose value it holds (0: none)
+      std::map<int, std::vector<Decoded*>> members;
+      std::map<int, bool> reduced;  // a v_rndne_f32 among its members
+      int next = 1;
+      for (std::size_t i = block.first_instruction;
+           i < block.first_instruction + block.instruction_count; ++i) {
+        const isa::Instruction& inst = function.instructions[i];
+        auto found = decoded.find(inst.address);
+        Decoded* d =
+            found == decoded.end() || found->second.library_flops ? nullptr : &found->second;
+        int owner = 0;
+        if (d && d->multiplies_by_log2e) {
+          owner = next++;
+        } else {
+          for (std::size_t r = 0; r < 256 && !owner; ++r)
+            if (inst.reads.vgpr[r]) owner = expansion[r];
         }
-        d.cls.per_lane.emplace_back("ops.fp32.exp", 1);
-        d.cls.per_lane.emplace_back("flops.fp32", 10);
+        if (owner && d) {
+          members[owner].push_back(d);
+          if (inst.mnemonic.rfind("v_rndne_f32", 0) == 0) reduced[owner] = true;
+        }
+        if (owner && inst.mnemonic.rfind("v_exp_f32", 0) == 0) {
+          if (reduced[owner] && d) {
+            for (Decoded* member : members[owner]) {
+              auto& lanes = member->cls.per_lane;
+              lanes.erase(std::remove_if(lanes.begin(), lanes.end(),
+                                         [](const auto& e) { return e.first == "flops.fp32"; }),
+                          lanes.end());
+            }
+            d->cls.per_lane.emplace_back("ops.fp32.exp", 1);
+            d->cls.per_lane.emplace_back("flops.fp32", 10);
+          }
+          for (int& e : expansion)
+            if (e == owner) e = 0;
+          members.erase(owner);
+          owner = 0;
+        }
+        for (std::size_t r = 0; r < 256; ++r)
+          if (inst.writes.vgpr[r]) expansion[r] = owner;
       }
-      window.clear();
     }
-  }
 
   KernelModel model;
   model.name = llvm::demangle(symbol);

@@ -7,6 +7,9 @@
 #   bench/model/validate_gpuflopbench.sh BUILD_DIR [OUTPUT_DIR]
 # KERNELS=FILE runs another list of the same form (a few kernels while adding them);
 # REPREDICT=1 re-predicts from the application models of an earlier run in OUTPUT_DIR.
+# A kernel whose list line names the device-code flags of gpuFLOPBench's build (its last
+# column) is run twice: with the Makefile's flags for the H200 table (our nvcc builds follow the
+# Makefiles) and with gpuFLOPBench's for the RTX 3080 table (NN-program.rtx3080.json).
 set -u
 BUILD=${1:?build directory with the wavekit binary}
 OUTDIR=${2:-$BUILD/model-validation}
@@ -16,13 +19,13 @@ SRC=$DATA/hecbench/src
 mkdir -p "$OUTDIR"
 : > "$OUTDIR/failures.txt"
 i=0
-while IFS='|' read -r program source kernel block blocks fit check at args lds flags; do
-  case "$program" in ''|'#'*) continue;; esac
-  i=$((i + 1))
-  out="$OUTDIR/$(printf %02d $i)-${program}.json"
-  cmd=("$BUILD/wavekit" model "$SRC/$source" --kernel "$kernel" --block "$block" --blocks "$blocks"
+# run_kernel OUT FLAGS CODE_OBJECT_DIR: one kernel's run (the list line's fields are in the
+# loop's variables).
+run_kernel() {
+  local out=$1 flags=$2 co=$3 f a
+  local cmd=("$BUILD/wavekit" model "$SRC/$source" --kernel "$kernel" --block "$block" --blocks "$blocks"
        --machine rtx3080 --machine h200 --program "$program" --threads 2 --json
-       --build-dir "$OUTDIR/co" --hip-flag=-std=c++17 --save-model "${out%.json}.model.json"
+       --build-dir "$co" --hip-flag=-std=c++17 --save-model "${out%.json}.model.json"
        --hip-flag=-I"$SRC/$program")
   # (The HIP programs' Makefiles take headers they share with the CUDA version from there.)
   [ -n "$lds" ] && cmd+=(--lds "$lds")
@@ -37,25 +40,41 @@ while IFS='|' read -r program source kernel block blocks fit check at args lds f
   # change of the predictor or a machine file; the counts are not taken again).
   [ -n "${REPREDICT:-}" ] && cmd=("$BUILD/wavekit" model predict "${out%.json}.model.json"
                                   --machine rtx3080 --machine h200 --json)
+  local start
   start=$(date +%s.%N)
   if "${cmd[@]}" > "$out" 2> "${out%.json}.err"; then
-    printf '%-26s %-28s %6.1f s\n' "$program" "$kernel" "$(echo "$(date +%s.%N) - $start" | bc)"
+    printf '%-26s %-28s %-10s %6.1f s\n' "$program" "$kernel" "$flags" "$(echo "$(date +%s.%N) - $start" | bc)"
   else
-    echo "$program|$kernel|$(head -c 300 "${out%.json}.err" | tr '\n' ' ')" >> "$OUTDIR/failures.txt"
+    echo "$program|$kernel|$flags|$(head -c 300 "${out%.json}.err" | tr '\n' ' ')" >> "$OUTDIR/failures.txt"
     rm -f "$out"
-    printf '%-26s %-28s FAILED\n' "$program" "$kernel"
+    printf '%-26s %-28s %-10s FAILED\n' "$program" "$kernel" "$flags"
+  fi
+}
+while IFS='|' read -r program source kernel block blocks fit check at args lds flags gpuflopbench_flags; do
+  case "$program" in ''|'#'*) continue;; esac
+  i=$((i + 1))
+  base="$OUTDIR/$(printf %02d $i)-${program}"
+  run_kernel "$base.json" "$flags" "$OUTDIR/co"
+  if [ -n "$gpuflopbench_flags" ]; then
+    run_kernel "$base.rtx3080.json" "$gpuflopbench_flags" "$OUTDIR/co-gpuflopbench"
   fi
 done < "${KERNELS:-$ROOT/bench/model/hecbench_kernels.txt}"
 # One predictions document, then the comparisons.
+# (predictions.json from the Makefiles' builds; predictions-rtx3080.json with gpuFLOPBench's
+# builds where a kernel has its own run for them.)
 python3 - "$OUTDIR" <<'PY'
 import json, sys, glob, os
 d = sys.argv[1]
-kernels = []
+ours, theirs = [], []
 for f in sorted(glob.glob(os.path.join(d, '[0-9][0-9]-*.json'))):
-    if f.endswith('.model.json'): continue
-    kernels += json.load(open(f))['kernels']
-json.dump({'kernels': kernels}, open(os.path.join(d, 'predictions.json'), 'w'), indent=1)
+    if f.endswith('.model.json') or f.endswith('.rtx3080.json'): continue
+    kernels = json.load(open(f))['kernels']
+    ours += kernels
+    rtx = f[:-len('.json')] + '.rtx3080.json'
+    theirs += json.load(open(rtx))['kernels'] if os.path.exists(rtx) else kernels
+json.dump({'kernels': ours}, open(os.path.join(d, 'predictions.json'), 'w'), indent=1)
+json.dump({'kernels': theirs}, open(os.path.join(d, 'predictions-rtx3080.json'), 'w'), indent=1)
 PY
-"$BUILD/wavekit" model compare "$OUTDIR/predictions.json" "$DATA/gpuflopbench/profiling-data.csv" --machine rtx3080 | tee "$OUTDIR/rtx3080.txt"
+"$BUILD/wavekit" model compare "$OUTDIR/predictions-rtx3080.json" "$DATA/gpuflopbench/profiling-data.csv" --machine rtx3080 | tee "$OUTDIR/rtx3080.txt"
 "$BUILD/wavekit" model compare "$OUTDIR/predictions.json" "$ROOT/bench/model/h200/ncu.csv" --machine h200 | tee "$OUTDIR/h200.txt"
 cat "$OUTDIR/failures.txt"

@@ -1,7 +1,8 @@
 // Subcommands of the `wavekit` CLI register themselves with WAVEKIT_SUBCOMMAND in their own
 // source file, which the part's CMakeLists adds to the `wavekit` executable
-// (target_sources(wavekit PRIVATE ...)). Subcommands stay thin: parse options, call the
-// part's library, print.
+// (target_sources(wavekit PRIVATE ...)), or, for a subcommand that needs LLVM, to the module
+// `wavekit` loads on demand (target_sources(wavekit_llvm_commands PRIVATE ...)). Subcommands
+// stay thin: parse options, call the part's library, print.
 #pragma once
 
 #include <span>
@@ -23,6 +24,13 @@ struct Subcommand {
 // Registers at static-initialisation time; returns true so it can seed a static.
 bool register_subcommand(Subcommand subcommand);
 const std::vector<Subcommand>& subcommands();
+
+// The module of the subcommands that need LLVM (libwavekit-llvm-commands.so) has a registry
+// of its own and exports it through this function, by this name. `wavekit` loads the module
+// only to run or list one of them: loading libLLVM costs 15-20 ms a process, which the other
+// subcommands (tune's svm-train and svm-predict, run twice per tuning evaluation) need not pay.
+using ModuleSubcommands = const std::vector<Subcommand>* (*)();
+inline constexpr const char* module_subcommands_symbol = "wavekit_module_subcommands";
 
 }  // namespace wavekit::cli
 

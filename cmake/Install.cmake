@@ -4,6 +4,8 @@
 #   P/<libdir>/wavekit/libwavekit-llvm-commands.so
 #                                                 its subcommands that need LLVM (loaded on
 #                                                 demand: the top CMakeLists.txt)
+#   P/<libdir>/wavekit/libwavekit-tune-mpi.so     `wavekit tune --mpi`'s evaluator (loaded
+#                                                 on demand: src/tune/src/mpi_module.h)
 #   P/<libdir>/wavekit/libwavekit-preload.so      the preload shim (`wavekit run`)
 #   P/<libdir>/wavekit/libwavekit-kfd.so          the emulated KFD (`wavekit run --device kfd`)
 #   P/<libdir>/wavekit/emulator/libhsa-runtime64.so.1
@@ -31,6 +33,9 @@ set(WAVEKIT_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/wavekit)
 set(wavekit_exported wavekit)
 install(TARGETS wavekit EXPORT wavekitTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS wavekit_llvm_commands LIBRARY DESTINATION ${WAVEKIT_INSTALL_PKGLIBDIR})
+if(TARGET wavekit_tune_mpi_module)
+  install(TARGETS wavekit_tune_mpi_module LIBRARY DESTINATION ${WAVEKIT_INSTALL_PKGLIBDIR})
+endif()
 
 # The probe SDK: device headers only, as an interface target.
 add_library(wavekit_probe_sdk INTERFACE)

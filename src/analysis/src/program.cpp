@@ -6,6 +6,7 @@
 
 #include "llvm/MC/MCExpr.h"
 #include "wavekit/analysis/analysis.h"
+#include "wavekit/isa/caching_decoder.h"
 #include "wavekit/support/error.h"
 #include "wavekit/support/text.h"
 
@@ -392,12 +393,13 @@ const Block* Program::block_containing(std::uint64_t address) const {
 
 Program analyze(const ProgramInput& input) {
   isa::Decoder decoder(input.processor);
+  isa::CachingDecoder caching(decoder);
   Program program;
   program.processor = input.processor;
 
   DecodedCode code;
   for (const auto& range : input.code) {
-    auto decoded = decoder.decode_range(range.bytes, range.address);
+    auto decoded = caching.decode_range(range.bytes, range.address);
     code.instructions.insert(code.instructions.end(),
                              std::make_move_iterator(decoded.instructions.begin()),
                              std::make_move_iterator(decoded.instructions.end()));

@@ -42,6 +42,7 @@
 #include "negative_controls.h"
 #include "wavekit/analysis/report.h"
 #include "wavekit/codeobj/code_object.h"
+#include "wavekit/isa/caching_decoder.h"
 #include "wavekit/isa/isa.h"
 #include "wavekit/probe/capture.h"
 #include "wavekit/rewrite/mutator.h"
@@ -82,86 +83,6 @@ std::optional<MemoryKind> memory_kind_of(isa::MemoryKind kind) {
   }
   return std::nullopt;
 }
-
-// Decoding costs LLVM's disassembler and instruction printer a microsecond or more per
-// instruction, and compiled code repeats instructions. An instruction's decoding depends on its
-// own bytes alone (the encoding is prefix-free, and without a symbolizer LLVM keeps branch
-// offsets as raw immediates), so each distinct encoding is decoded once per rewrite and a
-// repeat is a copy with its address and branch target moved.
-class CachingDecoder {
- public:
-  explicit CachingDecoder(const isa::Decoder& decoder) : decoder_(decoder), slots_(1024) {}
-  const std::string& processor() const { return decoder_.processor(); }
-  // The instruction `bytes` start with, as first decoded (at whatever address that was: `at`
-  // moves it to `address`); null, with `error` set as isa::Decoder::decode sets it, where the
-  // bytes do not decode. The instruction lives as long as the decoder.
-  const isa::Instruction* decode(std::span<const std::uint8_t> bytes, std::uint64_t address,
-                                 isa::DecodeError* error) {
-    // Encodings are 4 to 16 bytes in words; with a prefix-free encoding at most one size
-    // matches.
-    for (std::size_t size = 4; size <= 16 && size <= bytes.size(); size += 4)
-      if (const Slot& slot = slot_for(key(bytes.first(size))); slot.instruction)
-        return slot.instruction;
-    std::optional<isa::Instruction> inst = decoder_.decode(bytes, address, error);
-    if (!inst) return nullptr;
-    const isa::Instruction* stored = &decoded_.emplace_back(std::move(*inst));
-    insert(key(stored->bytes()), stored);
-    return stored;
-  }
-  // `decoded` (from decode) at `address`.
-  static isa::Instruction at(const isa::Instruction& decoded, std::uint64_t address) {
-    isa::Instruction inst = decoded;
-    inst.branch_target = branch_target_at(decoded, address);
-    inst.address = address;
-    return inst;
-  }
-  static std::optional<std::uint64_t> branch_target_at(const isa::Instruction& decoded,
-                                                       std::uint64_t address) {
-    if (!decoded.branch_target) return std::nullopt;
-    return address + (*decoded.branch_target - decoded.address);
-  }
-
- private:
-  // The bytes, zero-padded, and their count (so that 4 bytes and 8 whose last 4 are 0 differ).
-  using Key = std::array<std::uint32_t, 5>;
-  static Key key(std::span<const std::uint8_t> bytes) {
-    Key k{};
-    std::memcpy(k.data(), bytes.data(), bytes.size());
-    k[4] = static_cast<std::uint32_t>(bytes.size());
-    return k;
-  }
-  static std::size_t hash(const Key& k) {
-    std::uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (std::uint32_t word : k) h = (h ^ word) * 0x100000001b3ull;
-    return static_cast<std::size_t>(h ^ (h >> 29));
-  }
-  // Open addressing with the keys in the table: a lookup, hit or miss (most sizes tried
-  // miss), touches one or two cache lines instead of a node per probe.
-  struct Slot {
-    Key key{};
-    const isa::Instruction* instruction = nullptr;  // null: empty
-  };
-  // The slot holding `k`, else the empty one where it goes.
-  Slot& slot_for(const Key& k) {
-    const std::size_t mask = slots_.size() - 1;
-    for (std::size_t i = hash(k) & mask;; i = (i + 1) & mask)
-      if (!slots_[i].instruction || slots_[i].key == k) return slots_[i];
-  }
-  void insert(const Key& k, const isa::Instruction* instruction) {
-    if (2 * (used_ + 1) > slots_.size()) {  // keep the load at most 1/2
-      std::vector<Slot> old(slots_.size() * 2);
-      old.swap(slots_);
-      for (const Slot& slot : old)
-        if (slot.instruction) slot_for(slot.key) = slot;
-    }
-    slot_for(k) = Slot{k, instruction};
-    ++used_;
-  }
-  const isa::Decoder& decoder_;
-  std::deque<isa::Instruction> decoded_;  // stable addresses
-  std::vector<Slot> slots_;               // a power of two
-  std::size_t used_ = 0;
-};
 
 // The bytes of assembled instruction lines, by line (see Engine::encode).
 struct LineHash {
@@ -266,13 +187,13 @@ struct CodeReader {
   explicit CodeReader(const codeobj::CodeObject& object)
       : object(object), decoder(toolchain_for(object.target().processor).decoder), limits(object) {}
   const codeobj::CodeObject& object;
-  CachingDecoder decoder;
+  isa::CachingDecoder decoder;
   CodeLimits limits;
 };
 
 KernelCode decode_code(CodeReader& reader, KernelCode code) {
   const codeobj::CodeObject& object = reader.object;
-  CachingDecoder& decoder = reader.decoder;
+  isa::CachingDecoder& decoder = reader.decoder;
   const std::string label = code.label();
   const codeobj::Section& section = code_section(object, code.entry, label);
   const std::uint64_t section_end = section.address + section.size;
@@ -311,7 +232,7 @@ KernelCode decode_code(CodeReader& reader, KernelCode code) {
       // Blocks as the analysis library and the emulator's ground truth define them: every
       // control-flow instruction ends one, and branch targets start one.
       if (inst.flow != isa::ControlFlow::none) leaders.push_back(address + inst.size);
-      if (const auto target = CachingDecoder::branch_target_at(inst, address)) {
+      if (const auto target = isa::CachingDecoder::branch_target_at(inst, address)) {
         if (*target < code.entry)
           fail(object.name(), label + ": branch at " + hex(address) + " leaves the " +
                                   (code.function ? "function" : "kernel") + " (to " + hex(*target) +
@@ -346,7 +267,7 @@ KernelCode decode_code(CodeReader& reader, KernelCode code) {
       inst = decoder.decode(bytes.subspan(address - code.entry), address, &error);
       if (!inst) fail(decoder.processor(), error.message);
     }
-    code.instructions.push_back(CachingDecoder::at(*inst, address));
+    code.instructions.push_back(isa::CachingDecoder::at(*inst, address));
     code.reachable.push_back(found != walked.end());
     address += inst->size;
   }

@@ -370,14 +370,13 @@ class Probe {
 
 // ---- the ISA's meaning of each modifier, as a transformation of inputs or of the result ----
 
-std::uint32_t sign_bit(Type type, bool wide, bool high_half) {
-  if (wide) return 0x80000000u;  // in the pair's high dword
-  if (type == Type::f16) return high_half ? 0x80000000u : 0x8000u;
-  return 0x80000000u;
+// The sign bit of a source as its register holds it: an f64's in the pair's high dword.
+std::uint32_t sign_bit(Type type, bool wide) {
+  return !wide && type == Type::f16 ? 0x8000u : 0x80000000u;
 }
 
-// Applies `op` to a float element's bits; returns nullopt where the result type has no float
-// meaning.
+// Applies `op` to the float result in `lane`'s output slots; false where the destination is not
+// a float register of the output.
 template <typename Op>
 bool map_float_result(Type type, Register dst, std::array<std::uint32_t, kSlots>& lane, Op op) {
   std::optional<unsigned> slot = output_slot(dst.index);
@@ -488,15 +487,15 @@ std::string check_modifier(Probe& probe, const Opcode& op, const Modifier& m,
     if (types.source != Type::f16 && types.source != Type::f32 && types.source != Type::f64 &&
         types.source != Type::bits)
       return unverified("no float type in the mnemonic");
-    std::uint32_t sign = sign_bit(types.source, src->wide, false);
+    std::uint32_t sign = sign_bit(types.source, src->wide);
     unsigned slot = *input_slot(src->index) + (src->wide ? 1 : 0);
     for (auto& lane : transformed)
       lane[slot] = m.kind == K::neg ? lane[slot] ^ sign : lane[slot] & ~sign;
   } else if (m.kind == K::clamp && compare) {
     expected = plain;  // a compare's clamp only makes a NaN signal an exception
   } else if ((m.kind == K::clamp || m.kind == K::omod) && !mixed) {
-    if (packed || op.destinations.empty())
-      return unverified("an output modifier outside a scalar float result");
+    if (packed) return unverified("clamp of packed elements");
+    if (op.destinations.empty()) return unverified("no destination");
     std::optional<Register> dst = parse_register(op.destinations.front());
     if (!dst) return unverified("destination not a register");
     if (types.destination != Type::f16 && types.destination != Type::f32 &&
@@ -543,7 +542,6 @@ std::string check_modifier(Probe& probe, const Opcode& op, const Modifier& m,
     // VOP3P: the packed operations, each result half reading its own source half.
     if (!op.mnemonic.starts_with("v_pk_") || op.mnemonic == "v_pk_mov_b32")
       return unverified("a VOP3P operation that is not an element-wise packed one");
-    if (m.kind == K::clamp) return unverified("packed clamp");
     std::optional<Register> src = parse_register(op.sources.at(m.index));
     if (!src || !src->vector) return unverified("a modifier on a non-VGPR source");
     const bool float_elements = types.source == Type::f16 || types.source == Type::f32;
@@ -551,13 +549,11 @@ std::string check_modifier(Probe& probe, const Opcode& op, const Modifier& m,
       return unverified("neg of integer elements");
     unsigned slot = *input_slot(src->index);
     for (auto& lane : transformed) {
-      std::uint64_t lo, hi;
       const unsigned width = src->wide ? 32 : 16;
       const std::uint64_t element_mask = (1ull << width) - 1;
       std::uint64_t value =
           src->wide ? (std::uint64_t(lane[slot + 1]) << 32) | lane[slot] : lane[slot];
-      lo = value & element_mask;
-      hi = (value >> width) & element_mask;
+      const std::uint64_t lo = value & element_mask, hi = (value >> width) & element_mask;
       std::uint64_t new_lo = lo, new_hi = hi;
       const std::uint64_t sign = 1ull << (width - 1);
       if (m.kind == K::op_sel) new_lo = hi;

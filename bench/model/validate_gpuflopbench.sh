@@ -40,6 +40,10 @@ run_kernel() {
   # change of the predictor or a machine file; the counts are not taken again).
   [ -n "${REPREDICT:-}" ] && cmd=("$BUILD/wavekit" model predict "${out%.json}.model.json"
                                   --machine rtx3080 --machine h200 --json)
+  # Without address-space randomisation, where the machine allows it: the emulator's buffers
+  # are host memory, and the L2 model's sets follow their addresses, which ASLR moves (hypterm_2's
+  # DRAM bytes changed between identical runs by 15 % once extrapolated).
+  setarch -R true 2> /dev/null && cmd=(setarch -R "${cmd[@]}")
   local start
   start=$(date +%s.%N)
   if "${cmd[@]}" > "$out" 2> "${out%.json}.err"; then

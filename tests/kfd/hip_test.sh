@@ -31,4 +31,4 @@ grep -q "^AMDKFD_IOC_CREATE_QUEUE" "$dir/kfd.log" || { echo "FAIL: no queue was 
 grep -q "^queue: dispatch .* -> none" "$dir/kfd.log" ||
   { echo "FAIL: no dispatch ran on the emulated KFD's command processor"; exit 1; }
 echo "PASS: $(grep -c '^queue: dispatch' "$dir/kfd.log") dispatches on the emulated KFD," \
-  "$(grep -c '^AMDKFD_IOC_ALLOC_MEMORY_OF_GPU userptr .* (translated)' "$dir/kfd.log") user-memory registrations"
+  "$(grep -c '^AMDKFD_IOC_ALLOC_MEMORY_OF_GPU userptr .* (translated)' "$dir/kfd.log") host buffers registered at GPU addresses of their own"

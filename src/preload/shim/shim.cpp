@@ -264,21 +264,23 @@ class Shim {
 
   hsa_status_t load(hsa_executable_t executable, hsa_agent_t agent, hsa_code_object_reader_t reader,
                     const char* options, hsa_loaded_code_object_t* loaded) {
+    std::shared_ptr<LoadedObject> object = reader_object(reader);
+    // A substitution's probe library goes in first: ROCr's loader resolves the instrumented
+    // object's calls into it when the object is loaded (load_beside).
+    if (object && object->substitution && !object->substitution->probe_library.empty()) {
+      std::lock_guard lock(mutex_);
+      hsa_status_t probe_status =
+          launcher_->load_probe_library(executable, agent, object->substitution->probe_library);
+      if (probe_status != HSA_STATUS_SUCCESS) return probe_status;
+    }
     hsa_status_t status =
         real().hsa_executable_load_agent_code_object(executable, agent, reader, options, loaded);
-    std::shared_ptr<LoadedObject> object = reader_object(reader);
     if (status != HSA_STATUS_SUCCESS || !object || (!object->substitution && !object->deferred))
       return status;
     std::lock_guard lock(mutex_);
     ExecutableRecord& record = executables_[executable.handle];
     record.agent = agent;
     record.objects.push_back(object);
-    if (!object->substitution) return status;
-    const std::vector<std::uint8_t>& probes = object->substitution->probe_library;
-    if (!probes.empty()) {
-      hsa_status_t probe_status = launcher_->load_probe_library(executable, agent, probes);
-      if (probe_status != HSA_STATUS_SUCCESS) return probe_status;
-    }
     return status;
   }
 

@@ -62,6 +62,9 @@ using detail::kNumberedSgprs;
 using detail::kSpecialSgprs;
 using detail::kStackPointer;
 
+// v0..v255: what an instruction can name as a VGPR.
+constexpr unsigned kArchitecturalVgprs = 256;
+
 // SMEM immediate offsets are 20 bits on gfx9.
 constexpr std::uint64_t kMaxSmemOffset = 0xfffff;
 
@@ -475,7 +478,11 @@ std::optional<SgprAssignment> assign_sgprs(const std::bitset<128>& used, unsigne
 // probes' stack lie in the (grown) private segment, and the analysis's view of the kernel.
 struct KernelCalls {
   detail::CallSgprs sgprs;
-  bool sgprs_per_point = false;    // SgprAssignment::call_per_point
+  bool sgprs_per_point = false;  // SgprAssignment::call_per_point
+  // With sgprs_per_point: a VGPR above everything the kernel, its callees, the probes and the
+  // envelope touch, in whose lanes a point short of dead SGPRs keeps the live ones its envelope
+  // borrows (Engine::point_call_sgprs, Engine::call_probe).
+  std::optional<unsigned> lane_vgpr;
   bool scratch_per_point = false;  // SgprAssignment::scratch_per_point
   // With scratch_per_point: where the prologue stores the wave's scratch resource in its slot.
   std::uint64_t scratch_resource_in_slot = 0;
@@ -484,6 +491,13 @@ struct KernelCalls {
   // Original addresses of the reachable s_swappc_b64 of the kernel, then of each device
   // function relocated with it (call_sites_of): the order of a call-site-indexed variable.
   std::vector<std::uint64_t> call_sites;
+};
+
+// The envelope's SGPRs at one point (Engine::point_call_sgprs): dead there, or live ones it
+// borrows, kept meanwhile in lanes of KernelCalls::lane_vgpr.
+struct PointSgprs {
+  detail::CallSgprs call;
+  std::vector<unsigned> borrowed;
 };
 
 // One kernel being rewritten: what prepare_kernel decides and expand_points builds, until
@@ -628,8 +642,8 @@ class Engine {
                     const isa::Instruction& inst) const;
   void call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet live,
                   const isa::Instruction& inst);
-  detail::CallSgprs point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
-                                     const std::string& context) const;
+  PointSgprs point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
+                              const std::string& context) const;
   std::vector<detail::EnvelopeArgument> envelope_arguments(const ProbeCall& call,
                                                            const InstrumentedKernel& instrumented,
                                                            const KernelCalls& calls,
@@ -1532,6 +1546,18 @@ void Engine::reserve_for_probe_calls(KernelRewrite& k, codeobj::KernelMetadata& 
     spilled_vgprs = std::max(spilled_vgprs, written + (by_reference ? 2 : 0));
     probe_stack = std::max(probe_stack, loaded.footprint.scratch_bytes);
   }
+  if (calls.sgprs_per_point) {
+    // Above the kernel's own VGPRs (its architectural ones where AGPRs share the file) and
+    // every probe's and envelope's.
+    const unsigned kernel_vgprs = target.has_unified_vgpr_file() && meta.agpr_count() != 0
+                                      ? static_cast<unsigned>(meta.vgpr_count())
+                                      : kd.vgpr_grant(target);
+    const unsigned lane_vgpr = std::max(kernel_vgprs, vgprs_needed);
+    if (lane_vgpr < kArchitecturalVgprs) {
+      calls.lane_vgpr = lane_vgpr;
+      vgprs_needed = lane_vgpr + 1;
+    }
+  }
   auto align16 = [](std::uint64_t n) { return (n + 15) / 16 * 16; };
   calls.spill_base = align16(kd.private_segment_fixed_size);
   calls.stack_base = align16(calls.spill_base + 4 * (spilled_vgprs + 2));
@@ -2024,7 +2050,13 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
   in.live = live;
   in.args = envelope_arguments(*point.call, k.instrumented, *k.calls, inst, point.where,
                                result_.points_instrumented, context);
-  if (k.calls->sgprs_per_point) in.call = point_call_sgprs(k, in, context);
+  std::vector<unsigned> borrowed;
+  if (k.calls->sgprs_per_point) {
+    PointSgprs sgprs = point_call_sgprs(k, in, context);
+    in.call = sgprs.call;
+    borrowed = std::move(sgprs.borrowed);
+    for (unsigned reg : borrowed) in.live.sgpr[reg] = false;  // the envelope's to use
+  }
   if (k.calls->scratch_per_point) in.scratch_resource_in_slot = k.calls->scratch_resource_in_slot;
   // A register the probe changes must be one the code at the point owns: not the
   // instrumentation's own SGPRs (which sit above every SGPR the kernel touches), nor what the
@@ -2053,30 +2085,47 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
   if (envelope.spill_bytes > k.calls->stack_base - k.calls->spill_base)
     fail(context, "internal: the spill area (" + std::to_string(envelope.spill_bytes) +
                       " bytes per lane) outgrew the room reserved for it");
-  add_text(k, envelope.before);
+  // Borrowed SGPRs go into the lane VGPR once their loads have arrived, and come back after
+  // everything else (v_writelane / v_readlane ignore EXEC), with the gfx9 wait states an SGPR
+  // written by a VALU needs before SALU, SMEM or VMEM read it.
+  std::string keep, give_back;
+  for (std::size_t lane = 0; lane < borrowed.size(); ++lane) {
+    const std::string lanes = "v" + std::to_string(*k.calls->lane_vgpr);
+    keep += "v_writelane_b32 " + lanes + ", " + sgpr_name(borrowed[lane]) + ", " +
+            std::to_string(lane) + "\n";
+    give_back += "v_readlane_b32 " + sgpr_name(borrowed[lane]) + ", " + lanes + ", " +
+                 std::to_string(lane) + "\n";
+  }
+  if (!borrowed.empty()) {
+    keep = "s_waitcnt vmcnt(0) expcnt(0) lgkmcnt(0)\n" + keep;
+    give_back += "s_nop 4\n";
+  }
+  add_text(k, keep + envelope.before);
   const std::string lo = sgpr_name(envelope.target_pair);
   const std::string hi = sgpr_name(envelope.target_pair + 1);
   k.got.push_back(
       {add_text(k, "s_getpc_b64 " + pair_name(envelope.target_pair) + "\ns_add_u32 " + lo + ", " +
                        lo + ", 0x12345678\ns_addc_u32 " + hi + ", " + hi + ", 0x12345678\n"),
        target.slot});
-  add_text(k, envelope.after);
+  add_text(k, envelope.after + give_back);
   ++result_.points_instrumented;
 }
 
 // The envelope's SGPRs at one point of a kernel that cannot keep them for good
 // (SgprAssignment::call_per_point): SGPRs dead at the point that the probe does not write and
 // the envelope neither writes for the ABI (s[0:3] on gfx908/gfx90a, s[30:31], s32) nor reads
-// for an argument, besides those the instrumentation keeps. The scratch resource stays the kept
+// for an argument, besides those the instrumentation keeps. Where too few are dead, live ones
+// under the same conditions are borrowed: the probe leaves them alone, so the lanes of the
+// kernel's lane VGPR carry their values across the call. The scratch resource stays the kept
 // one unless it is loaded at each point (scratch_per_point).
-detail::CallSgprs Engine::point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
-                                           const std::string& context) const {
-  std::bitset<128> used = k.kept_sgprs | in.live.sgpr | in.clobbers.sgpr;
-  for (unsigned s = kLinkPair; s <= kStackPointer; ++s) used[s] = true;
+PointSgprs Engine::point_call_sgprs(const KernelRewrite& k, const detail::EnvelopeInput& in,
+                                    const std::string& context) const {
+  std::bitset<128> unavailable = k.kept_sgprs | in.clobbers.sgpr;
+  for (unsigned s = kLinkPair; s <= kStackPointer; ++s) unavailable[s] = true;
   if (!in.target.has_architected_flat_scratch())
-    for (unsigned s = 0; s < 4; ++s) used[s] = true;
+    for (unsigned s = 0; s < 4; ++s) unavailable[s] = true;
   const auto reads = [&](unsigned first, unsigned count) {
-    for (unsigned s = first; s < first + count && s < kNumberedSgprs; ++s) used[s] = true;
+    for (unsigned s = first; s < first + count && s < kNumberedSgprs; ++s) unavailable[s] = true;
   };
   for (const detail::EnvelopeArgument& arg : in.args) {
     using Kind = detail::EnvelopeArgument::Kind;
@@ -2089,23 +2138,47 @@ detail::CallSgprs Engine::point_call_sgprs(const KernelRewrite& k, const detail:
     }
     if (arg.has_soffset) reads(arg.soffset, 1);
   }
-  SgprPool pool(used);
-  detail::CallSgprs call = k.calls->sgprs;
-  const auto take = [&](unsigned count, unsigned& to) {
-    const std::optional<unsigned> first = pool.take(count);
-    if (first) to = *first;
-    return first.has_value();
+  const auto assign = [&](const std::bitset<128>& used) -> std::optional<detail::CallSgprs> {
+    SgprPool pool(used);
+    detail::CallSgprs call = k.calls->sgprs;
+    const auto take = [&](unsigned count, unsigned& to) {
+      const std::optional<unsigned> first = pool.take(count);
+      if (first) to = *first;
+      return first.has_value();
+    };
+    if (k.calls->scratch_per_point && !take(4, call.scratch_resource)) return std::nullopt;
+    if (!take(2, call.exec_save) || !take(2, call.vcc_save) || !take(2, call.target) ||
+        !take(1, call.m0_save) || !take(1, call.spill_offset))
+      return std::nullopt;
+    return call;
   };
-  if (k.calls->scratch_per_point && !take(4, call.scratch_resource))
+  if (std::optional<detail::CallSgprs> dead = assign(unavailable | in.live.sgpr))
+    return {*dead, {}};
+  std::optional<detail::CallSgprs> call;
+  if (k.calls->lane_vgpr) call = assign(unavailable);
+  if (!call) {
+    if (k.calls->scratch_per_point)
+      fail(context,
+           "the kernel keeps no SGPRs for the call envelope's scratch resource and envelope, and "
+           "fewer than the 12 they need (four aligned, three pairs, two single SGPRs) are free at "
+           "the point, dead or live and untouched by the probe");
     fail(context,
-         "the kernel keeps no SGPRs for the call envelope's scratch resource, and no "
-         "four aligned SGPRs are dead at the point");
-  if (!take(2, call.exec_save) || !take(2, call.vcc_save) || !take(2, call.target) ||
-      !take(1, call.m0_save) || !take(1, call.spill_offset))
-    fail(context,
-         "the kernel keeps no SGPRs for the call envelope, and fewer than the 8 it "
-         "needs (three pairs and two single SGPRs) are dead at the point");
-  return call;
+         "the kernel keeps no SGPRs for the call envelope, and fewer than the 8 it needs (three "
+         "pairs and two single SGPRs) are free at the point, dead or live and untouched by the "
+         "probe");
+  }
+  PointSgprs sgprs{*call, {}};
+  const auto borrow = [&](unsigned first, unsigned count) {
+    for (unsigned s = first; s < first + count; ++s)
+      if (in.live.sgpr[s]) sgprs.borrowed.push_back(s);
+  };
+  if (k.calls->scratch_per_point) borrow(call->scratch_resource, 4);
+  borrow(call->exec_save, 2);
+  borrow(call->vcc_save, 2);
+  borrow(call->target, 2);
+  borrow(call->m0_save, 1);
+  borrow(call->spill_offset, 1);
+  return sgprs;
 }
 
 std::size_t Engine::instruction_index(Cursor& at, const isa::Instruction& inst) {

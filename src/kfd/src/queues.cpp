@@ -103,7 +103,7 @@ void CommandProcessor::run() {
         auto* write = reinterpret_cast<uint64_t*>(queue.write_pointer);
         uint64_t index = __atomic_load_n(read, __ATOMIC_ACQUIRE);
         while (index < __atomic_load_n(write, __ATOMIC_ACQUIRE) && process(queue, index)) {
-          __atomic_store_n(read, ++index, __ATOMIC_RELEASE);
+          ++index;  // process has published it
           worked = true;
         }
       }
@@ -169,10 +169,11 @@ bool CommandProcessor::process(Queue& queue, uint64_t index) {
                    type, header, unsigned(packet[2] | packet[3] << 8), (unsigned long long)index);
       std::abort();
   }
-  // The slot goes back to the producer before the completion is signalled, as the packet
-  // processor's contract has it.
+  // The slot and the read index go back to the producer before the completion is signalled,
+  // as the packet processor's contract has it: a waiter woken by the signal sees both.
   __atomic_store_n(reinterpret_cast<uint16_t*>(packet),
                    uint16_t(HSA_PACKET_TYPE_INVALID << HSA_PACKET_HEADER_TYPE), __ATOMIC_RELEASE);
+  __atomic_store_n(reinterpret_cast<uint64_t*>(queue.read_pointer), index + 1, __ATOMIC_RELEASE);
   complete(completion, queue, start_ns);
   return true;
 }

@@ -1,6 +1,9 @@
-"""What the two speed benchmarks (svm_speed.py, study_eval_rounds.py) share: the study's HEP
-default point, the test-set size, LIBSVM-format writing and a timed process run."""
+"""What the tune speed benchmarks (svm_speed.py, study_eval_rounds.py, startup_rounds.py) share:
+the study's HEP default point, the test-set size, LIBSVM-format writing, timed process runs and
+the statistics they report. Standard library only."""
+import math
 import resource
+import statistics
 import subprocess
 import time
 
@@ -30,3 +33,16 @@ def timed_cpu(cmd):
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def quartiles(v):
+    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
+    return q[0], q[2]
+
+
+def median_interval(v):
+    """A distribution-free ~95 % interval of the median: order statistics n/2 -+ 0.98 sqrt(n)."""
+    v, n = sorted(v), len(v)
+    lo = max(int(math.floor(n / 2 - 0.98 * math.sqrt(n))), 0)
+    hi = min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
+    return v[lo], v[hi]

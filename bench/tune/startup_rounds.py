@@ -9,14 +9,14 @@ processes: study_eval_rounds.py).
 
 usage: python3 startup_rounds.py ROUNDS WAVEKIT [WAVEKIT...]
 """
-import math
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from speed_common import median_interval, quartiles, timed_cpu  # noqa: E402
 
 rounds, binaries = int(sys.argv[1]), sys.argv[2:]
 
@@ -33,29 +33,6 @@ commands = {
 }
 
 
-def timed_cpu(cmd):
-    """(wall ms, CPU ms: the child's user + system time) of one run of cmd."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall * 1e3, ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1e3
-
-
-def quartiles(v):
-    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
-    return q[0], q[2]
-
-
-def median_interval(v):
-    """A distribution-free ~95 % interval of the median: order statistics n/2 -+ 0.98 sqrt(n)."""
-    v, n = sorted(v), len(v)
-    lo = max(int(math.floor(n / 2 - 0.98 * math.sqrt(n))), 0)
-    hi = min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
-    return v[lo], v[hi]
-
-
 wall = {(b, c): [] for b in binaries for c in commands}
 cpu = {(b, c): [] for b in binaries for c in commands}
 load = [os.getloadavg()[0]]
@@ -63,7 +40,7 @@ for k in range(rounds):
     order = binaries[k % len(binaries):] + binaries[:k % len(binaries)]
     for c, args in commands.items():
         for b in order:
-            w, u = timed_cpu([b] + args)
+            w, u = (seconds * 1e3 for seconds in timed_cpu([b] + args))  # in ms
             wall[b, c].append(w)
             cpu[b, c].append(u)
     load.append(os.getloadavg()[0])

@@ -16,7 +16,6 @@ statistics), and, with several binaries, each one's per-round speed-up over the 
 
 usage: /usr/bin/python3 study_eval_rounds.py ROUNDS N_TRAIN WAVEKIT [WAVEKIT...]
 """
-import math
 import os
 import statistics
 import subprocess
@@ -28,7 +27,8 @@ from sklearn.datasets import load_svmlight_file
 from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from speed_common import A, C, C0, G, N_TEST, S, timed, timed_cpu, write  # noqa: E402
+from speed_common import (A, C, C0, G, N_TEST, S, median_interval, quartiles, timed,  # noqa: E402
+                          timed_cpu, write)
 
 here = os.path.dirname(os.path.abspath(__file__))
 rounds, n, binaries = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
@@ -73,19 +73,6 @@ for k in range(rounds):
           "; ".join("%s %d t %.3f s %.1fx (%d/%d same)" %
                     (b, t, r[b, t], r["sklearn"] / r[b, t], r[b, t, "same"], N_TEST)
                     for b in binaries for t in (1, 2)), flush=True)
-
-
-def quartiles(v):
-    q = statistics.quantiles(v, n=4, method="inclusive") if len(v) > 1 else [v[0]] * 3
-    return q[0], q[2]
-
-
-def median_interval(v):
-    """A distribution-free ~95 % interval of the median: order statistics n/2 -+ 0.98 sqrt(n)."""
-    v, n = sorted(v), len(v)
-    lo = max(int(math.floor(n / 2 - 0.98 * math.sqrt(n))), 0)
-    hi = min(int(math.ceil(n / 2 + 0.98 * math.sqrt(n))), n - 1)
-    return v[lo], v[hi]
 
 
 def summary(rows, what):

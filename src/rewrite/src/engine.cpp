@@ -2089,8 +2089,8 @@ void Engine::call_probe(Cursor& at, const PointSpec& point, isa::RegisterSet liv
   // everything else (v_writelane / v_readlane ignore EXEC), with the gfx9 wait states an SGPR
   // written by a VALU needs before SALU, SMEM or VMEM read it.
   std::string keep, give_back;
+  const std::string lanes = borrowed.empty() ? "" : "v" + std::to_string(*k.calls->lane_vgpr);
   for (std::size_t lane = 0; lane < borrowed.size(); ++lane) {
-    const std::string lanes = "v" + std::to_string(*k.calls->lane_vgpr);
     keep += "v_writelane_b32 " + lanes + ", " + sgpr_name(borrowed[lane]) + ", " +
             std::to_string(lane) + "\n";
     give_back += "v_readlane_b32 " + sgpr_name(borrowed[lane]) + ", " + lanes + ", " +

@@ -23,6 +23,19 @@
 .amdgcn_target "amdgcn-amd-amdhsa--gfx90a"
 .text
 
+// The divergent region and the store every kernel here ends with.
+.macro pressure_tail
+  v_cmp_gt_u32 vcc, 32, v0              // work-items 0-31
+  s_and_saveexec_b64 s[6:7], vcc
+  s_cbranch_execz 3f
+  v_add_u32 v1, 0x3e8, v1
+3:
+  s_or_b64 exec, exec, s[6:7]
+  v_lshlrev_b32 v2, 2, v0
+  global_store_dword v2, v1, s[2:3]
+  s_endpgm
+.endm
+
 .macro pressure_body loop_b:vararg
   s_load_dwordx2 s[2:3], s[0:1], 0x0    // out
   s_load_dword s4, s[0:1], 0x8          // iterations
@@ -50,15 +63,7 @@
   s_sub_u32 s61, s61, 1
   s_cmp_lg_u32 s61, 0
   s_cbranch_scc1 2b
-  v_cmp_gt_u32 vcc, 32, v0              // work-items 0-31
-  s_and_saveexec_b64 s[6:7], vcc
-  s_cbranch_execz 3f
-  v_add_u32 v1, 0x3e8, v1
-3:
-  s_or_b64 exec, exec, s[6:7]
-  v_lshlrev_b32 v2, 2, v0
-  global_store_dword v2, v1, s[2:3]
-  s_endpgm
+  pressure_tail
 .endm
 
 .globl sgpr_pressure
@@ -92,15 +97,7 @@ sgpr_pressure_live:
   s_sub_u32 s5, s5, 1
   s_cmp_lg_u32 s5, 0
   s_cbranch_scc1 1b
-  v_cmp_gt_u32 vcc, 32, v0              // work-items 0-31
-  s_and_saveexec_b64 s[6:7], vcc
-  s_cbranch_execz 2f
-  v_add_u32 v1, 0x3e8, v1
-2:
-  s_or_b64 exec, exec, s[6:7]
-  v_lshlrev_b32 v2, 2, v0
-  global_store_dword v2, v1, s[2:3]
-  s_endpgm
+  pressure_tail
 
 .rodata
 .p2align 6

@@ -108,6 +108,8 @@ std::vector<std::pair<std::string, Expectation>> expectations() {
       {"v_trunc_f16", [](const Inputs& in, int l) { return encode(std::trunc(a_(in, l))); }},
       {"v_rndne_f16", [](const Inputs& in, int l) { return encode(std::nearbyint(a_(in, l))); }},
       {"v_sqrt_f16", [](const Inputs& in, int l) { return encode(std::sqrt(a_(in, l))); }},
+      {"v_ldexp_f16",
+       [](const Inputs& in, int l) { return encode(std::ldexp(a_(in, l), (l & 31) - 16)); }},
       {"v_add_f16 0.5 (inline constant)",
        [](const Inputs& in, int l) { return encode(0.5 + a_(in, l)); }},
       {"v_add_f16 0x4200 (literal 3.0)",

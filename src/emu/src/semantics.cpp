@@ -2058,10 +2058,10 @@ void add_valu(Table& t) {
   V32("v_mul_hi_u32", u32((u64(a) * b) >> 32));
   V32("v_mul_hi_i32", u32(u64(i64(i32(a)) * i32(b)) >> 32));
   V32("v_mul_u32_u24", (a & 0xffffffu) * (b & 0xffffffu));
-  V32("v_mul_i32_i24", u32((i32(a << 8) >> 8) * (i32(b << 8) >> 8)));
+  V32("v_mul_i32_i24", u32(i64(i32(a << 8) >> 8) * (i32(b << 8) >> 8)));
   V32("v_mul_hi_u32_u24", u32((u64(a & 0xffffffu) * (b & 0xffffffu)) >> 32));
   V32("v_mad_u32_u24", (a & 0xffffffu) * (b & 0xffffffu) + c);
-  V32("v_mad_i32_i24", u32((i32(a << 8) >> 8) * (i32(b << 8) >> 8)) + c);
+  V32("v_mad_i32_i24", u32(i64(i32(a << 8) >> 8) * (i32(b << 8) >> 8)) + c);
   V32("v_min_i32", i32(a) < i32(b) ? a : b);
   V32("v_max_i32", i32(a) > i32(b) ? a : b);
   V32("v_min_u32", a < b ? a : b);
@@ -2303,8 +2303,6 @@ void add_valu(Table& t) {
     // sin / cos take the angle in revolutions, as the f32 forms.
     VF16("v_sin_f16", h3, std::sin(a * 6.283185307179586));
     VF16("v_cos_f16", h3, std::cos(a * 6.283185307179586));
-    VF16("v_ldexp_f16", (std::array{F16, B32, B32}),
-         std::ldexp(a, std::clamp(i32(std::int16_t(u32(i64(b)) & 0xffff)), -64, 64)));
 #undef VF16
   }
   // Those whose sources or results are not binary16 values.
@@ -2312,6 +2310,13 @@ void add_valu(Table& t) {
         return round_f16(double(as_f32(a)));
       }>,
       Family::valu, {F32, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
+  // D.f16 = S0.f16 * 2^S1.i16: the exponent is an integer, not a binary16 value. Clamping it to
+  // +-64 changes nothing once the product is rounded to binary16 (its exponents span -24..15).
+  add(t, "v_ldexp_f16", valu_f16_result<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return round_f16(
+            std::ldexp(double(h2f(a)), std::clamp(i32(std::int16_t(b & 0xffff)), -64, 64)));
+      }>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
   add(t, "v_cvt_f16_u16", valu_f16_result<+[](u32 a, u32, u32, unsigned) -> u32 {
         return round_f16(double(a & 0xffff));
       }>,
@@ -2393,7 +2398,7 @@ void add_valu(Table& t) {
       Family::valu, {B32, B32, B32}, 1, 0, kSemPackedNeg);
   add(t, "v_pk_add_u16", vpk_16<+[](h a, h b, h) { return h(a + b); }>, Family::valu);
   add(t, "v_pk_sub_u16", vpk_16<+[](h a, h b, h) { return h(a - b); }>, Family::valu);
-  add(t, "v_pk_mul_lo_u16", vpk_16<+[](h a, h b, h) { return h(a * b); }>, Family::valu);
+  add(t, "v_pk_mul_lo_u16", vpk_16<+[](h a, h b, h) { return h(u32(a) * b); }>, Family::valu);
   add(t, "v_pk_lshlrev_b16", vpk_16<+[](h a, h b, h) { return h(b << (a & 15)); }>, Family::valu);
   add(t, "v_pk_lshrrev_b16", vpk_16<+[](h a, h b, h) { return h(b >> (a & 15)); }>, Family::valu);
   add(t, "v_pk_max_u16", vpk_16<+[](h a, h b, h) { return a > b ? a : b; }>, Family::valu);

@@ -64,6 +64,10 @@ half_float:
   OP16 v_trunc_f16 v4, v1
   OP16 v_rndne_f16 v4, v1
   OP16 v_sqrt_f16 v4, v1
+  // The exponent is an i16 in the low half: (lane & 31) - 16, noise above it.
+  v_and_b32 v7, 31, v0
+  v_add_u32 v7, 0xabccfff0, v7
+  OP16 v_ldexp_f16 v4, v1, v7
   OP16 v_add_f16 v4, 0.5, v1
   OP16 v_add_f16 v4, 0x4200, v1
   CMP16 v_cmp_lt_f16_e64 s[20:21], v1, v2

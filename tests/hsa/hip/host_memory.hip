@@ -1,7 +1,7 @@
-// Host memory the GPU uses in place: hipHostRegister / hipHostGetDevicePointer of pageable
-// memory (not hipHostUnregister: docs/hip.md), hipHostMalloc with hipHostMallocMapped, system-scope
-// atomics from a kernel on pinned memory, hipPointerGetAttributes of each kind of memory, and
-// hipMemGetInfo.
+// Host memory the GPU uses in place: hipHostRegister / hipHostGetDevicePointer / hipHostUnregister
+// of pageable memory (registered twice, copied to and from while registered), hipHostMalloc with
+// hipHostMallocMapped, system-scope atomics from a kernel on pinned memory,
+// hipPointerGetAttributes of each kind of memory, and hipMemGetInfo.
 #include <vector>
 
 #include "check.h"
@@ -22,8 +22,30 @@ int main() {
   hipLaunchKernelGGL(add_index, dim3((n + 255) / 256), dim3(256), 0, 0, device_view, n);
   CHECK_HIP(hipDeviceSynchronize());
   for (int i = 0; i < n; ++i) CHECK(pageable[i] == 1 + i);
-  // No hipHostUnregister: CLR 5.2 removes the registration under the device address and the
-  // host address, which are one address here, and aborts on the second (docs/hip.md).
+  hipPointerAttribute_t registered;
+  CHECK_HIP(hipPointerGetAttributes(&registered, pageable.data()));
+  CHECK(registered.memoryType == hipMemoryTypeHost);
+  CHECK(registered.hostPointer == pageable.data());
+  CHECK(registered.devicePointer == device_view);
+  // Copies from and into registered memory (CLR takes its pinned path).
+  int* staging;
+  CHECK_HIP(hipMalloc(&staging, n * sizeof(int)));
+  CHECK_HIP(hipMemcpy(staging, pageable.data(), n * sizeof(int), hipMemcpyHostToDevice));
+  hipLaunchKernelGGL(add_index, dim3((n + 255) / 256), dim3(256), 0, 0, staging, n);
+  CHECK_HIP(hipMemcpy(pageable.data(), staging, n * sizeof(int), hipMemcpyDeviceToHost));
+  for (int i = 0; i < n; ++i) CHECK(pageable[i] == 1 + 2 * i);
+  CHECK_HIP(hipFree(staging));
+  CHECK_HIP(hipHostUnregister(pageable.data()));
+  CHECK(hipHostUnregister(pageable.data()) == hipErrorHostMemoryNotRegistered);
+  // Registered again, a part of it: the same memory, the kernel's writes in place.
+  CHECK_HIP(hipHostRegister(pageable.data() + 1000, 1000 * sizeof(int), hipHostRegisterDefault));
+  CHECK_HIP(
+      hipHostGetDevicePointer(reinterpret_cast<void**>(&device_view), pageable.data() + 1000, 0));
+  hipLaunchKernelGGL(add_index, dim3(4), dim3(256), 0, 0, device_view, 1000);
+  CHECK_HIP(hipDeviceSynchronize());
+  for (int i = 0; i < n; ++i)
+    CHECK(pageable[i] == 1 + 2 * i + (i >= 1000 && i < 2000 ? i - 1000 : 0));
+  CHECK_HIP(hipHostUnregister(pageable.data() + 1000));
 
   int* mapped;
   CHECK_HIP(hipHostMalloc(&mapped, sizeof(int), hipHostMallocMapped));

@@ -1,6 +1,7 @@
 // HSA API: initialisation, system and agent information, ISAs, regions, AMD memory pools and
 // memory allocation. Agents: one CPU agent (node 0) and one emulated GPU agent (node 1) whose
 // processor comes from WAVEKIT_EMU_TARGET (default gfx90a).
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -778,7 +779,7 @@ hsa_status_t hsa_memory_free(void* pointer) {
 hsa_status_t hsa_memory_copy(void* destination, const void* source, size_t size) {
   WAVEKIT_REQUIRE_INIT();
   if (!destination || !source) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  std::memmove(destination, source, size);
+  std::memmove(host_view(destination), host_view(source), size);
   return HSA_STATUS_SUCCESS;
 }
 
@@ -786,7 +787,7 @@ hsa_status_t hsa_amd_memory_fill(void* pointer, uint32_t value, size_t count) {
   WAVEKIT_REQUIRE_INIT();
   if (!pointer || reinterpret_cast<std::uintptr_t>(pointer) % 4 != 0)
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
-  auto* words = static_cast<std::uint32_t*>(pointer);
+  auto* words = static_cast<std::uint32_t*>(host_view(pointer));
   for (size_t i = 0; i < count; ++i) words[i] = value;
   return HSA_STATUS_SUCCESS;
 }
@@ -814,19 +815,35 @@ hsa_status_t hsa_amd_memory_lock(void* host_pointer, size_t size, hsa_agent_t* a
   if (!host_pointer || size == 0 || !agent_pointer || (num_agents > 0 && !agents))
     return HSA_STATUS_ERROR_INVALID_ARGUMENT;
   Runtime& rt = runtime();
-  *agent_pointer = host_pointer;  // locked host memory is reached at its own address
   std::lock_guard lock(rt.locked_mutex);
   auto address = reinterpret_cast<std::uint64_t>(host_pointer);
   if (auto it = rt.locked.find(address); it != rt.locked.end()) {
     // Locked again (CLR pins a host buffer once per transfer): counted, as ROCr counts.
     if (size > it->second.size) return HSA_STATUS_ERROR_INVALID_ARGUMENT;
     ++it->second.count;
+    *agent_pointer = reinterpret_cast<void*>(it->second.agent_address(address));
     return HSA_STATUS_SUCCESS;
   }
-  // Memory the emulated GPU already reaches (a pool allocation) needs no registration.
-  const bool reachable = rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite);
-  if (!reachable) lock_pages(address, size);
-  rt.locked[address] = {size, 1, !reachable};
+  // Memory the emulated GPU already reaches (a pool allocation) needs no registration and is
+  // reached at its own address.
+  Runtime::Locked locked{size, 1, false};
+  if (!rt.memory.contains(address, size, wavekit::emu::MemoryMap::kReadWrite)) {
+    const std::uint64_t first = address / kPage * kPage;
+    const std::uint64_t span = (address + size + kPage - 1) / kPage * kPage - first;
+    void* alias =
+        mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (alias == MAP_FAILED) return HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+    locked.alias = reinterpret_cast<std::uint64_t>(alias);
+    locked.alias_size = span;
+    rt.memory.add_translated(locked.alias, reinterpret_cast<const void*>(first), span,
+                             wavekit::emu::MemoryMap::kReadWrite, "hsa_amd_memory_lock");
+    // The host address stays reachable too: a kernel given the host pointer of registered
+    // memory reads it as a GPU with system-wide access would.
+    lock_pages(address, size);
+    locked.registered = true;
+  }
+  *agent_pointer = reinterpret_cast<void*>(locked.agent_address(address));
+  rt.locked[address] = locked;
   return HSA_STATUS_SUCCESS;
 }
 
@@ -840,6 +857,10 @@ hsa_status_t hsa_amd_memory_unlock(void* host_pointer) {
   if (it == rt.locked.end()) return HSA_STATUS_SUCCESS;
   if (--it->second.count > 0) return HSA_STATUS_SUCCESS;
   if (it->second.registered) unlock_pages(address, it->second.size);
+  if (it->second.alias) {
+    rt.memory.remove(reinterpret_cast<const void*>(it->second.alias));
+    munmap(reinterpret_cast<void*>(it->second.alias), it->second.alias_size);
+  }
   rt.locked.erase(it);
   return HSA_STATUS_SUCCESS;
 }
@@ -884,11 +905,16 @@ hsa_status_t hsa_amd_pointer_info(const void* pointer, hsa_amd_pointer_info_t* i
   }
   if (result.type == HSA_EXT_POINTER_TYPE_UNKNOWN) {
     std::lock_guard lock(rt.locked_mutex);
-    auto it = rt.locked.upper_bound(address);
-    if (it != rt.locked.begin() && address < std::prev(it)->first + std::prev(it)->second.size) {
-      --it;
+    // ROCr answers for the host address and for the agent address of locked memory.
+    auto it = std::find_if(rt.locked.begin(), rt.locked.end(), [&](const auto& entry) {
+      const std::uint64_t host = entry.first, agent = entry.second.agent_address(host);
+      return (address >= host && address < host + entry.second.size) ||
+             (address >= agent && address < agent + entry.second.size);
+    });
+    if (it != rt.locked.end()) {
       result.type = HSA_EXT_POINTER_TYPE_LOCKED;
-      result.agentBaseAddress = result.hostBaseAddress = reinterpret_cast<void*>(it->first);
+      result.hostBaseAddress = reinterpret_cast<void*>(it->first);
+      result.agentBaseAddress = reinterpret_cast<void*>(it->second.agent_address(it->first));
       result.sizeInBytes = it->second.size;
       result.agentOwner = hsa_agent_t{reinterpret_cast<std::uint64_t>(&rt.cpu)};
       result.global_flags = HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_COARSE_GRAINED;
@@ -1014,7 +1040,7 @@ hsa_status_t hsa_amd_memory_async_copy(void* destination, hsa_agent_t destinatio
       hsa_signal_wait_scacquire(dep_signals[i], HSA_SIGNAL_CONDITION_EQ, 0, UINT64_MAX,
                                 HSA_WAIT_STATE_BLOCKED);
   const std::uint64_t start = system_timestamp();
-  std::memmove(destination, source, size);
+  std::memmove(host_view(destination), host_view(source), size);
   if (completion_signal.handle) {
     // The copy's times, for hsa_amd_profiling_get_async_copy_time (as the copy engine writes them).
     amd_signal_t* signal = signal_of(completion_signal);

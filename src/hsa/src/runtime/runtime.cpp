@@ -188,8 +188,6 @@ bool initialized() {
 
 namespace {
 
-constexpr std::uint64_t kPage = 4096;
-
 // Re-registers the locked runs that meet [first, last) (page addresses): the old runs there
 // are removed, the maximal runs of locked pages through the range are added.
 void update_locked_runs(std::uint64_t first, std::uint64_t last) {
@@ -274,6 +272,13 @@ void* allocate(std::size_t size, std::size_t alignment, const std::string& label
   std::lock_guard lock(rt.mutex);
   rt.allocations[reinterpret_cast<std::uint64_t>(pointer)] = rounded;
   return pointer;
+}
+
+void* host_view(const void* pointer) {
+  const auto address = reinterpret_cast<std::uint64_t>(pointer);
+  const std::optional<emu::MemoryMap::Range> range = runtime().memory.find(address);
+  if (!range || range->host_base == range->base) return const_cast<void*>(pointer);
+  return reinterpret_cast<void*>(range->host_base + (address - range->base));
 }
 
 bool release(void* pointer) {

@@ -29,6 +29,9 @@
 
 namespace wavekit::hsa::runtime {
 
+// The page the emulated GPU's memory is mapped in (and locked, and allocated by).
+inline constexpr std::uint64_t kPage = 4096;
+
 struct Agent;
 
 // A region and an AMD memory pool are the same thing seen through two APIs.
@@ -121,10 +124,20 @@ struct Runtime {
   std::map<std::uint64_t, std::size_t> allocations;  // host base -> size
   // hsa_amd_memory_lock: host base -> the locked range, how often it is locked, and whether
   // the lock registered it with the memory map (memory the GPU already reaches is not).
+  // Registered memory also gets an address of its own for the GPU, as ROCr maps user pages at
+  // a GPU virtual address: `alias` (0 for memory the GPU already reaches) is a reserved,
+  // inaccessible host range of `alias_size` bytes that the memory map translates to the locked
+  // pages, the agent pointer being alias + (host pointer - its page). CLR files a registered
+  // buffer under both addresses and hipHostUnregister removes both, so they must differ.
   struct Locked {
     std::size_t size = 0;
     unsigned count = 0;
     bool registered = false;
+    std::uint64_t alias = 0;
+    std::uint64_t alias_size = 0;
+    std::uint64_t agent_address(std::uint64_t host) const {
+      return alias ? alias + host % kPage : host;
+    }
   };
   std::mutex locked_mutex;  // guards locked, locked_pages, locked_runs
   std::map<std::uint64_t, Locked> locked;
@@ -198,6 +211,10 @@ void forget_locked_pages(std::uint64_t base, std::uint64_t size);
 // `alignment` beyond a page is honoured; the requested size is what --check-bounds checks.
 void* allocate(std::size_t size, std::size_t alignment, const std::string& label);
 bool release(void* pointer);
+// The host address of `pointer` as the emulated GPU reaches it: the locked pages behind an
+// agent address of locked memory (Runtime::Locked::alias), else the pointer itself. The
+// runtime's host-side copies and fills go through it, as ROCr's copy engines read GPU addresses.
+void* host_view(const void* pointer);
 
 // Wakes every waiter on any signal (and the packet processors).
 void notify_signal_change();

@@ -12,6 +12,7 @@
 // WAVEKIT_MODIFIER_AUDIT_LOG=FILE writes every opcode, variant and verdict.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
@@ -447,6 +448,51 @@ bool same_result(const Lanes& a, const Lanes& b, Type type) {
   return true;
 }
 
+// Integer clamp on an add or sub: the exact result saturated to the destination's type (16-bit
+// results in the low half, the high half zero as GFX9 leaves it; packed: each element). A
+// function of the two source words, or none for the other integer operations.
+using Saturation = std::uint32_t (*)(std::uint32_t x, std::uint32_t y);
+Saturation integer_saturation(std::string mnemonic) {
+  if (mnemonic.ends_with("_e64")) mnemonic.resize(mnemonic.size() - 4);
+  using u32 = std::uint32_t;
+  using i64 = std::int64_t;
+  static const auto u16 = [](i64 v) { return u32(std::clamp<i64>(v, 0, 0xffff)); };
+  static const auto i16 = [](i64 v) { return u32(std::clamp<i64>(v, -32768, 32767)) & 0xffffu; };
+  static const auto s16 = [](u32 v) { return i64(std::int16_t(v & 0xffff)); };
+  static const auto s32 = [](u32 v) { return i64(std::int32_t(v)); };
+  static const auto u32_sat = [](i64 v) { return u32(std::clamp<i64>(v, 0, 0xffffffffll)); };
+  static const auto i32_sat = [](i64 v) {
+    return u32(std::int32_t(std::clamp<i64>(v, INT32_MIN, INT32_MAX)));
+  };
+  static const std::pair<const char*, Saturation> table[] = {
+      {"v_add_u32", [](u32 x, u32 y) { return u32_sat(i64(x) + y); }},
+      {"v_sub_u32", [](u32 x, u32 y) { return u32_sat(i64(x) - y); }},
+      {"v_subrev_u32", [](u32 x, u32 y) { return u32_sat(i64(y) - x); }},
+      {"v_add_i32", [](u32 x, u32 y) { return i32_sat(s32(x) + s32(y)); }},
+      {"v_sub_i32", [](u32 x, u32 y) { return i32_sat(s32(x) - s32(y)); }},
+      {"v_add_u16", [](u32 x, u32 y) { return u16(i64(x & 0xffff) + (y & 0xffff)); }},
+      {"v_sub_u16", [](u32 x, u32 y) { return u16(i64(x & 0xffff) - (y & 0xffff)); }},
+      {"v_subrev_u16", [](u32 x, u32 y) { return u16(i64(y & 0xffff) - (x & 0xffff)); }},
+      {"v_add_i16", [](u32 x, u32 y) { return i16(s16(x) + s16(y)); }},
+      {"v_sub_i16", [](u32 x, u32 y) { return i16(s16(x) - s16(y)); }},
+      {"v_pk_add_u16",
+       [](u32 x, u32 y) {
+         return u16(i64(x & 0xffff) + (y & 0xffff)) | u16(i64(x >> 16) + (y >> 16)) << 16;
+       }},
+      {"v_pk_sub_u16",
+       [](u32 x, u32 y) {
+         return u16(i64(x & 0xffff) - (y & 0xffff)) | u16(i64(x >> 16) - (y >> 16)) << 16;
+       }},
+      {"v_pk_add_i16",
+       [](u32 x, u32 y) { return i16(s16(x) + s16(y)) | i16(s16(x >> 16) + s16(y >> 16)) << 16; }},
+      {"v_pk_sub_i16",
+       [](u32 x, u32 y) { return i16(s16(x) - s16(y)) | i16(s16(x >> 16) - s16(y >> 16)) << 16; }},
+  };
+  for (const auto& [name, saturation] : table)
+    if (mnemonic == name) return saturation;
+  return nullptr;
+}
+
 struct Verdicts {
   // unverified: emulated, with no generated oracle to check the result against.
   int checked = 0, refused = 0, unverified = 0, plain_refused = 0;
@@ -493,6 +539,21 @@ std::string check_modifier(Probe& probe, const Opcode& op, const Modifier& m,
       lane[slot] = m.kind == K::neg ? lane[slot] ^ sign : lane[slot] & ~sign;
   } else if (m.kind == K::clamp && compare) {
     expected = plain;  // a compare's clamp only makes a NaN signal an exception
+  } else if (m.kind == K::clamp && integer_saturation(op.mnemonic)) {
+    // The exact sum or difference of the two sources, saturated, in the destination v20.
+    std::optional<Register> x = parse_register(op.sources.at(0));
+    std::optional<Register> y = parse_register(op.sources.at(1));
+    std::optional<Register> dst = parse_register(op.destinations.front());
+    if (!x || !y || !dst || !x->vector || !y->vector || x->wide || y->wide || !dst->vector ||
+        dst->wide || !output_slot(dst->index))
+      return unverified("integer clamp on operands that are not single VGPRs");
+    Saturation saturation = integer_saturation(op.mnemonic);
+    Lanes result = plain;
+    for (unsigned lane = 0; lane < kLanes; ++lane)
+      result[lane][*output_slot(dst->index)] =
+          saturation(inputs[lane][*input_slot(x->index)], inputs[lane][*input_slot(y->index)]);
+    expected = result;
+    compared = Type::bits;
   } else if ((m.kind == K::clamp || m.kind == K::omod) && !mixed) {
     if (packed) return unverified("clamp of packed elements");
     if (op.destinations.empty()) return unverified("no destination");

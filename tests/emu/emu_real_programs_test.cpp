@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -467,6 +468,537 @@ TEST(Lds, AnOffsetOverANegativeBaseWrapsIn32Bits) {
   auto result = object.run("lds_wrap", {out.address()}, wave, wave);
   ASSERT_TRUE(result.ok()) << result.message;  // before: lane 0's write at 0x1'0000'0004
   for (int l = 0; l < 64; ++l) EXPECT_EQ(out.as<std::uint32_t>()[l], 7u + l) << "lane " << l;
+}
+
+// ---- asm/compiler_ops.s: what compiled half-precision, integer and byte-packing code emits
+// -------- Each expected value from the ISA's definition, computed here with this file's binary16
+// codec and integer arithmetic: 16-bit results zero the destination's high half (v_mac_f16 keeps
+// it, as GFX9 does for it), op_sel reads a source's high half, the clamp bit saturates integer
+// results and limits float ones to [0, 1].
+
+struct OpsInputs {
+  std::uint32_t a[64], b[64], c[64];     // integers
+  std::uint32_t h0[64], h1[64], h2[64];  // two binary16 each
+  std::uint32_t f0[64], f1[64];          // binary32
+};
+
+// How a slot's words compare: bit for bit, or as binary16 / binary32 values where any NaN
+// matches a NaN (and, for min / max / med, -0 matches +0).
+enum class Compare { bits, f16_low, f16_low_zeros, f16_pair, f32 };
+
+struct OpsSlot {
+  std::string text;
+  Compare compare;
+  std::function<std::uint32_t(const OpsInputs&, int lane)> expected;
+};
+
+std::uint32_t lo16(std::uint32_t x) { return x & 0xffff; }
+std::uint32_t hi16(std::uint32_t x) { return x >> 16; }
+std::int64_t s16(std::uint32_t x) { return std::int64_t(x & 0xffff) - ((x & 0x8000) ? 65536 : 0); }
+std::int64_t s32(std::uint32_t x) {
+  return std::int64_t(x) - ((x >> 31) ? (std::int64_t(1) << 32) : 0);
+}
+std::uint32_t sat_u32(std::int64_t x) {
+  return x < 0 ? 0 : x > 0xffffffffll ? 0xffffffffu : std::uint32_t(x);
+}
+std::uint32_t sat_i32(std::int64_t x) {
+  return std::uint32_t(std::clamp<std::int64_t>(x, -2147483648ll, 2147483647ll));
+}
+std::uint32_t sat_i16(std::int64_t x) {
+  return std::uint32_t(std::clamp<std::int64_t>(x, -32768, 32767)) & 0xffff;
+}
+std::uint32_t sat_u16(std::int64_t x) {
+  return std::uint32_t(std::clamp<std::int64_t>(x, 0, 65535));
+}
+
+// A double -> binary16 rounded toward zero: encode()'s quantum, the remainder dropped; past the
+// largest finite value, 65504.
+std::uint32_t encode_toward_zero(double value) {
+  if (std::isnan(value)) return 0x7e00;
+  const std::uint32_t sign = std::signbit(value) ? 0x8000u : 0u;
+  const double magnitude = std::fabs(value);
+  if (std::isinf(magnitude)) return sign | 0x7c00;
+  if (magnitude == 0) return sign;
+  const int exponent = std::ilogb(magnitude);
+  const int quantum = exponent < -14 ? -24 : exponent - 10;
+  const double truncated = std::ldexp(std::floor(std::ldexp(magnitude, -quantum)), quantum);
+  if (truncated > 65504.0) return sign | 0x7bff;
+  return sign | encode(truncated);
+}
+
+// IEEE minNum / maxNum (a NaN operand gives the other) and the ISA's med3 on binary16 values.
+double min_num(double x, double y) { return std::isnan(x) ? y : std::isnan(y) ? x : x < y ? x : y; }
+double max_num(double x, double y) { return std::isnan(x) ? y : std::isnan(y) ? x : x > y ? x : y; }
+double med3(double x, double y, double z) {
+  if (std::isnan(x) || std::isnan(y) || std::isnan(z)) return min_num(min_num(x, y), z);
+  double v[3] = {x, y, z};
+  std::sort(v, v + 3);
+  return v[1];
+}
+
+// Class of an IEEE value from its fields: bit 0 signaling NaN, 1 quiet NaN, 2 -inf, 3 -normal,
+// 4 -subnormal, 5 -0, 6 +0, 7 +subnormal, 8 +normal, 9 +inf.
+unsigned ieee_class(std::uint64_t bits, int exponent_bits, int mantissa_bits) {
+  const std::uint64_t mantissa = bits & ((1ull << mantissa_bits) - 1);
+  const std::uint64_t exponent = (bits >> mantissa_bits) & ((1ull << exponent_bits) - 1);
+  const bool negative = (bits >> (mantissa_bits + exponent_bits)) & 1;
+  if (exponent == (1ull << exponent_bits) - 1) {
+    if (mantissa) return (mantissa >> (mantissa_bits - 1)) & 1 ? 1 : 0;
+    return negative ? 2 : 9;
+  }
+  if (exponent) return negative ? 3 : 8;
+  if (mantissa) return negative ? 4 : 7;
+  return negative ? 5 : 6;
+}
+
+// sum of two binary16 products plus an f32, rounded once: the binary16 values are integers times
+// 2^-24, so the products' sum is an integer P times 2^-48, and c (at least 2^-24 in magnitude
+// here, or 0) an integer C times 2^-48; P + C is exact in 128 bits and its conversion to float
+// rounds once (to nearest even).
+float dot2_f16(double a0, double b0, double a1, double b1, float c) {
+  const double values[] = {a0, b0, a1, b1, double(c)};
+  for (double v : values)
+    if (!std::isfinite(v)) return float(a0 * b0 + a1 * b1 + double(c));
+  auto units = [](double x) { return __int128(std::llround(std::ldexp(x, 24))); };
+  const __int128 sum =
+      units(a0) * units(b0) + units(a1) * units(b1) + __int128(std::ldexp(double(c), 48));
+  return std::ldexp(float(sum), -48);
+}
+
+std::int64_t dot_elements(std::uint32_t a, std::uint32_t b, unsigned bits, bool is_signed) {
+  std::int64_t sum = 0;
+  for (unsigned k = 0; k < 32 / bits; ++k) {
+    auto element = [&](std::uint32_t x) {
+      const std::int64_t v = (x >> (k * bits)) & ((1u << bits) - 1);
+      return is_signed && v >= (1 << (bits - 1)) ? v - (1 << bits) : v;
+    };
+    sum += element(a) * element(b);
+  }
+  return sum;
+}
+
+std::uint64_t absolute_differences(std::uint32_t a, std::uint32_t b, unsigned bits, bool masked) {
+  std::uint64_t sum = 0;
+  for (unsigned k = 0; k < 32 / bits; ++k) {
+    const std::int64_t x = (a >> (k * bits)) & ((1u << bits) - 1);
+    const std::int64_t y = (b >> (k * bits)) & ((1u << bits) - 1);
+    if (masked && y == 0) continue;
+    sum += std::uint64_t(x > y ? x - y : y - x);
+  }
+  return sum;
+}
+
+std::vector<OpsSlot> ops_slots() {
+  using I = const OpsInputs&;
+  using C = Compare;
+  auto h = [](std::uint32_t half) { return decode(half); };
+  auto f = [](std::uint32_t word) { return bits_f32(word); };
+  auto pk = [](std::uint32_t lo, std::uint32_t hi) { return (lo & 0xffff) | (hi & 0xffff) << 16; };
+  auto cls = [](std::uint64_t bits, int e, int m, std::uint32_t mask) {
+    return (mask >> ieee_class(bits, e, m)) & 1;
+  };
+  std::vector<OpsSlot> slots = {
+      {"v_pack_b32_f16", C::bits, [=](I in, int l) { return pk(in.h0[l], in.h1[l]); }},
+      {"v_pack_b32_f16 -v5.h |v6.h|", C::bits,
+       [=](I in, int l) { return pk(hi16(in.h0[l]) ^ 0x8000, hi16(in.h1[l]) & 0x7fff); }},
+      {"v_pack_b32_f16 v6 -v5.h", C::bits,
+       [=](I in, int l) { return pk(in.h1[l], hi16(in.h0[l]) ^ 0x8000); }},
+      {"v_cvt_pkrtz_f16_f32", C::f16_pair,
+       [=](I in, int l) {
+         return pk(encode_toward_zero(f(in.f0[l])), encode_toward_zero(f(in.f1[l])));
+       }},
+      {"v_cvt_pkrtz_f16_f32 -f1 |f0|", C::f16_pair,
+       [=](I in, int l) {
+         return pk(encode_toward_zero(-f(in.f1[l])), encode_toward_zero(std::fabs(f(in.f0[l]))));
+       }},
+      {"v_med3_f16", C::f16_low_zeros,
+       [=](I in, int l) { return encode(med3(h(in.h0[l]), h(in.h1[l]), h(in.h2[l]))); }},
+      {"v_med3_f16 h0.h -h1 h2.h clamp", C::f16_low_zeros,
+       [=](I in, int l) {
+         return encode(clamp01(med3(h(hi16(in.h0[l])), -h(in.h1[l]), h(hi16(in.h2[l])))));
+       }},
+      {"v_min3_f16", C::f16_low_zeros,
+       [=](I in, int l) {
+         return encode(min_num(min_num(h(in.h0[l]), h(in.h1[l])), h(in.h2[l])));
+       }},
+      {"v_max3_f16 h0 |h1.h| h2", C::f16_low_zeros,
+       [=](I in, int l) {
+         return encode(max_num(max_num(h(in.h0[l]), std::fabs(h(hi16(in.h1[l])))), h(in.h2[l])));
+       }},
+      {"v_med3_i16", C::bits,
+       [=](I in, int l) {
+         std::int64_t v[3] = {s16(in.a[l]), s16(in.b[l]), s16(in.c[l])};
+         std::sort(v, v + 3);
+         return std::uint32_t(v[1]) & 0xffff;
+       }},
+      {"v_med3_u16 a.h b c", C::bits,
+       [=](I in, int l) {
+         std::uint32_t v[3] = {hi16(in.a[l]), lo16(in.b[l]), lo16(in.c[l])};
+         std::sort(v, v + 3);
+         return v[1];
+       }},
+      {"v_min3_i16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(std::min({s16(in.a[l]), s16(in.b[l]), s16(in.c[l])})) & 0xffff;
+       }},
+      {"v_max3_i16 a b c.h", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(std::max({s16(in.a[l]), s16(in.b[l]), s16(hi16(in.c[l]))})) & 0xffff;
+       }},
+      {"v_min3_u16 a b.h c", C::bits,
+       [=](I in, int l) {
+         return std::min({lo16(in.a[l]), hi16(in.b[l]), lo16(in.c[l])});
+       }},
+      {"v_max3_u16", C::bits,
+       [=](I in, int l) {
+         return std::max({lo16(in.a[l]), lo16(in.b[l]), lo16(in.c[l])});
+       }},
+      {"v_mad_u32_u16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(std::uint64_t(lo16(in.a[l])) * lo16(in.b[l]) + in.c[l]);
+       }},
+      {"v_mad_u32_u16 a.h b.h c clamp", C::bits,
+       [=](I in, int l) { return sat_u32(std::int64_t(hi16(in.a[l])) * hi16(in.b[l]) + in.c[l]); }},
+      {"v_mad_i32_i16", C::bits,
+       [=](I in, int l) { return std::uint32_t(s16(in.a[l]) * s16(in.b[l]) + s32(in.c[l])); }},
+      {"v_mad_i32_i16 a b.h c clamp", C::bits,
+       [=](I in, int l) { return sat_i32(s16(in.a[l]) * s16(hi16(in.b[l])) + s32(in.c[l])); }},
+      {"v_pk_add_i16", C::bits,
+       [=](I in, int l) {
+         return pk(std::uint32_t(s16(in.a[l]) + s16(in.b[l])),
+                   std::uint32_t(s16(hi16(in.a[l])) + s16(hi16(in.b[l]))));
+       }},
+      {"v_pk_add_i16 clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_i16(s16(in.a[l]) + s16(in.b[l])),
+                   sat_i16(s16(hi16(in.a[l])) + s16(hi16(in.b[l]))));
+       }},
+      {"v_pk_sub_i16", C::bits,
+       [=](I in, int l) {
+         return pk(std::uint32_t(s16(in.a[l]) - s16(in.b[l])),
+                   std::uint32_t(s16(hi16(in.a[l])) - s16(hi16(in.b[l]))));
+       }},
+      {"v_pk_sub_i16 op_sel:[1,0] op_sel_hi:[0,1] clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_i16(s16(hi16(in.a[l])) - s16(in.b[l])),
+                   sat_i16(s16(in.a[l]) - s16(hi16(in.b[l]))));
+       }},
+      {"v_pk_min_i16", C::bits,
+       [=](I in, int l) {
+         return pk(std::uint32_t(std::min(s16(in.a[l]), s16(in.b[l]))),
+                   std::uint32_t(std::min(s16(hi16(in.a[l])), s16(hi16(in.b[l])))));
+       }},
+      {"v_pk_max_i16 op_sel_hi:[1,0]", C::bits,
+       [=](I in, int l) {
+         return pk(std::uint32_t(std::max(s16(in.a[l]), s16(in.b[l]))),
+                   std::uint32_t(std::max(s16(hi16(in.a[l])), s16(in.b[l]))));
+       }},
+      {"v_pk_ashrrev_i16", C::bits,
+       [=](I in, int l) {
+         auto shr = [](std::int64_t v, std::uint32_t n) {
+           return std::uint32_t(v / (1 << n) - (v < 0 && v % (1 << n) ? 1 : 0));
+         };
+         return pk(shr(s16(in.b[l]), in.a[l] & 15), shr(s16(hi16(in.b[l])), hi16(in.a[l]) & 15));
+       }},
+      {"v_pk_mad_i16", C::bits,
+       [=](I in, int l) {
+         return pk(std::uint32_t(s16(in.a[l]) * s16(in.b[l]) + s16(in.c[l])),
+                   std::uint32_t(s16(hi16(in.a[l])) * s16(hi16(in.b[l])) + s16(hi16(in.c[l]))));
+       }},
+      {"v_pk_mad_i16 clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_i16(s16(in.a[l]) * s16(in.b[l]) + s16(in.c[l])),
+                   sat_i16(s16(hi16(in.a[l])) * s16(hi16(in.b[l])) + s16(hi16(in.c[l]))));
+       }},
+      {"v_pk_mad_u16 op_sel:[0,0,1] op_sel_hi:[1,1,0]", C::bits,
+       [=](I in, int l) {
+         return pk(lo16(in.a[l]) * lo16(in.b[l]) + hi16(in.c[l]),
+                   hi16(in.a[l]) * hi16(in.b[l]) + lo16(in.c[l]));
+       }},
+      {"v_pk_mad_u16 clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_u16(std::int64_t(lo16(in.a[l])) * lo16(in.b[l]) + lo16(in.c[l])),
+                   sat_u16(std::int64_t(hi16(in.a[l])) * hi16(in.b[l]) + hi16(in.c[l])));
+       }},
+      {"v_pk_add_u16 clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_u16(std::int64_t(lo16(in.a[l])) + lo16(in.b[l])),
+                   sat_u16(std::int64_t(hi16(in.a[l])) + hi16(in.b[l])));
+       }},
+      {"v_pk_sub_u16 clamp", C::bits,
+       [=](I in, int l) {
+         return pk(sat_u16(std::int64_t(lo16(in.a[l])) - lo16(in.b[l])),
+                   sat_u16(std::int64_t(hi16(in.a[l])) - hi16(in.b[l])));
+       }},
+      // v_mac_f16 as v_mad_f16: the product rounded to binary16, then the sum.
+      {"v_mac_f16 (h2's high half kept)", C::f16_low,
+       [=](I in, int l) {
+         return (in.h2[l] & 0xffff0000u) |
+                encode(decode(encode(h(in.h0[l]) * h(in.h1[l]))) + h(in.h2[l]));
+       }},
+      {"v_mac_f16_e64 -h0 |h1| clamp", C::f16_low,
+       [=](I in, int l) {
+         const double sum = decode(encode(-h(in.h0[l]) * std::fabs(h(in.h1[l])))) + h(in.h2[l]);
+         return (in.h2[l] & 0xffff0000u) | encode(clamp01(decode(encode(sum))));
+       }},
+      {"v_pk_fmac_f16", C::f16_pair,
+       [=](I in, int l) {
+         return pk(encode(h(in.h0[l]) * h(in.h1[l]) + h(in.h2[l])),
+                   encode(h(hi16(in.h0[l])) * h(hi16(in.h1[l])) + h(hi16(in.h2[l]))));
+       }},
+      {"v_frexp_mant_f16", C::f16_low,
+       [=](I in, int l) {
+         const double x = h(in.h0[l]);
+         if (!std::isfinite(x) || x == 0) return encode(x);
+         return encode(std::ldexp(x, -(std::ilogb(x) + 1)));
+       }},
+      {"v_frexp_exp_i16_f16", C::bits,
+       [=](I in, int l) {
+         const double x = h(in.h0[l]);
+         if (!std::isfinite(x) || x == 0) return 0u;
+         return std::uint32_t(std::ilogb(x) + 1) & 0xffff;
+       }},
+  };
+  auto to_i32 = [](double x) -> std::uint32_t {
+    if (std::isnan(x)) return 0;
+    if (x >= 2147483648.0) return 0x7fffffffu;
+    if (x < -2147483648.0) return 0x80000000u;
+    return std::uint32_t(std::int64_t(x));
+  };
+  const std::vector<OpsSlot> more = {
+      {"v_cvt_flr_i32_f32", C::bits,
+       [=](I in, int l) { return to_i32(std::floor(double(f(in.f0[l])))); }},
+      {"v_cvt_rpi_i32_f32", C::bits,
+       [=](I in, int l) { return to_i32(std::floor(double(f(in.f0[l])) + 0.5)); }},
+      {"v_cvt_rpi_i32_f32 -f0", C::bits,
+       [=](I in, int l) { return to_i32(std::floor(-double(f(in.f0[l])) + 0.5)); }},
+      {"v_cmpx_class_f32 mask", C::bits,
+       [=](I in, int l) { return cls(in.f0[l], 8, 23, in.a[l]); }},
+      {"v_cmpx_class_f32 exec", C::bits,
+       [=](I in, int l) { return cls(in.f0[l], 8, 23, in.a[l]); }},
+      {"v_cmpx_class_f32 (vcc) mask", C::bits,
+       [=](I in, int l) { return cls(in.f0[l], 8, 23, in.a[l]); }},
+      {"v_cmpx_class_f32 (vcc) exec", C::bits,
+       [=](I in, int l) { return cls(in.f0[l], 8, 23, in.a[l]); }},
+      {"v_cmpx_class_f16 mask", C::bits,
+       [=](I in, int l) { return cls(lo16(in.h0[l]), 5, 10, in.a[l]); }},
+      {"v_cmpx_class_f16 exec", C::bits,
+       [=](I in, int l) { return cls(lo16(in.h0[l]), 5, 10, in.a[l]); }},
+      {"v_cmpx_class_f64 mask", C::bits,
+       [=](I in, int l) { return cls(in.f0[l] | std::uint64_t(in.f1[l]) << 32, 11, 52, in.a[l]); }},
+      {"v_cmpx_class_f64 exec", C::bits,
+       [=](I in, int l) { return cls(in.f0[l] | std::uint64_t(in.f1[l]) << 32, 11, 52, in.a[l]); }},
+      {"v_dot2_f32_f16", C::f32,
+       [=](I in, int l) {
+         return f32_bits(
+             dot2_f16(h(in.h0[l]), h(in.h1[l]), h(hi16(in.h0[l])), h(hi16(in.h1[l])), f(in.f1[l])));
+       }},
+      {"v_dot2_f32_f16 op_sel neg clamp", C::f32,
+       [=](I in, int l) {
+         return f32_bits(clamp01f(dot2_f16(-h(hi16(in.h0[l])), h(in.h1[l]), h(in.h0[l]),
+                                           -h(hi16(in.h1[l])), f(in.f1[l]))));
+       }},
+      {"v_dot2c_f32_f16", C::f32,
+       [=](I in, int l) {
+         return f32_bits(
+             dot2_f16(h(in.h0[l]), h(in.h1[l]), h(hi16(in.h0[l])), h(hi16(in.h1[l])), f(in.f1[l])));
+       }},
+      {"v_dot2_i32_i16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(dot_elements(in.a[l], in.b[l], 16, true) + s32(in.c[l]));
+       }},
+      {"v_dot2_i32_i16 op_sel:[0,1,0] op_sel_hi:[1,0,1] clamp", C::bits,
+       [=](I in, int l) {
+         return sat_i32(s16(in.a[l]) * s16(hi16(in.b[l])) + s16(hi16(in.a[l])) * s16(in.b[l]) +
+                        s32(in.c[l]));
+       }},
+      {"v_dot2_u32_u16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(dot_elements(in.a[l], in.b[l], 16, false) + in.c[l]);
+       }},
+      {"v_dot2_u32_u16 clamp", C::bits,
+       [=](I in, int l) { return sat_u32(dot_elements(in.a[l], in.b[l], 16, false) + in.c[l]); }},
+  };
+  slots.insert(slots.end(), more.begin(), more.end());
+  for (unsigned bits : {8u, 4u})
+    for (bool is_signed : {true, false})
+      for (bool clamp : {false, true}) {
+        const std::string name = std::string(bits == 8 ? "v_dot4_" : "v_dot8_") +
+                                 (is_signed ? "i32_i" : "u32_u") + std::to_string(bits) +
+                                 (clamp ? " clamp" : "");
+        slots.push_back({name, C::bits, [=](I in, int l) {
+                           const std::int64_t sum =
+                               dot_elements(in.a[l], in.b[l], bits, is_signed) +
+                               (is_signed ? s32(in.c[l]) : std::int64_t(in.c[l]));
+                           if (!clamp) return std::uint32_t(sum);
+                           return is_signed ? sat_i32(sum) : sat_u32(sum);
+                         }});
+      }
+  const std::vector<OpsSlot> rest = {
+      {"v_dot2c_i32_i16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(dot_elements(in.a[l], in.b[l], 16, true) + s32(in.c[l]));
+       }},
+      {"v_dot4c_i32_i8", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(dot_elements(in.a[l], in.b[l], 8, true) + s32(in.c[l]));
+       }},
+      {"v_dot8c_i32_i4", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(dot_elements(in.a[l], in.b[l], 4, true) + s32(in.c[l]));
+       }},
+      {"v_dot4c_i32_i8_e64 clamp", C::bits,
+       [=](I in, int l) {
+         return sat_i32(dot_elements(in.a[l], in.b[l], 8, true) + s32(in.c[l]));
+       }},
+      {"v_sad_u8", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(absolute_differences(in.a[l], in.b[l], 8, false) + in.c[l]);
+       }},
+      {"v_sad_u8 clamp", C::bits,
+       [=](I in, int l) {
+         return sat_u32(std::int64_t(absolute_differences(in.a[l], in.b[l], 8, false)) + in.c[l]);
+       }},
+      {"v_sad_hi_u8", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t((absolute_differences(in.a[l], in.b[l], 8, false) << 16) + in.c[l]);
+       }},
+      {"v_sad_u16", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(absolute_differences(in.a[l], in.b[l], 16, false) + in.c[l]);
+       }},
+      {"v_sad_u16 clamp", C::bits,
+       [=](I in, int l) {
+         return sat_u32(std::int64_t(absolute_differences(in.a[l], in.b[l], 16, false)) + in.c[l]);
+       }},
+      {"v_msad_u8", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(absolute_differences(in.a[l], in.b[l], 8, true) + in.c[l]);
+       }},
+  };
+  slots.insert(slots.end(), rest.begin(), rest.end());
+  return slots;
+}
+
+bool ops_agree(std::uint32_t actual, std::uint32_t expected, Compare compare) {
+  auto half = [](std::uint32_t x, std::uint32_t y, bool zeros) {
+    if (is_nan16(y)) return is_nan16(x);
+    if (zeros && (x & 0x7fff) == 0 && (y & 0x7fff) == 0) return true;
+    return x == y;
+  };
+  switch (compare) {
+    case Compare::bits:
+      return actual == expected;
+    case Compare::f16_low:
+    case Compare::f16_low_zeros:
+      return (actual >> 16) == (expected >> 16) &&
+             half(actual & 0xffff, expected & 0xffff, compare == Compare::f16_low_zeros);
+    case Compare::f16_pair:
+      return half(actual & 0xffff, expected & 0xffff, false) &&
+             half(actual >> 16, expected >> 16, false);
+    case Compare::f32:
+      return is_nan32(expected) ? is_nan32(actual) : actual == expected;
+  }
+  return false;
+}
+
+OpsInputs ops_inputs() {
+  OpsInputs in;
+  std::uint32_t state = 1703;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  // Halves and words at the integer extremes, small values (zero bytes for v_msad_u8) and noise.
+  auto half = [&]() -> std::uint32_t {
+    static const std::uint32_t special[] = {0, 1, 0x7fff, 0x8000, 0xffff, 0x00ff, 0xff00, 0x8001};
+    const std::uint32_t r = next();
+    switch (r % 4) {
+      case 0:
+        return special[(r >> 8) % 8];
+      case 1:
+        return (r >> 8) % 16;
+      default:
+        return r >> 16;
+    }
+  };
+  auto word = [&]() -> std::uint32_t {
+    static const std::uint32_t special[] = {0xffffffffu, 0x7fffffffu, 0x80000000u,
+                                            0xfffffff0u, 0x7ffffff0u, 0x80000010u};
+    const std::uint32_t r = next();
+    if (r % 3 == 0) return special[(r >> 8) % 6];
+    return half() | half() << 16;
+  };
+  // f32 values for the conversions: halfway cases, out of the i32 and binary16 ranges, NaN, inf.
+  auto f32_value = [&](int l) -> std::uint32_t {
+    static const float special[] = {0.5f,     -0.5f,  1.5f,           -1.5f,    2.5f,
+                                    -2.5f,    3e9f,   -3e9f,          70000.0f, -65519.0f,
+                                    65520.0f, 1e-30f, -2147483648.0f, INFINITY, -INFINITY,
+                                    NAN,      0.0f,   -0.0f,          1e-7f,    0.49999997f};
+    if (l % 3 == 0) return f32_bits(special[(l / 3) % 20]);
+    const float scales[] = {1.0f, 1e-5f, 1e-7f, 70000.0f, 0.33f};
+    return f32_bits((int(next() % 2000) - 1000) * scales[l % 5] / 7.0f);
+  };
+  // The dot products' f32 addend: 0 or at least 2^-24 in magnitude (see dot2_f16), NaN, inf.
+  auto addend = [&](int l) -> std::uint32_t {
+    if (l % 16 == 1) return 0x7f800000u;
+    if (l % 16 == 9) return 0x7fc00000u;
+    if (l % 16 == 5) return 0;
+    const std::uint32_t r = next();
+    return (r & 0x80000000u) | std::uint32_t(127 - 24 + next() % 60) << 23 | (next() & 0x7fffff);
+  };
+  for (int l = 0; l < 64; ++l) {
+    in.a[l] = word();
+    in.b[l] = word();
+    in.c[l] = word();
+    in.h0[l] = random_half(next()) << 16 | random_half(next());
+    in.h1[l] = random_half(next()) << 16 | random_half(next());
+    in.h2[l] = random_half(next()) << 16 | random_half(next());
+    in.f0[l] = f32_value(l);
+    in.f1[l] = addend(l);
+    if (l % 8 == 6) in.h1[l] = in.h0[l];  // equal sources for min / max / med
+    if (l % 16 == 13) {
+      // p0 + p1 on an f32 tie (1 + 2^-10 + 2^-24) plus 0 (to even) or +-2^-24 (breaks it).
+      in.h0[l] = 0x0c003c00u;  // {1.0, 2^-12}
+      in.h1[l] = 0x0c003c01u;  // {1 + 2^-10, 2^-12}
+      in.f1[l] = l % 32 == 13 ? 0u : f32_bits(l % 64 < 32 ? 0x1p-24f : -0x1p-24f);
+    }
+  }
+  // f64 classes for v_cmpx_class_f64 (F0 the low, F1 the high dword).
+  const std::uint32_t highs[] = {0x7ff00000u, 0xfff00000u, 0x7ff80000u,
+                                 0x7ff00000u, 0x00000000u, 0x80000000u};
+  const std::uint32_t lows[] = {0u, 0u, 0u, 1u, 5u, 0u};
+  for (int k = 0; k < 6; ++k) {
+    in.f1[40 + k] = highs[k];
+    in.f0[40 + k] = lows[k];
+  }
+  return in;
+}
+
+TEST(CompilerOps, EachInstructionMatchesItsIsaDefinition) {
+  LoadedObject object(WAVEKIT_EMU_TEST_OBJECTS "/compiler_ops_gfx90a.co");
+  const auto slots = ops_slots();
+  const OpsInputs in = ops_inputs();
+  const std::uint32_t* arrays[] = {in.a, in.b, in.c, in.h0, in.h1, in.h2, in.f0, in.f1};
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<std::uint64_t> pointers;
+  for (const std::uint32_t* array : arrays) {
+    buffers.push_back(std::make_unique<Buffer>(object.memory(), 256, "in"));
+    std::memcpy(buffers.back()->as<void>(), array, 256);
+    pointers.push_back(buffers.back()->address());
+  }
+  Buffer out(object.memory(), 256 * slots.size(), "out");
+  pointers.push_back(out.address());
+  const std::uint32_t wave[3] = {64, 1, 1};
+  auto result = object.run("compiler_ops", pointers, wave, wave);
+  ASSERT_TRUE(result.ok()) << result.message;
+  for (std::size_t k = 0; k < slots.size(); ++k)
+    for (int l = 0; l < 64; ++l) {
+      const std::uint32_t actual = out.as<std::uint32_t>()[k * 64 + l];
+      const std::uint32_t expected = slots[k].expected(in, l);
+      EXPECT_TRUE(ops_agree(actual, expected, slots[k].compare))
+          << "slot " << k << " (" << slots[k].text << ") lane " << l << std::hex << ": expected 0x"
+          << expected << ", emulated 0x" << actual << "; a=0x" << in.a[l] << " b=0x" << in.b[l]
+          << " c=0x" << in.c[l] << " h0=0x" << in.h0[l] << " h1=0x" << in.h1[l] << " h2=0x"
+          << in.h2[l] << " f0=0x" << in.f0[l] << " f1=0x" << in.f1[l];
+    }
 }
 
 }  // namespace

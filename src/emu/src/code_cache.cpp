@@ -151,6 +151,17 @@ std::string unsupported_output_modifiers(const Inst& inst, const Semantics& sem)
   return "";
 }
 
+// A source modifier or SDWA selection on an operation whose sources are packed elements read
+// whole (kSemWholeSources): abs / neg would act on one 16-bit sign only. Refused.
+std::string unsupported_whole_source_modifiers(const Inst& inst, const Semantics& sem) {
+  if (!(sem.flags & detail::kSemWholeSources)) return "";
+  if (inst.flags & detail::kFlagSdwa) return "SDWA is not supported on this operation";
+  for (const Operand& op : inst.src)
+    if (op.and_mask != ~0u || op.xor_mask != 0)
+      return "abs / neg of a packed source is not supported on this operation";
+  return "";
+}
+
 // Fills the operand fields of `inst` from the instruction words. Returns "" or why the encoding
 // is not supported.
 std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t* words,
@@ -289,6 +300,14 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       if ((inst.neg_lo || inst.neg_hi) && !(sem.flags & detail::kSemPackedNeg))
         return "neg_lo / neg_hi is not supported on this operation (its elements are not floating "
                "point)";
+      if (sem.flags & detail::kSemDot) {
+        if ((inst.op_sel & 4) || !(inst.op_sel_hi & 4) || ((inst.neg_lo | inst.neg_hi) & 4))
+          return "op_sel / op_sel_hi / neg of the accumulator (src2) is not supported on this "
+                 "operation";
+        if ((sem.flags & detail::kSemWholeSources) && (inst.op_sel || inst.op_sel_hi != 7))
+          return "op_sel / op_sel_hi is not supported on this operation (its sources are read "
+                 "whole)";
+      }
     }
     inst.flags |= detail::kFlagVgprIndexable;
     return uses_literal ? "VOP3P with a literal" : "";
@@ -308,12 +327,24 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       // No VOP3 handler reads or writes a high 16-bit half (the 16-bit ones work on the low
       // halves, kSemLowHalves), and on a 32-bit operation the ISA gives op_sel no meaning.
       inst.op_sel = std::uint8_t(bits(w0, 14, 11));
-      if (inst.op_sel)
+      const unsigned op_sel_sources = (sem.flags & detail::kSemOpSel) ? (sem.op & 7u) : 0u;
+      if (inst.op_sel & 8 && op_sel_sources)
+        return "op_sel of the destination (its high half) is not supported on this operation";
+      if (inst.op_sel & ~op_sel_sources)
         return (sem.flags & detail::kSemLowHalves)
                    ? "op_sel (a high 16-bit half) is not supported on this 16-bit operation"
                    : "op_sel is not supported on this operation";
-      for (int i = 0; i < 3; ++i)
+      for (int i = 0; i < 3; ++i) {
         set_float_modifiers(inst.src[i], src_type(i), (abs >> i) & 1, (neg >> i) & 1);
+        if (!((inst.op_sel >> i) & 1)) continue;
+        // The handler reads the high half: its sign is bit 31.
+        if (inst.src[i].kind == OperandKind::constant)
+          return "op_sel of a constant source is not supported";
+        if (src_type(i) == DataType::f16) {
+          if (inst.src[i].and_mask != ~0u) inst.src[i].and_mask = ~0x80000000u;
+          if (inst.src[i].xor_mask) inst.src[i].xor_mask = 0x80000000u;
+        }
+      }
     }
     if (bits(w0, 15, 15)) inst.flags |= detail::kFlagClamp;
     inst.omod = std::uint8_t(bits(w1, 28, 27));
@@ -322,6 +353,7 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       inst.sdst = inst.dst;
     }
     if (sem.flags & detail::kSemAccumulate) inst.src[2] = inst.dst;
+    if (std::string why = unsupported_whole_source_modifiers(inst, sem); !why.empty()) return why;
     inst.flags |= detail::kFlagVgprIndexable;
     return uses_literal ? "VOP3 with a literal" : "";
   }
@@ -396,6 +428,7 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
       }
     }
   }
+  if (std::string why = unsupported_whole_source_modifiers(inst, sem); !why.empty()) return why;
   inst.flags |= detail::kFlagVgprIndexable;
   return "";
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <sstream>
@@ -534,6 +535,15 @@ void vpk_16(Wave& w, const Inst& in) {
   }
 }
 
+// Packed 16-bit integer operations whose clamp bit saturates each element.
+template <auto F, auto Saturating>
+void vpk_16_clamp(Wave& w, const Inst& in) {
+  if (in.flags & kFlagClamp)
+    vpk_16<Saturating>(w, in);
+  else
+    vpk_16<F>(w, in);
+}
+
 _Float16 as_f16(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
 std::uint16_t bits_of(_Float16 value) { return std::bit_cast<std::uint16_t>(value); }
 
@@ -732,6 +742,172 @@ void v_fma_mix(Wave& w, const Inst& in) {
     else
       d[lane] = (d[lane] & 0xffffu) | (round_f16(double(r)) << 16);
   }
+}
+
+// ---- VOP3 op_sel (kSemOpSel) -----------------------------------------------------------------
+// Source i is shifted right 16 when its op_sel bit is set (its high half read; decode moved an f16
+// source's abs / neg to bit 31 and refuses op_sel elsewhere). F reads the bits it needs; with
+// the clamp bit Saturating computes the result instead.
+template <auto F, auto Saturating = F>
+void valu32_sel(Wave& w, const Inst& in) {
+  u32 t[3][64];
+  View32 s[3] = {read32(w, in, 0, t[0]), read32(w, in, 1, t[1]), read32(w, in, 2, t[2])};
+  const unsigned shift[3] = {in.op_sel & 1 ? 16u : 0u, in.op_sel & 2 ? 16u : 0u,
+                             in.op_sel & 4 ? 16u : 0u};
+  const bool saturate = in.flags & kFlagClamp;
+  u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    const u32 a = s[0][lane] >> shift[0], b = s[1][lane] >> shift[1], c = s[2][lane] >> shift[2];
+    d[lane] = saturate ? Saturating(a, b, c, lane) : F(a, b, c, lane);
+  }
+}
+
+// A binary16 result (the high half zeroed) from op_sel-selected binary16 sources, then the output
+// modifiers, as valu_f16.
+template <auto F>
+void valu_f16_sel(Wave& w, const Inst& in) {
+  valu32_sel<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+    return round_f16(F(double(h2f(a)), double(h2f(b)), double(h2f(c))));
+  }>(w, in);
+  if (in.omod == 0 && !(in.flags & kFlagClamp)) return;
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  u64 lanes = write_lanes(w, in);
+  for (unsigned lane = 0; lane < 64; ++lane)
+    if ((lanes >> lane) & 1) d[lane] = round_f16(output_modified(in, double(h2f(d[lane]))));
+}
+
+// The ISA's V_MED3 on IEEE values: with a NaN operand the min3 of the three (minNum drops
+// NaNs), else the maximum of the two that are not the max3.
+double med3_ieee(double a, double b, double c) {
+  if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return std::fmin(std::fmin(a, b), c);
+  const double m = std::fmax(std::fmax(a, b), c);
+  if (m == a) return std::fmax(b, c);
+  if (m == b) return std::fmax(a, c);
+  return std::fmax(a, b);
+}
+
+// An f32 to binary16 rounded toward zero (v_cvt_pkrtz_f16_f32): the nearest binary16, one step
+// toward zero when that is beyond the value (a finite value past 65504 gives 65504). A NaN
+// converts as v_cvt_f16_f32 converts it.
+u32 f16_rtz(float x) {
+  if (std::isnan(x)) return round_f16(double(x));
+  u32 nearest = round_f16(double(x));
+  if (std::fabs(double(h2f(nearest))) > std::fabs(double(x))) --nearest;  // magnitude - 1 ulp
+  return nearest;
+}
+
+// v_mac_f16: D.f16 = S0 * S1 + D.f16, as v_mad_f16 (the product rounded to binary16, then the
+// sum), output modifiers on the result. GFX9 keeps the destination's high half: LLVM's
+// GCNSubtarget::zeroesHigh16BitsOfDest counts v_mac_f16 / v_fmac_f16 among the instructions
+// that zero it on gfx8 only ("in gfx9 ... some instructions changed to preserving the high
+// bits").
+void v_mac_f16(Wave& w, const Inst& in) {
+  u32 t0[64], t1[64], t2[64];
+  View32 a = read32(w, in, 0, t0), b = read32(w, in, 1, t1), c = read32(w, in, 2, t2);
+  u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    const double product = double(_Float16(double(h2f(a[lane])) * double(h2f(b[lane]))));
+    u32 r = round_f16(product + double(h2f(c[lane])));
+    if (in.omod || (in.flags & kFlagClamp)) r = round_f16(output_modified(in, double(h2f(r))));
+    d[lane] = (c[lane] & 0xffff0000u) | r;
+  }
+}
+
+// ---- dot products -------------------------------------------------------------------------------
+// D = sum of the element products + S2. The VOP3P forms (v_dot*) pick the two 16-bit elements of
+// src0 / src1 as the packed operations do (element 0: op_sel, element 1: op_sel_hi; neg_lo /
+// neg_hi negate an f16 element); the 8- and 4-bit forms and the VOP2 accumulate forms (v_dot*c,
+// S2 = D) read their sources whole. Integer sums are exact; they wrap to 32 bits, or with the
+// clamp bit saturate. v_dot2_f32_f16: the exact sum rounded once to f32 (the ISA states no
+// intermediate rounding): the products and their sum are exact in binary128, and the final add
+// is rounded to odd there (TwoSum's error decides the last bit), so that the conversion to f32
+// rounds as the exact value would. Clamp limits that to [0, 1].
+enum class DotKind { f32_f16, i32_i16, u32_u16, i32_i8, u32_u8, i32_i4, u32_u4 };
+
+float round_sum_f32(__float128 p, __float128 c) {
+  const __float128 s = p + c;
+  const __float128 bp = s - p, e = (p - (s - bp)) + (c - bp);
+  if (e == 0 || s != s || s - s != 0) return float(s);  // exact, NaN or infinite
+  unsigned __int128 bits;
+  std::memcpy(&bits, &s, sizeof bits);
+  if (!(bits & 1)) {  // even: one ulp toward e (magnitude up when e has s's sign)
+    const bool s_negative = s < 0, e_negative = e < 0;
+    bits = s_negative == e_negative ? bits + 1 : bits - 1;
+  }
+  __float128 odd;
+  std::memcpy(&odd, &bits, sizeof odd);
+  return float(odd);
+}
+
+template <DotKind kKind, bool kVop3p>
+void v_dot(Wave& w, const Inst& in) {
+  u32 t[3][64];
+  View32 s[3] = {read32(w, in, 0, t[0]), read32(w, in, 1, t[1]), read32(w, in, 2, t[2])};
+  u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  const bool clamp = in.flags & kFlagClamp;
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    u32 x[2] = {s[0][lane], s[1][lane]};
+    const u32 c = s[2][lane];
+    if (kVop3p &&
+        (kKind == DotKind::f32_f16 || kKind == DotKind::i32_i16 || kKind == DotKind::u32_u16)) {
+      for (int i = 0; i < 2; ++i) {
+        u32 lo = (in.op_sel >> i) & 1 ? x[i] >> 16 : x[i] & 0xffff;
+        u32 hi = (in.op_sel_hi >> i) & 1 ? x[i] >> 16 : x[i] & 0xffff;
+        if ((in.neg_lo >> i) & 1) lo ^= 0x8000;
+        if ((in.neg_hi >> i) & 1) hi ^= 0x8000;
+        x[i] = lo | (hi << 16);
+      }
+    }
+    const u32 a = x[0], b = x[1];
+    if constexpr (kKind == DotKind::f32_f16) {
+      const __float128 p = __float128(double(h2f(a)) * double(h2f(b))) +
+                           __float128(double(h2f(a >> 16)) * double(h2f(b >> 16)));
+      float r = round_sum_f32(p, __float128(as_f32(c)));
+      if (clamp) r = std::isnan(r) ? 0.0f : std::fmin(std::fmax(r, 0.0f), 1.0f);
+      d[lane] = bits_of(r);
+      continue;
+    }
+    constexpr bool kSigned =
+        kKind == DotKind::i32_i16 || kKind == DotKind::i32_i8 || kKind == DotKind::i32_i4;
+    constexpr unsigned kBits = kKind == DotKind::i32_i16 || kKind == DotKind::u32_u16 ? 16
+                               : kKind == DotKind::i32_i8 || kKind == DotKind::u32_u8 ? 8
+                                                                                      : 4;
+    i64 sum = kSigned ? i64(i32(c)) : i64(c);
+    for (unsigned k = 0; k < 32 / kBits; ++k) {
+      const u32 mask = (1u << kBits) - 1, sign = 1u << (kBits - 1);
+      const u32 ea = (a >> (k * kBits)) & mask, eb = (b >> (k * kBits)) & mask;
+      const i64 va = kSigned ? i64(ea ^ sign) - i64(sign) : i64(ea);
+      const i64 vb = kSigned ? i64(eb ^ sign) - i64(sign) : i64(eb);
+      sum += va * vb;
+    }
+    if (!clamp)
+      d[lane] = u32(u64(sum));
+    else if (kSigned)
+      d[lane] = saturate_signed(sum);
+    else
+      d[lane] = u32(std::min<i64>(sum, 0xffffffffll));
+  }
+}
+
+// Sums of absolute differences of unsigned elements (kBits 8 or 16) plus S2; v_sad_hi_u8 shifts
+// the sum left 16, v_msad_u8 skips the bytes whose S1 byte (the reference) is 0. Wrapping, or
+// with the clamp bit saturated to u32.
+template <unsigned kBits, bool kHigh, bool kMasked>
+u64 sad(u32 a, u32 b, u32 c) {
+  u64 sum = 0;
+  const u32 mask = (1u << kBits) - 1;
+  for (unsigned k = 0; k < 32 / kBits; ++k) {
+    const u32 x = (a >> (k * kBits)) & mask, y = (b >> (k * kBits)) & mask;
+    if (kMasked && y == 0) continue;
+    sum += x > y ? x - y : y - x;
+  }
+  return (kHigh ? sum << 16 : sum) + c;
 }
 
 // binary16 to a 16-bit integer, as v_cvt_u32_f32 / v_cvt_i32_f32: truncated, saturated, NaN 0.
@@ -1897,6 +2073,39 @@ F64T F64T_of(u64 x) { return as_f64(x); }
 using F16T = float;
 F16T F16T_of(u64 x) { return f16_to_f32(u32(x) & 0xffff); }
 
+bool class_f32(u64 x, u64 m) {
+  float a = as_f32(u32(x));
+  int c = std::fpclassify(a);
+  bool neg = std::signbit(a);
+  unsigned bit = std::isnan(a)       ? ((u32(x) & 0x400000u) ? 1 : 0)
+                 : c == FP_INFINITE  ? (neg ? 2 : 9)
+                 : c == FP_NORMAL    ? (neg ? 3 : 8)
+                 : c == FP_SUBNORMAL ? (neg ? 4 : 7)
+                                     : (neg ? 5 : 6);
+  return (m >> bit) & 1;
+}
+bool class_f64(u64 x, u64 m) {
+  double a = as_f64(x);
+  int c = std::fpclassify(a);
+  bool neg = std::signbit(a);
+  unsigned bit = std::isnan(a)       ? ((x & 0x8000000000000ull) ? 1 : 0)
+                 : c == FP_INFINITE  ? (neg ? 2 : 9)
+                 : c == FP_NORMAL    ? (neg ? 3 : 8)
+                 : c == FP_SUBNORMAL ? (neg ? 4 : 7)
+                                     : (neg ? 5 : 6);
+  return (m >> bit) & 1;
+}
+// The class of binary16 from its bits (a binary16 subnormal is a normal binary32).
+bool class_f16(u64 x, u64 m) {
+  const u32 h = u32(x) & 0xffff, exponent = (h >> 10) & 31, mantissa = h & 1023;
+  const bool neg = (h >> 15) & 1;
+  unsigned bit = exponent == 31 ? (mantissa ? ((mantissa & 0x200) ? 1 : 0) : (neg ? 2 : 9))
+                 : exponent     ? (neg ? 3 : 8)
+                 : mantissa     ? (neg ? 4 : 7)
+                                : (neg ? 5 : 6);
+  return (m >> bit) & 1;
+}
+
 void add_compares(Table& t) {
 #define INT_CMPS(suffix, type, kind, flags)      \
   VCMP("f_" suffix, type, kind, flags, false);   \
@@ -1935,48 +2144,19 @@ void add_compares(Table& t) {
   FLOAT_CMPS("f64", F64, F64T, 0);
   // binary16: the sources' low halves (f16_to_f32 is exact, so the order is binary16's).
   FLOAT_CMPS("f16", DataType::f16, F16T, kSemLowHalves);
-  // v_cmp_class: bit mask of IEEE classes in S1.
-  add(t, "v_cmp_class_f32",
-      vcmp<+[](u64 x, u64 m) -> bool {
-        float a = as_f32(u32(x));
-        int c = std::fpclassify(a);
-        bool neg = std::signbit(a);
-        unsigned bit = std::isnan(a)       ? ((u32(x) & 0x400000u) ? 1 : 0)
-                       : c == FP_INFINITE  ? (neg ? 2 : 9)
-                       : c == FP_NORMAL    ? (neg ? 3 : 8)
-                       : c == FP_SUBNORMAL ? (neg ? 4 : 7)
-                                           : (neg ? 5 : 6);
-        return (m >> bit) & 1;
-      },
-           false>,
-      Family::valu, {F32, B32, B32}, 1, 0, kSemCompare);
-  add(t, "v_cmp_class_f64",
-      vcmp<+[](u64 x, u64 m) -> bool {
-        double a = as_f64(x);
-        int c = std::fpclassify(a);
-        bool neg = std::signbit(a);
-        unsigned bit = std::isnan(a)       ? ((x & 0x8000000000000ull) ? 1 : 0)
-                       : c == FP_INFINITE  ? (neg ? 2 : 9)
-                       : c == FP_NORMAL    ? (neg ? 3 : 8)
-                       : c == FP_SUBNORMAL ? (neg ? 4 : 7)
-                                           : (neg ? 5 : 6);
-        return (m >> bit) & 1;
-      },
-           false>,
-      Family::valu, {F64, B32, B32}, 1, 0, kSemCompare);
-  // The class of binary16 from its bits (a binary16 subnormal is a normal binary32).
-  add(t, "v_cmp_class_f16",
-      vcmp<+[](u64 x, u64 m) -> bool {
-        const u32 h = u32(x) & 0xffff, exponent = (h >> 10) & 31, mantissa = h & 1023;
-        const bool neg = (h >> 15) & 1;
-        unsigned bit = exponent == 31 ? (mantissa ? ((mantissa & 0x200) ? 1 : 0) : (neg ? 2 : 9))
-                       : exponent     ? (neg ? 3 : 8)
-                       : mantissa     ? (neg ? 4 : 7)
-                                      : (neg ? 5 : 6);
-        return (m >> bit) & 1;
-      },
-           false>,
-      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemCompare | kSemLowHalves);
+  // v_cmp_class: bit mask of IEEE classes in S1; v_cmpx_class also writes EXEC.
+  add(t, "v_cmp_class_f32", vcmp<class_f32, false>, Family::valu, {F32, B32, B32}, 1, 0,
+      kSemCompare);
+  add(t, "v_cmpx_class_f32", vcmp<class_f32, true>, Family::valu, {F32, B32, B32}, 1, 0,
+      kSemCompare);
+  add(t, "v_cmp_class_f64", vcmp<class_f64, false>, Family::valu, {F64, B32, B32}, 1, 0,
+      kSemCompare);
+  add(t, "v_cmpx_class_f64", vcmp<class_f64, true>, Family::valu, {F64, B32, B32}, 1, 0,
+      kSemCompare);
+  add(t, "v_cmp_class_f16", vcmp<class_f16, false>, Family::valu, {DataType::f16, B32, B32}, 1, 0,
+      kSemCompare | kSemLowHalves);
+  add(t, "v_cmpx_class_f16", vcmp<class_f16, true>, Family::valu, {DataType::f16, B32, B32}, 1, 0,
+      kSemCompare | kSemLowHalves);
 }
 
 u32 bfe(u32 value, u32 offset, u32 width, bool sign) {
@@ -2048,6 +2228,11 @@ void add_valu(Table& t) {
   add(t, name,                                                                      \
       valu32_clamp<+[](u32 a, u32 b, u32, unsigned) -> u32 { return (wrap); },      \
                    +[](u32 a, u32 b, u32, unsigned) -> u32 { return (saturate); }>, \
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp)
+#define V32_CLAMP_3(name, wrap, saturate)                                             \
+  add(t, name,                                                                        \
+      valu32_clamp<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { return (wrap); },      \
+                   +[](u32 a, u32 b, u32 c, unsigned) -> u32 { return (saturate); }>, \
       Family::valu, {B32, B32, B32}, 1, 0, kSemClamp)
   V32_CLAMP("v_add_u32", a + b, u64(a) + b > 0xffffffffull ? 0xffffffffu : a + b);
   V32_CLAMP("v_sub_u32", a - b, b > a ? 0u : a - b);
@@ -2161,6 +2346,48 @@ void add_valu(Table& t) {
   V16("v_min_u16", std::min(lo16(a), lo16(b)));
   V16("v_max_i16", std::max(sext16(a), sext16(b)));
   V16("v_min_i16", std::min(sext16(a), sext16(b)));
+  // VOP3-only 16-bit min3 / max3 / med3 (GFX9 op_sel on each source). The destination's high
+  // half is zeroed, as for v_mad_u16 (the op_sel-capable 16-bit operation LLVM's
+  // zeroesHigh16BitsOfDest lists for GFX9; these it does not list, so no compiled code relies on
+  // either).
+#define V16_SEL(name, ...)                                            \
+  add(t, name, valu32_sel<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+        return u32(__VA_ARGS__) & 0xffffu;                            \
+      }>,                                                             \
+      Family::valu, {B32, B32, B32}, 1, 7, kSemLowHalves | kSemOpSel)
+  V16_SEL("v_min3_i16", std::min({sext16(a), sext16(b), sext16(c)}));
+  V16_SEL("v_max3_i16", std::max({sext16(a), sext16(b), sext16(c)}));
+  V16_SEL("v_min3_u16", std::min({lo16(a), lo16(b), lo16(c)}));
+  V16_SEL("v_max3_u16", std::max({lo16(a), lo16(b), lo16(c)}));
+  V16_SEL("v_med3_i16", std::max(std::min(sext16(a), sext16(b)),
+                                 std::min(std::max(sext16(a), sext16(b)), sext16(c))));
+  V16_SEL("v_med3_u16",
+          std::max(std::min(lo16(a), lo16(b)), std::min(std::max(lo16(a), lo16(b)), lo16(c))));
+#undef V16_SEL
+  // D.u32 = S0.u16 * S1.u16 + S2.u32 (op_sel on S0 / S1), clamp saturating.
+  add(t, "v_mad_u32_u16",
+      valu32_sel<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { return lo16(a) * lo16(b) + c; },
+                 +[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+                   return u32(std::min<u64>(u64(lo16(a)) * lo16(b) + c, 0xffffffffull));
+                 }>,
+      Family::valu, {B32, B32, B32}, 1, 3, kSemOpSel | kSemClamp);
+  add(t, "v_mad_i32_i16",
+      valu32_sel<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+        return u32(u64(i64(sext16(a)) * sext16(b) + i64(i32(c))));
+      },
+                 +[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+                   return saturate_signed(i64(sext16(a)) * sext16(b) + i64(i32(c)));
+                 }>,
+      Family::valu, {B32, B32, B32}, 1, 3, kSemOpSel | kSemClamp);
+  // Sums of absolute differences.
+  V32_CLAMP_3("v_sad_u8", u32(sad<8, false, false>(a, b, c)),
+              u32(std::min<u64>(sad<8, false, false>(a, b, c), 0xffffffffull)));
+  V32_CLAMP_3("v_sad_hi_u8", u32(sad<8, true, false>(a, b, c)),
+              u32(std::min<u64>(sad<8, true, false>(a, b, c), 0xffffffffull)));
+  V32_CLAMP_3("v_sad_u16", u32(sad<16, false, false>(a, b, c)),
+              u32(std::min<u64>(sad<16, false, false>(a, b, c), 0xffffffffull)));
+  V32_CLAMP_3("v_msad_u8", u32(sad<8, false, true>(a, b, c)),
+              u32(std::min<u64>(sad<8, false, true>(a, b, c), 0xffffffffull)));
   // 64-bit integer.
   V64("v_lshlrev_b64", (std::array{B32, B64, B32}), 2, b << (a & 63));
   V64("v_lshrrev_b64", (std::array{B32, B64, B32}), 2, b >> (a & 63));
@@ -2301,6 +2528,25 @@ void add_valu(Table& t) {
     VF16("v_fract_f16", h3,
          std::isinf(a) ? std::numeric_limits<double>::quiet_NaN() : a - std::floor(a));
     // sin / cos take the angle in revolutions, as the f32 forms.
+    add(t, "v_frexp_mant_f16", valu_f16<+[](double a, double, double) -> double {
+          int e;
+          return std::isinf(a) || std::isnan(a) ? a : std::frexp(a, &e);
+        }>,
+        Family::valu, h3, 1, 0, kSemLowHalves | kSemOutputModifiers);
+    // VOP3-only min3 / max3 / med3 (op_sel on each source; IEEE minNum / maxNum).
+#define VF16_SEL(name, ...)                                                                \
+  add(t, name,                                                                             \
+      valu_f16_sel<+[](double a, double b, double c) -> double { return (__VA_ARGS__); }>, \
+      Family::valu, h3, 1, 7, kSemLowHalves | kSemOpSel | kSemOutputModifiers)
+    VF16_SEL("v_min3_f16", std::fmin(std::fmin(a, b), c));
+    VF16_SEL("v_max3_f16", std::fmax(std::fmax(a, b), c));
+    VF16_SEL("v_med3_f16", med3_ieee(a, b, c));
+#undef VF16_SEL
+    add(t, "v_mac_f16", v_mac_f16, Family::valu, h3, 1, 0, kSemAccumulate | kSemOutputModifiers);
+    // D = {S1.f16, S0.f16}: the bits as they are, after abs / neg (op_sel on each source).
+    add(t, "v_pack_b32_f16",
+        valu32_sel<+[](u32 a, u32 b, u32, unsigned) -> u32 { return (a & 0xffffu) | (b << 16); }>,
+        Family::valu, h3, 1, 3, kSemOpSel);
     VF16("v_sin_f16", h3, std::sin(a * 6.283185307179586));
     VF16("v_cos_f16", h3, std::cos(a * 6.283185307179586));
 #undef VF16
@@ -2325,6 +2571,29 @@ void add_valu(Table& t) {
         return round_f16(double(std::int16_t(a & 0xffff)));
       }>,
       Family::valu, {B32, B32, B32}, 1, 0, kSemLowHalves | kSemOutputModifiers);
+  // D.i16 = the exponent of frexp (0 for inf / NaN), the high half zeroed.
+  add(t, "v_frexp_exp_i16_f16", valu32<+[](u32 a, u32, u32, unsigned) -> u32 {
+        int e = 0;
+        const double x = double(h2f(a));
+        if (std::isinf(x) || std::isnan(x)) return 0u;
+        std::frexp(x, &e);
+        return u32(e) & 0xffffu;
+      }>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
+  // D = {rtz_f16(S1.f32), rtz_f16(S0.f32)}.
+  add(t, "v_cvt_pkrtz_f16_f32", valu32<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return f16_rtz(as_f32(a)) | (f16_rtz(as_f32(b)) << 16);
+      }>,
+      Family::valu, {F32, F32, B32});
+  // (int)floor(S0.f) and (int)floor(S0.f + 0.5) (the sum exact), saturated as v_cvt_i32_f32.
+  add(t, "v_cvt_flr_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) -> u32 {
+        return u32(cvt_i32_f64(std::floor(double(as_f32(a)))));
+      }>,
+      Family::valu, {F32, F32, F32});
+  add(t, "v_cvt_rpi_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) -> u32 {
+        return u32(cvt_i32_f64(std::floor(double(as_f32(a)) + 0.5)));
+      }>,
+      Family::valu, {F32, F32, F32});
   add(t, "v_cvt_u16_f16",
       valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return cvt_u16_f16(h2f(a)); }>, Family::valu,
       {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
@@ -2396,8 +2665,74 @@ void add_valu(Table& t) {
         return bits_of(_Float16(std::fmin(float(as_f16(a)), float(as_f16(b)))));
       }>,
       Family::valu, {B32, B32, B32}, 1, 0, kSemPackedNeg);
-  add(t, "v_pk_add_u16", vpk_16<+[](h a, h b, h) { return h(a + b); }>, Family::valu);
-  add(t, "v_pk_sub_u16", vpk_16<+[](h a, h b, h) { return h(a - b); }>, Family::valu);
+  // Packed integer add / sub / mad: the clamp bit saturates each element.
+  using s16 = std::int16_t;
+  add(t, "v_pk_add_u16",
+      vpk_16_clamp<+[](h a, h b, h) { return h(a + b); },
+                   +[](h a, h b, h) { return h(std::min(u32(a) + b, 0xffffu)); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_sub_u16",
+      vpk_16_clamp<+[](h a, h b, h) { return h(a - b); },
+                   +[](h a, h b, h) { return h(b > a ? 0 : a - b); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_add_i16",
+      vpk_16_clamp<+[](h a, h b, h) { return h(a + b); },
+                   +[](h a, h b, h) { return h(saturate16(i32(s16(a)) + s16(b))); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_sub_i16",
+      vpk_16_clamp<+[](h a, h b, h) { return h(a - b); },
+                   +[](h a, h b, h) { return h(saturate16(i32(s16(a)) - s16(b))); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_mad_u16",
+      vpk_16_clamp<+[](h a, h b, h c) { return h(u32(a) * b + c); },
+                   +[](h a, h b, h c) { return h(std::min(u32(a) * b + c, 0xffffu)); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_mad_i16",
+      vpk_16_clamp<+[](h a, h b, h c) { return h(u32(a) * b + c); },
+                   +[](h a, h b, h c) { return h(saturate16(i32(s16(a)) * s16(b) + s16(c))); }>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemClamp);
+  add(t, "v_pk_min_i16", vpk_16<+[](h a, h b, h) { return s16(a) < s16(b) ? a : b; }>,
+      Family::valu);
+  add(t, "v_pk_max_i16", vpk_16<+[](h a, h b, h) { return s16(a) > s16(b) ? a : b; }>,
+      Family::valu);
+  add(t, "v_pk_ashrrev_i16", vpk_16<+[](h a, h b, h) { return h(s16(b) >> (a & 15)); }>,
+      Family::valu);
+  // v_pk_fmac_f16 (VOP2): D.lo = fma(S0.lo, S1.lo, D.lo), D.hi likewise, each as v_fma_f16.
+  add(t, "v_pk_fmac_f16", valu32<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+        auto fma16 = [](u32 x, u32 y, u32 z) {
+          return round_f16(std::fma(double(h2f(x)), double(h2f(y)), double(h2f(z))));
+        };
+        return fma16(a, b, c) | (fma16(a >> 16, b >> 16, c >> 16) << 16);
+      }>,
+      Family::valu, {DataType::f16, DataType::f16, DataType::f16}, 1, 0,
+      kSemAccumulate | kSemWholeSources);
+  // Dot products (VOP3P) and their accumulate forms (VOP2, D = dot + D).
+  {
+    constexpr DataType F16 = DataType::f16;
+    const std::array<DataType, 3> dot_f16 = {F16, F16, F32};
+    add(t, "v_dot2_f32_f16", v_dot<DotKind::f32_f16, true>, Family::valu, dot_f16, 1, 0,
+        kSemDot | kSemClamp | kSemPackedNeg);
+    add(t, "v_dot2_i32_i16", v_dot<DotKind::i32_i16, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemClamp);
+    add(t, "v_dot2_u32_u16", v_dot<DotKind::u32_u16, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemClamp);
+    add(t, "v_dot4_i32_i8", v_dot<DotKind::i32_i8, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemWholeSources | kSemClamp);
+    add(t, "v_dot4_u32_u8", v_dot<DotKind::u32_u8, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemWholeSources | kSemClamp);
+    add(t, "v_dot8_i32_i4", v_dot<DotKind::i32_i4, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemWholeSources | kSemClamp);
+    add(t, "v_dot8_u32_u4", v_dot<DotKind::u32_u4, true>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemDot | kSemWholeSources | kSemClamp);
+    add(t, "v_dot2c_f32_f16", v_dot<DotKind::f32_f16, false>, Family::valu, {F16, F16, F32}, 1, 0,
+        kSemAccumulate | kSemWholeSources);
+    add(t, "v_dot2c_i32_i16", v_dot<DotKind::i32_i16, false>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemAccumulate | kSemWholeSources | kSemClamp);
+    add(t, "v_dot4c_i32_i8", v_dot<DotKind::i32_i8, false>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemAccumulate | kSemWholeSources | kSemClamp);
+    add(t, "v_dot8c_i32_i4", v_dot<DotKind::i32_i4, false>, Family::valu, {B32, B32, B32}, 1, 0,
+        kSemAccumulate | kSemWholeSources | kSemClamp);
+  }
   add(t, "v_pk_mul_lo_u16", vpk_16<+[](h a, h b, h) { return h(u32(a) * b); }>, Family::valu);
   add(t, "v_pk_lshlrev_b16", vpk_16<+[](h a, h b, h) { return h(b << (a & 15)); }>, Family::valu);
   add(t, "v_pk_lshrrev_b16", vpk_16<+[](h a, h b, h) { return h(b >> (a & 15)); }>, Family::valu);

@@ -41,6 +41,17 @@ enum SemanticFlags : std::uint32_t {
   // VOP3P whose handler applies neg_lo / neg_hi: floating-point elements (an integer element
   // has no negation in the ISA); decode refuses them elsewhere.
   kSemPackedNeg = 1u << 14,
+  // VOP3 whose handler reads a source's high 16-bit half when its op_sel bit is set: Semantics::op
+  // holds the mask of the sources that take one (bit i for source i). Decode refuses op_sel on
+  // any other source, on the destination (bit 3) and on a constant, and moves an f16 source's
+  // abs / neg to the high half's sign bit.
+  kSemOpSel = 1u << 15,
+  // Sources read whole, as packed elements (v_pk_fmac_f16, v_dot*c): a VOP3 or DPP abs / neg
+  // (which would act on one 16-bit sign) and SDWA are refused at decode.
+  kSemWholeSources = 1u << 16,
+  // VOP3P dot product: the accumulator (src2) takes no op_sel, op_sel_hi = 0 or negation, and
+  // with kSemWholeSources (the 4- and 8-element forms) no source takes op_sel or op_sel_hi = 0.
+  kSemDot = 1u << 17,
 };
 
 struct Semantics {

@@ -550,17 +550,20 @@ void CodeCache::Impl::prepare_entry(std::uint64_t entry) {
   if (!object) return;
   std::uint64_t entry_vaddr = entry - object->host_base + object->vaddr_base;
   if (!object->explored.insert(entry_vaddr).second) return;  // already explored from here
-  // Walk everything reachable from the entry (branch targets and fall-throughs), then mark
-  // leaders as the analysis library defines blocks: the entry, branch targets, and the
-  // instruction after a conditional branch, a call or a trap.
+  // Walk everything reachable from the entry (branch targets and fall-throughs) that no earlier
+  // walk has passed, then mark leaders as the analysis library defines blocks: the entry,
+  // branch targets, and the instruction after a conditional branch, a call or a trap. (A walk
+  // from every new entry over all it reaches made a rewritten kernel's probe calls quadratic:
+  // each return point is an entry.)
+  if (object->walked.empty()) object->walked.assign(object->size / 4, false);
   std::vector<std::uint64_t> work{entry};
-  std::set<std::uint64_t> seen;
   std::set<std::uint64_t> leaders{entry_vaddr};
   while (!work.empty()) {
     std::uint64_t pc = work.back();
     work.pop_back();
     while (object->host_base <= pc && pc < object->host_base + object->size &&
-           seen.insert(pc).second) {
+           !object->walked[(pc - object->host_base) / 4]) {
+      object->walked[(pc - object->host_base) / 4] = true;
       ErrorKind kind;
       std::string message;
       const Inst* inst = decode_locked(*object, pc, kind, message);

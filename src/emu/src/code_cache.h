@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <vector>
 
 #include "internal.h"
 
@@ -18,7 +19,11 @@ struct CodeObject {
   std::unique_ptr<std::atomic<const Inst*>[]> slots;
   std::deque<Inst> pool;  // stable addresses
   bool explicit_blocks = false;
-  std::set<std::uint64_t> explored;      // entries already walked by prepare_entry
+  std::set<std::uint64_t> explored;  // entries already walked from by prepare_entry
+  // Per 4-byte word: an instruction some prepare_entry walk has passed, whose leaders are
+  // known. A walk stops there, so that each instruction is walked once, however many entries
+  // (every return point of a rewritten kernel's probe calls is one) reach it.
+  std::vector<bool> walked;
   std::set<std::uint64_t> block_starts;  // original vaddrs (explicit, or found leaders)
 };
 

@@ -1205,11 +1205,13 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     call_sites.insert(call_sites.end(), sites.begin(), sites.end());
   }
   instrumented.layout = layout_for(k, call_sites);
-  // Likewise the probes (their transitive footprint, from the library's note) and the
+  // Likewise the SGPRs the probes write (their transitive footprint, from the library's note:
+  // an SGPR a probe only reads, or never names, keeps its value across the call) and the
   // envelope's own ABI writes: the link pair s[30:31], the stack pointer s32 and, on
   // gfx908/gfx90a, the probe's scratch resource s[0:3].
   for (const auto& [name, loaded] : probes_)
-    for (unsigned s = 0; s < loaded.footprint.sgpr_count; ++s) touched[s] = true;
+    for (unsigned s = 0; s < kNumberedSgprs; ++s)
+      touched[s] = touched[s] || loaded.clobbers.sgpr[s];
   if (probe_calls) {
     for (unsigned s = kLinkPair; s <= kStackPointer; ++s) touched[s] = true;
     if (buffer_scratch)

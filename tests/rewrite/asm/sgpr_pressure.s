@@ -12,6 +12,10 @@
 // s88..s95, s100 and s101 unused (exactly the reserved SGPRs and a kept scratch resource) and no
 // point in the loop with the 8 dead SGPRs an envelope needs: the envelope borrows live ones.
 //
+// sgpr_pressure_probe_reads keeps s6..s19 and s30..s99 live through one loop, which leaves it
+// s20..s29, s100 and s101: SGPRs the block probes read (their footprint reaches s31) but do not
+// write, so the reserved SGPRs and a kept scratch resource fit only among SGPRs a probe names.
+//
 // Kernarg: out (u32 per work-item; one workgroup), iterations (u32, >= 1). Per work-item i:
 //   out[i] = iterations * (sum 6..60 + sum of loop B's SGPRs + sum 96..99) + (i < 32 ? 1000 : 0)
 //   sgpr_pressure:       iterations * (1,815 + 1,595 + 390) + ...  (3 iterations: 12,400 for
@@ -20,6 +24,8 @@
 //                                                                  i < 32, else 13,500)
 //   sgpr_pressure_live:  iterations * (1,815 + 1,998 + 390) + ...  (3 iterations: 13,609 for
 //                        (s61..s87: 1,998)                         i < 32, else 12,609)
+//   sgpr_pressure_probe_reads: iterations * (175 + 4,515) + ...     (3 iterations: 15,070 for
+//                        (s6..s19: 175, s30..s99: 4,515)           i < 32, else 14,070)
 .amdgcn_target "amdgcn-amd-amdhsa--gfx90a"
 .text
 
@@ -99,6 +105,27 @@ sgpr_pressure_live:
   s_cbranch_scc1 1b
   pressure_tail
 
+.globl sgpr_pressure_probe_reads
+.p2align 8
+.type sgpr_pressure_probe_reads,@function
+sgpr_pressure_probe_reads:
+  s_load_dwordx2 s[2:3], s[0:1], 0x0    // out
+  s_load_dword s4, s[0:1], 0x8          // iterations
+  v_mov_b32 v1, 0
+  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99
+    s_mov_b32 s\n, \n
+  .endr
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 s5, s4                      // the loop's counter
+1:
+  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99
+    v_add_u32 v1, s\n, v1
+  .endr
+  s_sub_u32 s5, s5, 1
+  s_cmp_lg_u32 s5, 0
+  s_cbranch_scc1 1b
+  pressure_tail
+
 .rodata
 .p2align 6
 .amdhsa_kernel sgpr_pressure
@@ -116,6 +143,13 @@ sgpr_pressure_live:
 .end_amdhsa_kernel
 .p2align 6
 .amdhsa_kernel sgpr_pressure_live
+  .amdhsa_user_sgpr_kernarg_segment_ptr 1
+  .amdhsa_next_free_vgpr 8
+  .amdhsa_next_free_sgpr 100
+  .amdhsa_accum_offset 8
+.end_amdhsa_kernel
+.p2align 6
+.amdhsa_kernel sgpr_pressure_probe_reads
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_next_free_vgpr 8
   .amdhsa_next_free_sgpr 100
@@ -155,6 +189,19 @@ amdhsa.kernels:
       - { .offset: 8, .size: 4, .value_kind: by_value }
   - .name: sgpr_pressure_live
     .symbol: sgpr_pressure_live.kd
+    .kernarg_segment_size: 12
+    .kernarg_segment_align: 8
+    .group_segment_fixed_size: 0
+    .private_segment_fixed_size: 0
+    .wavefront_size: 64
+    .sgpr_count: 106
+    .vgpr_count: 8
+    .max_flat_workgroup_size: 128
+    .args:
+      - { .offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global }
+      - { .offset: 8, .size: 4, .value_kind: by_value }
+  - .name: sgpr_pressure_probe_reads
+    .symbol: sgpr_pressure_probe_reads.kd
     .kernarg_segment_size: 12
     .kernarg_segment_align: 8
     .group_segment_fixed_size: 0

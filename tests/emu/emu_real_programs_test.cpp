@@ -588,6 +588,46 @@ std::uint64_t absolute_differences(std::uint32_t a, std::uint32_t b, unsigned bi
   return sum;
 }
 
+// Round half to even by hand (the integer part and the remainder), after the ISA's limits.
+std::uint32_t to_nearest_even(double x) {
+  const double whole = std::floor(x), rest = x - whole;
+  std::int64_t n = std::int64_t(whole);
+  if (rest > 0.5 || (rest == 0.5 && (n & 1))) ++n;
+  return std::uint32_t(n);
+}
+std::uint32_t snorm(double x) {
+  if (std::isnan(x)) return 0;
+  return to_nearest_even((x < -1 ? -1 : x > 1 ? 1 : x) * 32767.0) & 0xffff;
+}
+std::uint32_t unorm(double x) {
+  if (std::isnan(x)) return 0;
+  return to_nearest_even((x < 0 ? 0 : x > 1 ? 1 : x) * 65535.0);
+}
+std::uint32_t unorm8(double x) {
+  if (std::isnan(x)) return 0;
+  return to_nearest_even(x < 0 ? 0 : x > 255 ? 255 : x);
+}
+
+// v_cube*: which of x, y, z has the largest magnitude (z first, then y, on ties; NaN compares
+// false), and from it the face id (+x 0, -x 1, +y 2, -y 3, +z 4, -z 5), 2 * the major component
+// and the face's s and t coordinates. what: 0 id, 1 ma, 2 sc, 3 tc.
+std::uint32_t cube(std::uint32_t xb, std::uint32_t yb, std::uint32_t zb, int what) {
+  const float x = bits_f32(xb), y = bits_f32(yb), z = bits_f32(zb);
+  const float ax = std::fabs(x), ay = std::fabs(y), az = std::fabs(z);
+  float r[4];
+  if (az >= ax && az >= ay) {
+    const bool negative = z < 0;
+    r[0] = negative ? 5 : 4, r[1] = 2 * z, r[2] = negative ? -x : x, r[3] = -y;
+  } else if (ay >= ax) {
+    const bool negative = y < 0;
+    r[0] = negative ? 3 : 2, r[1] = 2 * y, r[2] = x, r[3] = negative ? -z : z;
+  } else {
+    const bool negative = x < 0;
+    r[0] = negative ? 1 : 0, r[1] = 2 * x, r[2] = negative ? z : -z, r[3] = -y;
+  }
+  return f32_bits(r[what]);
+}
+
 std::vector<OpsSlot> ops_slots() {
   using I = const OpsInputs&;
   using C = Compare;
@@ -875,6 +915,59 @@ std::vector<OpsSlot> ops_slots() {
        [=](I in, int l) {
          return std::uint32_t(absolute_differences(in.a[l], in.b[l], 8, true) + in.c[l]);
        }},
+      {"v_cvt_pknorm_i16_f32", C::bits,
+       [=](I in, int l) { return pk(snorm(f(in.f0[l])), snorm(f(in.f1[l]))); }},
+      {"v_cvt_pknorm_u16_f32 -f1 |f0|", C::bits,
+       [=](I in, int l) { return pk(unorm(-f(in.f1[l])), unorm(std::fabs(f(in.f0[l])))); }},
+      {"v_cvt_pknorm_i16_f16 h0.h -h1", C::bits,
+       [=](I in, int l) { return pk(snorm(h(hi16(in.h0[l]))), snorm(-h(in.h1[l]))); }},
+      {"v_cvt_pknorm_u16_f16 |h0| h1.h", C::bits,
+       [=](I in, int l) { return pk(unorm(std::fabs(h(in.h0[l]))), unorm(h(hi16(in.h1[l])))); }},
+      {"v_cvt_norm_i16_f16", C::bits, [=](I in, int l) { return snorm(h(in.h0[l])); }},
+      {"v_cvt_norm_u16_f16 -h0", C::bits, [=](I in, int l) { return unorm(-h(in.h0[l])); }},
+      {"v_cvt_pk_u8_f32 f0 into c", C::bits,
+       [=](I in, int l) {
+         const unsigned shift = 8 * ((l >> 3) & 3);
+         return (in.c[l] & ~(0xffu << shift)) | unorm8(f(in.f0[l])) << shift;
+       }},
+      {"v_cvt_pk_u8_f32 -f0 into c", C::bits,
+       [=](I in, int l) {
+         const unsigned shift = 8 * ((l >> 3) & 3);
+         return (in.c[l] & ~(0xffu << shift)) | unorm8(-f(in.f0[l])) << shift;
+       }},
+      {"v_cubeid_f32 f0 f1 a", C::f32,
+       [=](I in, int l) { return cube(in.f0[l], in.f1[l], in.a[l], 0); }},
+      {"v_cubema_f32 f0 f1 a", C::f32,
+       [=](I in, int l) { return cube(in.f0[l], in.f1[l], in.a[l], 1); }},
+      {"v_cubesc_f32 f0 f1 a", C::f32,
+       [=](I in, int l) { return cube(in.f0[l], in.f1[l], in.a[l], 2); }},
+      {"v_cubetc_f32 f0 f1 a", C::f32,
+       [=](I in, int l) { return cube(in.f0[l], in.f1[l], in.a[l], 3); }},
+      {"v_cubeid_f32 f1 a f0", C::f32,
+       [=](I in, int l) { return cube(in.f1[l], in.a[l], in.f0[l], 0); }},
+      {"v_cubesc_f32 -f1 a f0", C::f32,
+       [=](I in, int l) { return cube(in.f1[l] ^ 0x80000000u, in.a[l], in.f0[l], 2); }},
+      {"v_cubetc_f32 a |f0| f1", C::f32,
+       [=](I in, int l) { return cube(in.a[l], in.f0[l] & 0x7fffffffu, in.f1[l], 3); }},
+      {"v_cubema_f32 a f1 f0", C::f32,
+       [=](I in, int l) { return cube(in.a[l], in.f1[l], in.f0[l], 1); }},
+      {"v_cvt_off_f32_i4", C::f32,
+       [=](I in, int l) {
+         const int nibble = int(in.a[l] & 15);
+         return f32_bits(float(nibble < 8 ? nibble : nibble - 16) * 0.0625f);
+       }},
+      {"v_cvt_off_f32_i4 mul:2", C::f32,
+       [=](I in, int l) {
+         const int nibble = int(in.b[l] & 15);
+         return f32_bits(float(nibble < 8 ? nibble : nibble - 16) * 0.125f);
+       }},
+      // Legacy multiply: 0 times anything (inf, NaN) is 0; then the add, each rounded to f32.
+      {"v_mad_legacy_f32 f0 f1 a", C::f32,
+       [=](I in, int l) {
+         const float x = f(in.f0[l]), y = f(in.f1[l]);
+         const float product = x == 0 || y == 0 ? 0.0f : float(double(x) * double(y));
+         return f32_bits(float(double(product) + double(f(in.a[l]))));
+       }},
   };
   slots.insert(slots.end(), rest.begin(), rest.end());
   return slots;
@@ -933,6 +1026,7 @@ OpsInputs ops_inputs() {
                                     65520.0f, 1e-30f, -2147483648.0f, INFINITY, -INFINITY,
                                     NAN,      0.0f,   -0.0f,          1e-7f,    0.49999997f};
     if (l % 3 == 0) return f32_bits(special[(l / 3) % 20]);
+    if (l % 3 == 1 && l % 4 == 1) return f32_bits(float(next() % 512) / 2.0f);  // u8 ties
     const float scales[] = {1.0f, 1e-5f, 1e-7f, 70000.0f, 0.33f};
     return f32_bits((int(next() % 2000) - 1000) * scales[l % 5] / 7.0f);
   };
@@ -961,6 +1055,12 @@ OpsInputs ops_inputs() {
       in.f1[l] = l % 32 == 13 ? 0u : f32_bits(l % 64 < 32 ? 0x1p-24f : -0x1p-24f);
     }
   }
+  // Ties between the magnitudes for v_cube*: |f1| = |f0| > |a| = 0, |a| = |f0|.
+  for (int l : {6, 54}) {
+    in.f1[l] = in.f0[l] ^ 0x80000000u;
+    in.a[l] = 0;
+  }
+  in.a[30] = in.f0[30] ^ 0x80000000u;
   // f64 classes for v_cmpx_class_f64 (F0 the low, F1 the high dword).
   const std::uint32_t highs[] = {0x7ff00000u, 0xfff00000u, 0x7ff80000u,
                                  0x7ff00000u, 0x00000000u, 0x80000000u};

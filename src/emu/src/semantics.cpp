@@ -639,6 +639,16 @@ i32 cvt_i32_f64(double x) {
   return i32(x);
 }
 
+struct CubeFace {
+  float id, ma, sc, tc;
+};
+CubeFace cube_face(float x, float y, float z) {
+  if (std::fabs(z) >= std::fabs(x) && std::fabs(z) >= std::fabs(y))
+    return {z < 0 ? 5.0f : 4.0f, z + z, z < 0 ? -x : x, -y};
+  if (std::fabs(y) >= std::fabs(x)) return {y < 0 ? 3.0f : 2.0f, y + y, x, y < 0 ? -z : z};
+  return {x < 0 ? 1.0f : 0.0f, x + x, x < 0 ? z : -z, -y};
+}
+
 // IEEE-754 minNum/maxNum as the GFX9 VALU does in IEEE mode: a NaN operand yields the other.
 float fmin_ieee(float a, float b) { return std::fmin(a, b); }
 float fmax_ieee(float a, float b) { return std::fmax(a, b); }
@@ -908,6 +918,23 @@ u64 sad(u32 a, u32 b, u32 c) {
     sum += x > y ? x - y : y - x;
   }
   return (kHigh ? sum << 16 : sum) + c;
+}
+
+// Float to a normalized 16-bit integer or an unsigned byte (v_cvt_pknorm_*, v_cvt_norm_*,
+// v_cvt_pk_u8_f32): the value limited to [-1, 1] (snorm) or [0, 1] (unorm) and scaled by 32767
+// or 65535, or limited to [0, 255] (u8), then rounded to the nearest integer, ties to even (the
+// MODE register's default rounding; exact in double, so one rounding); NaN gives 0.
+u32 snorm16(double x) {
+  if (std::isnan(x)) return 0;
+  return u32(i32(std::nearbyint(std::clamp(x, -1.0, 1.0) * 32767.0))) & 0xffffu;
+}
+u32 unorm16(double x) {
+  if (std::isnan(x)) return 0;
+  return u32(std::nearbyint(std::clamp(x, 0.0, 1.0) * 65535.0));
+}
+u32 unorm8_of(double x) {
+  if (std::isnan(x)) return 0;
+  return u32(std::nearbyint(std::clamp(x, 0.0, 255.0)));
 }
 
 // binary16 to a 16-bit integer, as v_cvt_u32_f32 / v_cvt_i32_f32: truncated, saturated, NaN 0.
@@ -2418,6 +2445,15 @@ void add_valu(Table& t) {
   VF32("v_min3_f32", fmin_ieee(fmin_ieee(a, b), c));
   VF32("v_max3_f32", fmax_ieee(fmax_ieee(a, b), c));
   VF32("v_med3_f32", fmax_ieee(fmin_ieee(a, b), fmin_ieee(fmax_ieee(a, b), c)));
+  VF32("v_mad_legacy_f32", ((a == 0.0f || b == 0.0f) ? 0.0f : a * b) + c);
+  // Cube map coordinates of the direction (S0, S1, S2) = (x, y, z): the major axis is z when
+  // |z| >= |x| and |z| >= |y|, else y when |y| >= |x|, else x (a NaN compares false); id is the
+  // face (4 / 5 for +z / -z, 2 / 3 for y, 0 / 1 for x), ma twice the major component, sc / tc the
+  // face coordinates (LLVM's constant folding of the amdgcn.cube* intrinsics agrees).
+  VF32("v_cubeid_f32", cube_face(a, b, c).id);
+  VF32("v_cubema_f32", cube_face(a, b, c).ma);
+  VF32("v_cubesc_f32", cube_face(a, b, c).sc);
+  VF32("v_cubetc_f32", cube_face(a, b, c).tc);
   VF32("v_floor_f32", std::floor(a));
   VF32("v_ceil_f32", std::ceil(a));
   VF32("v_trunc_f32", std::trunc(a));
@@ -2474,6 +2510,11 @@ void add_valu(Table& t) {
   add(t, "v_cvt_i32_f32",
       valu32<+[](u32 a, u32, u32, unsigned) { return u32(cvt_i32_f32(as_f32(a))); }>, Family::valu,
       {F32, F32, F32});
+  // A signed 4-bit integer (S0[3:0]) over 16: -0.5 .. 0.4375.
+  add(t, "v_cvt_off_f32_i4", float_result<valu32<+[](u32 a, u32, u32, unsigned) {
+        return bits_of(float(i32((a & 15u) ^ 8u) - 8) / 16.0f);
+      }>>,
+      Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
   add(t, "v_cvt_f32_ubyte0",
       float_result<valu32<+[](u32 a, u32, u32, unsigned) { return bits_of(float(a & 0xff)); }>>,
       Family::valu, {B32, B32, B32}, 1, 0, kSemOutputModifiers);
@@ -2585,6 +2626,36 @@ void add_valu(Table& t) {
         return f16_rtz(as_f32(a)) | (f16_rtz(as_f32(b)) << 16);
       }>,
       Family::valu, {F32, F32, B32});
+  // Normalized 16-bit packing: D = {norm(S1), norm(S0)}; the f16 forms take op_sel.
+  add(t, "v_cvt_pknorm_i16_f32", valu32<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return snorm16(double(as_f32(a))) | (snorm16(double(as_f32(b))) << 16);
+      }>,
+      Family::valu, {F32, F32, B32});
+  add(t, "v_cvt_pknorm_u16_f32", valu32<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return unorm16(double(as_f32(a))) | (unorm16(double(as_f32(b))) << 16);
+      }>,
+      Family::valu, {F32, F32, B32});
+  add(t, "v_cvt_pknorm_i16_f16", valu32_sel<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return snorm16(double(h2f(a))) | (snorm16(double(h2f(b))) << 16);
+      }>,
+      Family::valu, {DataType::f16, DataType::f16, B32}, 1, 3, kSemOpSel);
+  add(t, "v_cvt_pknorm_u16_f16", valu32_sel<+[](u32 a, u32 b, u32, unsigned) -> u32 {
+        return unorm16(double(h2f(a))) | (unorm16(double(h2f(b))) << 16);
+      }>,
+      Family::valu, {DataType::f16, DataType::f16, B32}, 1, 3, kSemOpSel);
+  // D.i16 / D.u16 = norm(S0.f16), the high half zeroed as for the other 16-bit results.
+  add(t, "v_cvt_norm_i16_f16",
+      valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return snorm16(double(h2f(a))); }>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
+  add(t, "v_cvt_norm_u16_f16",
+      valu32<+[](u32 a, u32, u32, unsigned) -> u32 { return unorm16(double(h2f(a))); }>,
+      Family::valu, {DataType::f16, B32, B32}, 1, 0, kSemLowHalves);
+  // S0.f32 as an unsigned byte into byte S1[1:0] of S2.
+  add(t, "v_cvt_pk_u8_f32", valu32<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+        const u32 shift = 8 * (b & 3);
+        return (c & ~(0xffu << shift)) | (unorm8_of(double(as_f32(a))) << shift);
+      }>,
+      Family::valu, {F32, B32, B32});
   // (int)floor(S0.f) and (int)floor(S0.f + 0.5) (the sum exact), saturated as v_cvt_i32_f32.
   add(t, "v_cvt_flr_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) -> u32 {
         return u32(cvt_i32_f64(std::floor(double(as_f32(a)))));

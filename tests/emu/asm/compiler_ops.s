@@ -131,6 +131,27 @@ compiler_ops:
   OP v_sad_u16 v4, v1, v2, v3
   OP v_sad_u16 v4, v1, v2, v3 clamp
   OP v_msad_u8 v4, v1, v2, v3
+  OP v_cvt_pknorm_i16_f32 v4, v8, v9
+  OP v_cvt_pknorm_u16_f32 v4, -v9, |v8|
+  OP v_cvt_pknorm_i16_f16 v4, v5, -v6 op_sel:[1,0,0]
+  OP v_cvt_pknorm_u16_f16 v4, |v5|, v6 op_sel:[0,1,0]
+  OP v_cvt_norm_i16_f16 v4, v5
+  OP v_cvt_norm_u16_f16_e64 v4, -v5
+  v_lshrrev_b32 v11, 3, v0                  // the byte: (lane >> 3) & 3, noise above
+  v_or_b32 v11, 0xabcd00, v11
+  ACC v3, v_cvt_pk_u8_f32 v4, v8, v11, v4
+  ACC v3, v_cvt_pk_u8_f32 v4, -v8, v11, v4
+  OP v_cubeid_f32 v4, v8, v9, v1
+  OP v_cubema_f32 v4, v8, v9, v1
+  OP v_cubesc_f32 v4, v8, v9, v1
+  OP v_cubetc_f32 v4, v8, v9, v1
+  OP v_cubeid_f32 v4, v9, v1, v8
+  OP v_cubesc_f32 v4, -v9, v1, v8
+  OP v_cubetc_f32 v4, v1, |v8|, v9
+  OP v_cubema_f32 v4, v1, v9, v8
+  OP v_cvt_off_f32_i4 v4, v1
+  OP v_cvt_off_f32_i4_e64 v4, v2 mul:2
+  OP v_mad_legacy_f32 v4, v8, v9, v1
   s_endpgm
 
 .rodata

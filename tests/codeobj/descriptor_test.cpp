@@ -140,6 +140,24 @@ TEST(Descriptor, DecodedAccessorsOnAKnownDescriptor) {
   EXPECT_THROW(KernelDescriptor::decode(std::span(bytes).first(63)), Error);
 }
 
+// AMDGPUUsage's target-ID rule: a feature that is Any in one object agrees with any setting in the
+// other (a library for plain gfx90a and CLR's blit kernels for gfx90a:sramecc-:xnack- load into
+// one executable on ROCr: kfd.run_callret_blit_kernels); On and Off do not.
+TEST(Target, CompatibleWhereEachFeatureAgreesOrIsAny) {
+  const Target any = decode_target(0x3f | 0x100 | 0x400, 2, "any");         // gfx90a
+  const Target off = decode_target(0x3f | 0x200 | 0x800, 2, "off");         // :sramecc-:xnack-
+  const Target xnack_on = decode_target(0x3f | 0x300 | 0x800, 2, "xnack");  // :sramecc-:xnack+
+  const Target gfx908 = decode_target(0x530 | 0x100 | 0x400, 2, "gfx908");
+  EXPECT_EQ(any.target_id(), "gfx90a");
+  EXPECT_EQ(off.target_id(), "gfx90a:sramecc-:xnack-");
+  EXPECT_TRUE(any.compatible_with(off));
+  EXPECT_TRUE(off.compatible_with(any));
+  EXPECT_TRUE(xnack_on.compatible_with(any));
+  EXPECT_FALSE(xnack_on.compatible_with(off));
+  EXPECT_FALSE(off.compatible_with(xnack_on));
+  EXPECT_FALSE(gfx908.compatible_with(any));
+}
+
 TEST(Target, DecodesFlagsAndRefusesWave32) {
   Target target = decode_target(0xe30, 2, "x");
   EXPECT_EQ(target.processor, "gfx908");

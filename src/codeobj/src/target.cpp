@@ -131,6 +131,14 @@ std::string Target::target_id() const {
   return id;
 }
 
+bool Target::compatible_with(const Target& other) const {
+  const auto agree = [](Feature a, Feature b) {
+    return a == b || a == Feature::Any || b == Feature::Any;
+  };
+  return processor == other.processor && agree(xnack, other.xnack) &&
+         agree(sramecc, other.sramecc);
+}
+
 bool Target::has_unified_vgpr_file() const {
   return mach == llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX90A || has_architected_flat_scratch() ||
          mach == llvm::ELF::EF_AMDGPU_MACH_AMDGCN_GFX9_4_GENERIC;

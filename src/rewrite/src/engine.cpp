@@ -776,9 +776,10 @@ void Engine::check_plan() const {
 void Engine::load_probe_library() {
   const std::string& path = plan_.probe_library;
   const codeobj::CodeObject library = codeobj::CodeObject::parse(read_file(path), path);
-  // One executable holds both objects: processor, features and code-object version must agree
-  // (rewriting.md §8).
-  if (library.target().target_id() != input_.target().target_id())
+  // One executable holds both objects, so both must run on the agent: the same processor, and
+  // features that agree or are Any in one of them (a library built for plain gfx90a serves
+  // objects compiled for gfx90a:sramecc-:xnack-, as CLR compiles its blit kernels under ROCr).
+  if (!library.target().compatible_with(input_.target()))
     fail(input_.name(), "the probe library " + path + " is for " + library.target().target_id() +
                             ", the object for " + input_.target().target_id());
   const std::optional<std::vector<ProbeFootprint>> footprints = find_probe_note(library);

@@ -29,6 +29,10 @@ struct Target {
 
   // "gfx90a:sramecc+:xnack-" style target id (features that are Any are omitted).
   std::string target_id() const;
+  // Whether code objects of the two targets can run on one agent, so load into one executable
+  // (AMDGPUUsage, "Target ID"): the same processor, and each feature the same or Any in one
+  // of them ("gfx90a" with "gfx90a:sramecc-:xnack-", not "gfx90a:xnack+" with ":xnack-").
+  bool compatible_with(const Target& other) const;
   // gfx90a and later: unified VGPR/AGPR file, accum_offset in rsrc3, packed work-item ids.
   bool has_unified_vgpr_file() const;
   bool has_packed_work_item_ids() const;

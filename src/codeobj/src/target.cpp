@@ -135,8 +135,7 @@ bool Target::compatible_with(const Target& other) const {
   const auto agree = [](Feature a, Feature b) {
     return a == b || a == Feature::Any || b == Feature::Any;
   };
-  return processor == other.processor && agree(xnack, other.xnack) &&
-         agree(sramecc, other.sramecc);
+  return processor == other.processor && agree(xnack, other.xnack) && agree(sramecc, other.sramecc);
 }
 
 bool Target::has_unified_vgpr_file() const {

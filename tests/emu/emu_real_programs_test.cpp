@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -553,12 +555,14 @@ unsigned ieee_class(std::uint64_t bits, int exponent_bits, int mantissa_bits) {
 
 // sum of two binary16 products plus an f32, rounded once: the binary16 values are integers times
 // 2^-24, so the products' sum is an integer P times 2^-48, and c (at least 2^-24 in magnitude
-// here, or 0) an integer C times 2^-48; P + C is exact in 128 bits and its conversion to float
-// rounds once (to nearest even).
+// here, or 0; below 2^70 or dominating the products) an integer C times 2^-48; P + C is exact in
+// 128 bits and its conversion to float rounds once (to nearest even).
 float dot2_f16(double a0, double b0, double a1, double b1, float c) {
   const double values[] = {a0, b0, a1, b1, double(c)};
   for (double v : values)
     if (!std::isfinite(v)) return float(a0 * b0 + a1 * b1 + double(c));
+  // Beyond 2^70 the products (below 2^33 in magnitude) are under half an ulp of c.
+  if (std::fabs(c) >= 0x1p70f) return c;
   auto units = [](double x) { return __int128(std::llround(std::ldexp(x, 24))); };
   const __int128 sum =
       units(a0) * units(b0) + units(a1) * units(b1) + __int128(std::ldexp(double(c), 48));
@@ -626,6 +630,37 @@ std::uint32_t cube(std::uint32_t xb, std::uint32_t yb, std::uint32_t zb, int wha
     r[0] = negative ? 1 : 0, r[1] = 2 * x, r[2] = negative ? z : -z, r[3] = -y;
   }
   return f32_bits(r[what]);
+}
+
+// 2/pi's fraction in hex (1184 bits: Machin's formula, integer arithmetic), bit 0 its most
+// significant; v_trig_preop_f64 as the ISA describes it and LLVM's constant folding computes it:
+// 53 bits from bit 53 * segment (+ the exponent beyond 1077), truncated, times 2^-(53 + that
+// shift) (2^128 more for exponents >= 1968); a NaN quieted; 0 once the three 32-bit words from
+// the shift's word pass the table.
+std::uint64_t trig_preop_reference(std::uint64_t x, std::uint32_t segment) {
+  static const char* const kHex =
+      "a2f9836e4e441529fc2757d1f534ddc0db6295993c439041fe5163abdebbc561b7246e3a424dd2e006492eea09d1"
+      "921c"
+      "fe1deb1cb129a73ee88235f52ebb4484e99c7026b45f7e413991d639835339f49c845f8bbdf9283b1ff897ffde05"
+      "980f"
+      "ef2f118b5a0a6d1f6d367ecf27cb09b74f463f669e5fea2d7527bac7ebe5f17b3d0739f78a5292ea6bfb5fb11f8d"
+      "5d08"
+      "56033046";
+  const int exponent = int((x >> 52) & 0x7ff);
+  if (exponent == 0x7ff && (x & 0xfffffffffffffull)) return x | (1ull << 51);
+  int shift = int(segment) * 53 + (exponent > 1077 ? exponent - 1077 : 0);
+  const int table_bits = int(std::strlen(kHex)) * 4;
+  if (shift / 32 + 3 > table_bits / 32) return 0;  // the three words from the shift's one
+  auto bit = [&](int i) {
+    const char c = kHex[i / 4];
+    const int nibble = c <= '9' ? c - '0' : c - 'a' + 10;
+    return (nibble >> (3 - i % 4)) & 1;
+  };
+  double value = 0;
+  for (int i = 0; i < 53; ++i)
+    if (bit(shift + i)) value += std::ldexp(1.0, -1 - i);  // exact: 53 bits
+  value = std::ldexp(value, -shift + (exponent >= 1968 ? 128 : 0));
+  return std::bit_cast<std::uint64_t>(value);
 }
 
 std::vector<OpsSlot> ops_slots() {
@@ -970,6 +1005,23 @@ std::vector<OpsSlot> ops_slots() {
        }},
   };
   slots.insert(slots.end(), rest.begin(), rest.end());
+  struct Preop {
+    const char* text;
+    int segment;  // -1: a's low 5 bits
+    bool negate;
+  };
+  for (Preop p :
+       {Preop{"v_trig_preop_f64 x, a", -1, false}, Preop{"v_trig_preop_f64 x, 0", 0, false},
+        Preop{"v_trig_preop_f64 -x, 1", 1, true}, Preop{"v_trig_preop_f64 x, 2", 2, false}})
+    for (int word = 0; word < 2; ++word)
+      slots.push_back(
+          {std::string(p.text) + (word ? " (high)" : " (low)"), C::bits, [=](I in, int l) {
+             std::uint64_t x = in.f0[l] | std::uint64_t(in.f1[l]) << 32;
+             if (p.negate) x ^= 1ull << 63;
+             const std::uint64_t r =
+                 trig_preop_reference(x, p.segment < 0 ? in.a[l] & 31 : std::uint32_t(p.segment));
+             return std::uint32_t(word ? r >> 32 : r);
+           }});
   return slots;
 }
 
@@ -1061,6 +1113,22 @@ OpsInputs ops_inputs() {
     in.a[l] = 0;
   }
   in.a[30] = in.f0[30] ^ 0x80000000u;
+  // Exponents >= 1968 for v_trig_preop_f64 (F1 the high dword; an f32 near 1e36).
+  // Exponents 1972, 1968 (the first scaled) and 1967; then segment 21 (shift 1113) with
+  // exponents 1090, 1083 and 1084: shifts 1126, 1119 and 1120, which underflow; segment 4 with
+  // exponents 1984 and 1985 (scaled by 2^128): shift 1119, the table's last, and 1120, past it.
+  in.f1[3] = 0x7b4f3000u;
+  in.f1[19] = 0x7b000000u;
+  in.f1[35] = 0x7af12345u;
+  const std::array<std::uint32_t, 3> boundary[] = {{51, 0x44200000u, 21},
+                                                   {59, 0x43b00000u, 21},
+                                                   {52, 0x43c00000u, 21},
+                                                   {60, 0x7c000000u, 4},
+                                                   {62, 0x7c100000u, 4}};
+  for (auto [l, high, segment] : boundary) {
+    in.f1[l] = high;
+    in.a[l] = (in.a[l] & ~31u) | segment;
+  }
   // f64 classes for v_cmpx_class_f64 (F0 the low, F1 the high dword).
   const std::uint32_t highs[] = {0x7ff00000u, 0xfff00000u, 0x7ff80000u,
                                  0x7ff00000u, 0x00000000u, 0x80000000u};

@@ -639,6 +639,32 @@ i32 cvt_i32_f64(double x) {
   return i32(x);
 }
 
+// v_trig_preop_f64: 53 bits of 2/pi's fraction from bit 53 * S1[4:0] (plus the exponent of S0
+// beyond 1077, so that large arguments get the bits they need), truncated, scaled by 2^-(53 +
+// the shift) (2^128 more for exponents >= 1968, whose products would underflow otherwise); a
+// NaN is quieted; a segment past the table is 0 (LLVM's constant folding of
+// amdgcn.trig.preop, which states the hardware's behaviour). The fraction bits of 2/pi, 32 a
+// word (computed from Machin's formula for pi with integer arithmetic).
+constexpr u32 kTwoOverPi[37] = {
+    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561,
+    0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484,
+    0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f,
+    0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b,
+    0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08, 0x56033046};
+
+u64 trig_preop(u64 bits, u32 segment) {
+  if (std::isnan(as_f64(bits))) return bits | 0x0008000000000000ull;
+  const u32 exponent = u32(bits >> 52) & 0x7ffu;
+  u32 shift = (segment & 31u) * 53u;
+  if (exponent > 1077) shift += exponent - 1077;
+  const u32 index = shift >> 5, offset = shift & 31u;
+  if (index + 2 >= std::size(kTwoOverPi)) return 0;
+  u64 window = (u64(kTwoOverPi[index]) << 32) | kTwoOverPi[index + 1];
+  if (offset) window = (window << offset) | (u64(kTwoOverPi[index + 2]) >> (32 - offset));
+  const int scale = -53 - int(shift) + (exponent >= 1968 ? 128 : 0);
+  return bits_of(std::ldexp(double(window >> 11), scale));
+}
+
 struct CubeFace {
   float id, ma, sc, tc;
 };
@@ -2678,6 +2704,7 @@ void add_valu(Table& t) {
   V64("v_cvt_u32_f64", (std::array{F64, B32, B32}), 1, cvt_u32_f64(as_f64(a)));
   V64("v_cvt_i32_f64", (std::array{F64, B32, B32}), 1, u32(cvt_i32_f64(as_f64(a))));
   // f64.
+  V64_FLOAT("v_trig_preop_f64", (std::array{F64, B32, B32}), 2, trig_preop(a, u32(b)));
   VF64("v_add_f64", a + b);
   VF64("v_mul_f64", a * b);
   VF64("v_fma_f64", std::fma(a, b, c));

@@ -31,6 +31,15 @@
   RESULT
 .endm
 
+// A 64-bit result in v[12:13]: its low, then its high dword.
+.macro OP64 text:vararg
+  \text
+  v_mov_b32 v4, v12
+  RESULT
+  v_mov_b32 v4, v13
+  RESULT
+.endm
+
 // A v_cmpx: the lane mask it wrote to `mask`, then EXEC after it (EXEC restored in between).
 .macro CMPX mask, text:vararg
   s_mov_b64 s[26:27], exec
@@ -152,6 +161,10 @@ compiler_ops:
   OP v_cvt_off_f32_i4 v4, v1
   OP v_cvt_off_f32_i4_e64 v4, v2 mul:2
   OP v_mad_legacy_f32 v4, v8, v9, v1
+  OP64 v_trig_preop_f64 v[12:13], v[8:9], v1
+  OP64 v_trig_preop_f64 v[12:13], v[8:9], 0
+  OP64 v_trig_preop_f64 v[12:13], -v[8:9], 1
+  OP64 v_trig_preop_f64 v[12:13], v[8:9], 2
   s_endpgm
 
 .rodata

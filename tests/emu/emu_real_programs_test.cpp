@@ -1022,6 +1022,28 @@ std::vector<OpsSlot> ops_slots() {
                  trig_preop_reference(x, p.segment < 0 ? in.a[l] & 31 : std::uint32_t(p.segment));
              return std::uint32_t(word ? r >> 32 : r);
            }});
+  // op_sel on the 16-bit VOP3-only operations that were there.
+  const std::vector<OpsSlot> op_sel = {
+      {"v_add_i16 a.h b clamp", C::bits,
+       [=](I in, int l) { return sat_i16(s16(hi16(in.a[l])) + s16(in.b[l])); }},
+      {"v_sub_i16 a b.h", C::bits,
+       [=](I in, int l) { return std::uint32_t(s16(in.a[l]) - s16(hi16(in.b[l]))) & 0xffff; }},
+      {"v_mad_u16 a.h b c.h clamp", C::bits,
+       [=](I in, int l) {
+         return sat_u16(std::int64_t(hi16(in.a[l])) * lo16(in.b[l]) + hi16(in.c[l]));
+       }},
+      {"v_mad_i16 a b.h c.h", C::bits,
+       [=](I in, int l) {
+         return std::uint32_t(s16(in.a[l]) * s16(hi16(in.b[l])) + s16(hi16(in.c[l]))) & 0xffff;
+       }},
+      {"v_fma_f16 h0.h -h1.h h2", C::f16_low,
+       [=](I in, int l) { return encode(h(hi16(in.h0[l])) * -h(hi16(in.h1[l])) + h(in.h2[l])); }},
+      {"v_mad_f16 h0 h1 |h2.h|", C::f16_low,
+       [=](I in, int l) {
+         return encode(decode(encode(h(in.h0[l]) * h(in.h1[l]))) + std::fabs(h(hi16(in.h2[l]))));
+       }},
+  };
+  slots.insert(slots.end(), op_sel.begin(), op_sel.end());
   return slots;
 }
 

@@ -2381,13 +2381,26 @@ void add_valu(Table& t) {
   V16_CLAMP("v_add_u16", lo16(a) + lo16(b), std::min(lo16(a) + lo16(b), 0xffffu));
   V16_CLAMP("v_sub_u16", lo16(a) - lo16(b), lo16(b) > lo16(a) ? 0u : lo16(a) - lo16(b));
   V16_CLAMP("v_subrev_u16", lo16(b) - lo16(a), lo16(a) > lo16(b) ? 0u : lo16(b) - lo16(a));
-  V16_CLAMP("v_add_i16", sext16(a) + sext16(b), saturate16(sext16(a) + sext16(b)));
-  V16_CLAMP("v_sub_i16", sext16(a) - sext16(b), saturate16(sext16(a) - sext16(b)));
+  // The VOP3-only ones take op_sel on their sources (GFX9), `sources` the mask of them.
+#define V16_CLAMP_SEL(name, sources, wrap, saturate)         \
+  add(t, name,                                               \
+      valu32_sel<+[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+        (void)c;                                             \
+        return u32(wrap) & 0xffffu;                          \
+      },                                                     \
+                 +[](u32 a, u32 b, u32 c, unsigned) -> u32 { \
+                   (void)c;                                  \
+                   return u32(saturate) & 0xffffu;           \
+                 }>,                                         \
+      Family::valu, {B32, B32, B32}, 1, sources, kSemLowHalves | kSemClamp | kSemOpSel)
+  V16_CLAMP_SEL("v_add_i16", 3, sext16(a) + sext16(b), saturate16(sext16(a) + sext16(b)));
+  V16_CLAMP_SEL("v_sub_i16", 3, sext16(a) - sext16(b), saturate16(sext16(a) - sext16(b)));
   V16("v_mul_lo_u16", lo16(a) * lo16(b));
-  V16_CLAMP("v_mad_u16", lo16(a) * lo16(b) + lo16(c),
-            std::min(lo16(a) * lo16(b) + lo16(c), 0xffffu));
-  V16_CLAMP("v_mad_i16", sext16(a) * sext16(b) + sext16(c),
-            saturate16(sext16(a) * sext16(b) + sext16(c)));
+  V16_CLAMP_SEL("v_mad_u16", 7, lo16(a) * lo16(b) + lo16(c),
+                std::min(lo16(a) * lo16(b) + lo16(c), 0xffffu));
+  V16_CLAMP_SEL("v_mad_i16", 7, sext16(a) * sext16(b) + sext16(c),
+                saturate16(sext16(a) * sext16(b) + sext16(c)));
+#undef V16_CLAMP_SEL
   V16_CLAMP("v_mad_legacy_u16", lo16(a) * lo16(b) + lo16(c),
             std::min(lo16(a) * lo16(b) + lo16(c), 0xffffu));
   V16_CLAMP("v_mad_legacy_i16", sext16(a) * sext16(b) + sext16(c),
@@ -2576,10 +2589,16 @@ void add_valu(Table& t) {
     VF16("v_mul_f16", h3, a * b);
     VF16("v_max_f16", h3, std::fmax(a, b));
     VF16("v_min_f16", h3, std::fmin(a, b));
-    VF16("v_fma_f16", h3, std::fma(a, b, c));
+    // The VOP3-only fma / mad take op_sel on each source (GFX9); their legacy forms do not.
+    add(t, "v_fma_f16",
+        valu_f16_sel<+[](double a, double b, double c) -> double { return std::fma(a, b, c); }>,
+        Family::valu, h3, 1, 7, kSemLowHalves | kSemOpSel | kSemOutputModifiers);
     VF16("v_fma_legacy_f16", h3, std::fma(a, b, c));
     // v_mad_f16: a multiply rounded to binary16, then the add rounded again (not fused).
-    VF16("v_mad_f16", h3, double(_Float16(a * b)) + c);
+    add(t, "v_mad_f16", valu_f16_sel<+[](double a, double b, double c) -> double {
+          return double(_Float16(a * b)) + c;
+        }>,
+        Family::valu, h3, 1, 7, kSemLowHalves | kSemOpSel | kSemOutputModifiers);
     VF16("v_mad_legacy_f16", h3, double(_Float16(a * b)) + c);
     VF16("v_div_fixup_f16", h3, double(div_fixup(float(a), float(b), float(c))));
     VF16("v_div_fixup_legacy_f16", h3, double(div_fixup(float(a), float(b), float(c))));

@@ -165,6 +165,12 @@ compiler_ops:
   OP64 v_trig_preop_f64 v[12:13], v[8:9], 0
   OP64 v_trig_preop_f64 v[12:13], -v[8:9], 1
   OP64 v_trig_preop_f64 v[12:13], v[8:9], 2
+  OP v_add_i16 v4, v1, v2 op_sel:[1,0,0] clamp
+  OP v_sub_i16 v4, v1, v2 op_sel:[0,1,0]
+  OP v_mad_u16 v4, v1, v2, v3 op_sel:[1,0,1,0] clamp
+  OP v_mad_i16 v4, v1, v2, v3 op_sel:[0,1,1,0]
+  OP v_fma_f16 v4, v5, -v6, v7 op_sel:[1,1,0,0]
+  OP v_mad_f16 v4, v5, v6, |v7| op_sel:[0,0,1,0]
   s_endpgm
 
 .rodata

@@ -172,12 +172,13 @@ sixteen_bit:
   RESULT
   s_endpgm
 
-// A VOP3 op_sel selecting a source's high half, which the emulator refuses (not executed).
+// A VOP3 op_sel writing the destination's high half, which the emulator refuses (not executed;
+// op_sel of a source it implements: CompilerOps checks it).
 .globl sixteen_bit_op_sel
 .p2align 8
 .type sixteen_bit_op_sel,@function
 sixteen_bit_op_sel:
-  v_add_i16 v4, v1, v2 op_sel:[1,0,0]
+  v_add_i16 v4, v1, v2 op_sel:[0,0,1]
   s_endpgm
 
 .rodata

@@ -1044,6 +1044,10 @@ std::vector<OpsSlot> ops_slots() {
        }},
   };
   slots.insert(slots.end(), op_sel.begin(), op_sel.end());
+  slots.push_back({"v_cvt_pkaccum_u8_f32 f0 into c (the destination)", C::bits, [=](I in, int l) {
+                     const unsigned shift = 8 * ((l >> 3) & 3);
+                     return (in.c[l] & ~(0xffu << shift)) | unorm8(f(in.f0[l])) << shift;
+                   }});
   return slots;
 }
 

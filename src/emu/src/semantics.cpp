@@ -2701,6 +2701,12 @@ void add_valu(Table& t) {
         return (c & ~(0xffu << shift)) | (unorm8_of(double(as_f32(a))) << shift);
       }>,
       Family::valu, {F32, B32, B32});
+  // The same byte into D itself (the other bytes kept): S2 is the destination.
+  add(t, "v_cvt_pkaccum_u8_f32", valu32<+[](u32 a, u32 b, u32 c, unsigned) -> u32 {
+        const u32 shift = 8 * (b & 3);
+        return (c & ~(0xffu << shift)) | (unorm8_of(double(as_f32(a))) << shift);
+      }>,
+      Family::valu, {F32, B32, B32}, 1, 0, kSemAccumulate);
   // (int)floor(S0.f) and (int)floor(S0.f + 0.5) (the sum exact), saturated as v_cvt_i32_f32.
   add(t, "v_cvt_flr_i32_f32", valu32<+[](u32 a, u32, u32, unsigned) -> u32 {
         return u32(cvt_i32_f64(std::floor(double(as_f32(a)))));

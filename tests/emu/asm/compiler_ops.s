@@ -171,6 +171,7 @@ compiler_ops:
   OP v_mad_i16 v4, v1, v2, v3 op_sel:[0,1,1,0]
   OP v_fma_f16 v4, v5, -v6, v7 op_sel:[1,1,0,0]
   OP v_mad_f16 v4, v5, v6, |v7| op_sel:[0,0,1,0]
+  ACC v3, v_cvt_pkaccum_u8_f32 v4, v8, v11
   s_endpgm
 
 .rodata

@@ -1048,6 +1048,19 @@ std::vector<OpsSlot> ops_slots() {
                      const unsigned shift = 8 * ((l >> 3) & 3);
                      return (in.c[l] & ~(0xffu << shift)) | unorm8(f(in.f0[l])) << shift;
                    }});
+  // SDWA places a binary16 result with its output modifiers applied in the selected half.
+  slots.push_back({"v_add_f16_sdwa h0.h + h1 clamp into WORD_1 (preserve)", C::bits,
+                   [=](I in, int l) -> std::uint32_t {
+                     const std::uint32_t r = encode(clamp01(h(hi16(in.h0[l])) + h(in.h1[l])));
+                     return r << 16 | 0xbeefu;
+                   }});
+  slots.push_back({"v_frexp_mant_f16_sdwa h0 mul:2 into WORD_1 (pad)", C::bits,
+                   [=](I in, int l) -> std::uint32_t {
+                     const double x = h(in.h0[l]);
+                     const double m =
+                         !std::isfinite(x) || x == 0 ? x : std::ldexp(x, -(std::ilogb(x) + 1));
+                     return encode(m * 2) << 16;
+                   }});
   return slots;
 }
 

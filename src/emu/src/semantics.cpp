@@ -702,15 +702,23 @@ float f16_to_f32(u32 h) {
 float h2f(u32 x) { return f16_to_f32(x & 0xffff); }
 u32 round_f16(double value) { return bits_of(_Float16(value)); }
 
-// A binary16 result from F (u32 sources -> binary16 bits), then the output modifiers.
+// A binary16 result from F (u32 sources -> binary16 bits), then the output modifiers, before
+// an SDWA dst_sel places it (applied to the register afterwards they read and rewrote its low
+// half, whatever dst_sel had written there).
 template <auto F>
 void valu_f16_result(Wave& w, const Inst& in) {
-  valu32<F>(w, in);
-  if (in.omod == 0 && !(in.flags & kFlagClamp)) return;
-  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  if (in.omod == 0 && !(in.flags & kFlagClamp)) {
+    valu32<F>(w, in);
+    return;
+  }
+  u32 t0[64], t1[64], t2[64];
+  View32 a = read32(w, in, 0, t0), b = read32(w, in, 1, t1), c = read32(w, in, 2, t2);
   u64 lanes = write_lanes(w, in);
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
   for (unsigned lane = 0; lane < 64; ++lane)
-    if ((lanes >> lane) & 1) d[lane] = round_f16(output_modified(in, double(h2f(d[lane]))));
+    if ((lanes >> lane) & 1)
+      write32(w, in, d, lane,
+              round_f16(output_modified(in, double(h2f(F(a[lane], b[lane], c[lane], lane))))));
 }
 
 template <auto F>

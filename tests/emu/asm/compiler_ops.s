@@ -172,6 +172,8 @@ compiler_ops:
   OP v_fma_f16 v4, v5, -v6, v7 op_sel:[1,1,0,0]
   OP v_mad_f16 v4, v5, v6, |v7| op_sel:[0,0,1,0]
   ACC v3, v_cvt_pkaccum_u8_f32 v4, v8, v11
+  OP v_add_f16_sdwa v4, v5, v6 clamp dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:WORD_0
+  OP v_frexp_mant_f16_sdwa v4, v5 mul:2 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:WORD_0
   s_endpgm
 
 .rodata

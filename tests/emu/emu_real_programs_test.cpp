@@ -1061,6 +1061,18 @@ std::vector<OpsSlot> ops_slots() {
                          !std::isfinite(x) || x == 0 ? x : std::ldexp(x, -(std::ilogb(x) + 1));
                      return encode(m * 2) << 16;
                    }});
+  // And an f32 result's: the low 16 bits of the modified value in the selected word.
+  slots.push_back({"v_add_f32_sdwa (f0 + f1) mul:2 into WORD_1 (preserve)", C::bits,
+                   [=](I in, int l) -> std::uint32_t {
+                     const float sum = float(double(f(in.f0[l])) + double(f(in.f1[l])));
+                     return (f32_bits(sum * 2.0f) & 0xffff) << 16 | 0xbeefu;
+                   }});
+  slots.push_back({"v_mul_f32_sdwa (f0 * f1) mul:4 into WORD_0 (sign-extended)", C::bits,
+                   [=](I in, int l) -> std::uint32_t {
+                     const float product = float(double(f(in.f0[l])) * double(f(in.f1[l])));
+                     const std::uint32_t low = f32_bits(product * 4.0f) & 0xffff;
+                     return low | ((low & 0x8000) ? 0xffff0000u : 0u);
+                   }});
   return slots;
 }
 

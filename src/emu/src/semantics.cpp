@@ -337,11 +337,34 @@ void apply_output_modifiers(Wave& w, const Inst& in) {
 }
 
 // Any handler writing an f32 or f64 result (conversions, ldexp, frexp_mant: computed on bits),
-// then the output modifiers.
+// then the output modifiers. With an SDWA dst_sel other than DWORD the whole result is computed
+// and modified first, then placed as dst_sel says (the modifiers act on the value, not on the
+// bits dst_sel left in the register).
 template <Handler H>
 void float_result(Wave& w, const Inst& in) {
-  H(w, in);
-  if (in.omod || (in.flags & kFlagClamp)) apply_output_modifiers(w, in);
+  if (!in.omod && !(in.flags & kFlagClamp)) {
+    H(w, in);
+    return;
+  }
+  if (!(in.flags & kFlagSdwa) || in.sdwa_dst_sel == 6) {
+    H(w, in);
+    apply_output_modifiers(w, in);
+    return;
+  }
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  u32 kept[64];
+  std::memcpy(kept, d, sizeof kept);
+  Inst whole = in;
+  whole.sdwa_dst_sel = 6;
+  H(w, whole);
+  apply_output_modifiers(w, whole);
+  const u64 lanes = write_lanes(w, in);
+  for (unsigned lane = 0; lane < 64; ++lane) {
+    if (!((lanes >> lane) & 1)) continue;
+    const u32 value = d[lane];
+    d[lane] = kept[lane];
+    write32(w, in, d, lane, value);
+  }
 }
 
 // f32 arithmetic with output modifiers.

@@ -174,6 +174,8 @@ compiler_ops:
   ACC v3, v_cvt_pkaccum_u8_f32 v4, v8, v11
   OP v_add_f16_sdwa v4, v5, v6 clamp dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_1 src1_sel:WORD_0
   OP v_frexp_mant_f16_sdwa v4, v5 mul:2 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:WORD_0
+  OP v_add_f32_sdwa v4, v8, v9 mul:2 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD src1_sel:DWORD
+  OP v_mul_f32_sdwa v4, v8, v9 mul:4 dst_sel:WORD_0 dst_unused:UNUSED_SEXT src0_sel:DWORD src1_sel:DWORD
   s_endpgm
 
 .rodata

@@ -324,8 +324,9 @@ std::string decode_fields(Inst& inst, const Semantics& sem, const std::uint32_t*
         set_float_modifiers(inst.src[i], src_type(i), false, (neg >> i) & 1);
     } else {
       unsigned abs = bits(w0, 10, 8);
-      // No VOP3 handler reads or writes a high 16-bit half (the 16-bit ones work on the low
-      // halves, kSemLowHalves), and on a 32-bit operation the ISA gives op_sel no meaning.
+      // op_sel reads a source's high 16-bit half only where the handler does so (kSemOpSel, the
+      // sources in Semantics::op); no handler writes a high half, and on a 32-bit operation the
+      // ISA gives op_sel no meaning.
       inst.op_sel = std::uint8_t(bits(w0, 14, 11));
       const unsigned op_sel_sources = (sem.flags & detail::kSemOpSel) ? (sem.op & 7u) : 0u;
       if (inst.op_sel & 8 && op_sel_sources)

@@ -1277,8 +1277,11 @@ KernelRewrite Engine::prepare_kernel(std::size_t kernel_index, codeobj::CodeObje
     reserve_for_probe_calls(k, meta);
   }
 
-  // Grants: SGPRs up to the reserved block(s) plus the special registers; VGPRs for v0..v2.
-  const unsigned sgprs = reserved_end + kSpecialSgprs;
+  // Grants: SGPRs up to the reserved block(s) and every SGPR a probe names (one it only reads
+  // may lie above them), plus the special registers; VGPRs for v0..v2.
+  unsigned named = reserved_end;
+  for (const auto& [name, loaded] : probes_) named = std::max(named, loaded.footprint.sgpr_count);
+  const unsigned sgprs = named + kSpecialSgprs;
   if (kd.sgpr_grant() < sgprs) new_kd.set_granulated_wavefront_sgpr_count((sgprs + 7) / 8 - 1);
   if (!target.has_packed_work_item_ids() && kd.vgpr_grant(target) < 3)
     fail(input_.name(), "kernel '" + kernel.name + "': VGPR grant below 3");

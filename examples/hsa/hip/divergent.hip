@@ -10,14 +10,13 @@
 
 #include "divergent_reference.h"
 
-#define CHECK_HIP(call)                                                                 \
-  do {                                                                                  \
-    hipError_t status = (call);                                                         \
-    if (status != hipSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,                \
-                   hipGetErrorName(status));                                            \
-      return 1;                                                                         \
-    }                                                                                   \
+#define CHECK_HIP(call)                                                                            \
+  do {                                                                                             \
+    hipError_t status = (call);                                                                    \
+    if (status != hipSuccess) {                                                                    \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, hipGetErrorName(status)); \
+      return 1;                                                                                    \
+    }                                                                                              \
   } while (0)
 
 extern "C" __global__ void divergent(const unsigned* input, unsigned* output, unsigned n) {
@@ -26,10 +25,18 @@ extern "C" __global__ void divergent(const unsigned* input, unsigned* output, un
   unsigned value = input[i];
   unsigned result;
   switch (value & 3) {
-    case 0: result = value * 3; break;
-    case 1: result = value ^ 0x5a5a5a5au; break;
-    case 2: result = value >> 2; break;
-    default: result = value + 12345; break;
+    case 0:
+      result = value * 3;
+      break;
+    case 1:
+      result = value ^ 0x5a5a5a5au;
+      break;
+    case 2:
+      result = value >> 2;
+      break;
+    default:
+      result = value + 12345;
+      break;
   }
   unsigned steps = 0;
   for (unsigned x = (value % 97) + 1; x != 1 && steps < 1000; ++steps)

@@ -72,6 +72,26 @@
   pressure_tail
 .endm
 
+// One loop that keeps every SGPR of the list live: the _live and _probe_reads kernels.
+.macro live_loop_body regs:vararg
+  s_load_dwordx2 s[2:3], s[0:1], 0x0    // out
+  s_load_dword s4, s[0:1], 0x8          // iterations
+  v_mov_b32 v1, 0
+  .irp n, \regs
+    s_mov_b32 s\n, \n
+  .endr
+  s_waitcnt lgkmcnt(0)
+  s_mov_b32 s5, s4                      // the loop's counter
+1:
+  .irp n, \regs
+    v_add_u32 v1, s\n, v1
+  .endr
+  s_sub_u32 s5, s5, 1
+  s_cmp_lg_u32 s5, 0
+  s_cbranch_scc1 1b
+  pressure_tail
+.endm
+
 .globl sgpr_pressure
 .p2align 8
 .type sgpr_pressure,@function
@@ -88,73 +108,29 @@ sgpr_pressure_tight:
 .p2align 8
 .type sgpr_pressure_live,@function
 sgpr_pressure_live:
-  s_load_dwordx2 s[2:3], s[0:1], 0x0    // out
-  s_load_dword s4, s[0:1], 0x8          // iterations
-  v_mov_b32 v1, 0
-  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,96,97,98,99
-    s_mov_b32 s\n, \n
-  .endr
-  s_waitcnt lgkmcnt(0)
-  s_mov_b32 s5, s4                      // the loop's counter
-1:
-  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,96,97,98,99
-    v_add_u32 v1, s\n, v1
-  .endr
-  s_sub_u32 s5, s5, 1
-  s_cmp_lg_u32 s5, 0
-  s_cbranch_scc1 1b
-  pressure_tail
+  live_loop_body 6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,96,97,98,99
 
 .globl sgpr_pressure_probe_reads
 .p2align 8
 .type sgpr_pressure_probe_reads,@function
 sgpr_pressure_probe_reads:
-  s_load_dwordx2 s[2:3], s[0:1], 0x0    // out
-  s_load_dword s4, s[0:1], 0x8          // iterations
-  v_mov_b32 v1, 0
-  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99
-    s_mov_b32 s\n, \n
-  .endr
-  s_waitcnt lgkmcnt(0)
-  s_mov_b32 s5, s4                      // the loop's counter
-1:
-  .irp n, 6,7,8,9,10,11,12,13,14,15,16,17,18,19,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99
-    v_add_u32 v1, s\n, v1
-  .endr
-  s_sub_u32 s5, s5, 1
-  s_cmp_lg_u32 s5, 0
-  s_cbranch_scc1 1b
-  pressure_tail
+  live_loop_body 6,7,8,9,10,11,12,13,14,15,16,17,18,19,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80,81,82,83,84,85,86,87,88,89,90,91,92,93,94,95,96,97,98,99
 
 .rodata
+// The four kernels' descriptors are the same but for the name.
+.macro pressure_descriptor name
 .p2align 6
-.amdhsa_kernel sgpr_pressure
+.amdhsa_kernel \name
   .amdhsa_user_sgpr_kernarg_segment_ptr 1
   .amdhsa_next_free_vgpr 8
   .amdhsa_next_free_sgpr 100
   .amdhsa_accum_offset 8
 .end_amdhsa_kernel
-.p2align 6
-.amdhsa_kernel sgpr_pressure_tight
-  .amdhsa_user_sgpr_kernarg_segment_ptr 1
-  .amdhsa_next_free_vgpr 8
-  .amdhsa_next_free_sgpr 100
-  .amdhsa_accum_offset 8
-.end_amdhsa_kernel
-.p2align 6
-.amdhsa_kernel sgpr_pressure_live
-  .amdhsa_user_sgpr_kernarg_segment_ptr 1
-  .amdhsa_next_free_vgpr 8
-  .amdhsa_next_free_sgpr 100
-  .amdhsa_accum_offset 8
-.end_amdhsa_kernel
-.p2align 6
-.amdhsa_kernel sgpr_pressure_probe_reads
-  .amdhsa_user_sgpr_kernarg_segment_ptr 1
-  .amdhsa_next_free_vgpr 8
-  .amdhsa_next_free_sgpr 100
-  .amdhsa_accum_offset 8
-.end_amdhsa_kernel
+.endm
+pressure_descriptor sgpr_pressure
+pressure_descriptor sgpr_pressure_tight
+pressure_descriptor sgpr_pressure_live
+pressure_descriptor sgpr_pressure_probe_reads
 
 .amdgpu_metadata
 ---

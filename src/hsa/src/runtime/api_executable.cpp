@@ -192,6 +192,9 @@ hsa_status_t hsa_executable_load_agent_code_object(hsa_executable_t executable_h
     rt.code.add_object(rt.gpu.processor, reinterpret_cast<const void*>(loaded.load_base),
                        loaded.load_size, 0);
     executable->registered_code.push_back(loaded.load_base);
+    if (!rt.observer_module.empty())
+      executable->images[loaded.load_base] =
+          std::make_shared<const std::vector<std::uint8_t>>(reader->bytes);
     if (loaded_code_object) loaded_code_object->handle = loaded.load_base;
   } catch (const wavekit::hsa::LoaderError& error) {
     return report_loader_error(error);

@@ -18,7 +18,9 @@
 // directories, in the files `wavekit launch --trace-blocks` / `--trace-sequence` writes. With
 // WAVEKIT_EMU_INJECT, the dispatch it names gets its bit flipped (wavekit/hsa/fault_injection.h)
 // and a line on stderr saying what changed. With WAVEKIT_EMU_STATS, every dispatch appends a
-// line of figures to that file (append_stats).
+// line of figures to that file (append_stats). With WAVEKIT_EMU_OBSERVER, the module it names
+// sees every dispatch (wavekit/hsa/dispatch_observer.h).
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -161,6 +163,79 @@ void append_stats(const std::string& kernel, const emu::DispatchResult& result,
   close(fd);
 }
 
+// WAVEKIT_EMU_OBSERVER: the observer its module makes, opened at the first dispatch; null when
+// none is set. A module that gives no observer ends the process (dispatch_observer.h says why).
+wavekit::hsa::DispatchObserver* observer() {
+  Runtime& rt = runtime();
+  if (rt.observer_module.empty()) return nullptr;
+  std::call_once(rt.observer_opened, [&rt] {
+    std::string problem;
+    if (void* module = dlopen(rt.observer_module.c_str(), RTLD_NOW | RTLD_LOCAL); !module) {
+      problem = dlerror();
+    } else if (auto make = reinterpret_cast<wavekit::hsa::MakeDispatchObserver>(
+                   dlsym(module, wavekit::hsa::kMakeDispatchObserverSymbol));
+               !make) {
+      problem = std::string("the module has no ") + wavekit::hsa::kMakeDispatchObserverSymbol;
+    } else {
+      try {
+        rt.observer = make();
+        if (!rt.observer) problem = "the module made no observer";
+      } catch (const std::exception& error) {
+        problem = error.what();
+      }
+    }
+    if (rt.observer) return;
+    std::fprintf(stderr, "wavekit emulator: %s=%s: %s\n", wavekit::hsa::kObserverVariable,
+                 rt.observer_module.c_str(), problem.c_str());
+    std::fflush(nullptr);
+    _exit(1);
+  });
+  return rt.observer;
+}
+
+// The load base and ELF image of the code object that holds a kernel descriptor (kept for the
+// observer at load); a null image when none holds it.
+std::pair<std::uint64_t, std::shared_ptr<const std::vector<std::uint8_t>>> image_at(
+    std::uint64_t descriptor) {
+  Runtime& rt = runtime();
+  std::lock_guard lock(rt.mutex);
+  for (auto& [key, executable] : rt.executables)
+    for (const auto& object : executable->loader.objects())
+      if (descriptor >= object.load_base && descriptor < object.load_base + object.load_size) {
+        auto image = executable->images.find(object.load_base);
+        if (image != executable->images.end()) return {object.load_base, image->second};
+      }
+  return {0, nullptr};
+}
+
+// Gives the observer a dispatch that completed. Its failure is reported and the program goes
+// on, as a lost ground truth is: the program's own results do not depend on it.
+void observe(wavekit::hsa::DispatchObserver& watcher, const std::string& kernel,
+             const emu::DispatchParams& params, emu::DispatchResult& result) {
+  auto [base, image] = image_at(reinterpret_cast<std::uint64_t>(params.kernel_descriptor));
+  if (!image) {
+    std::fprintf(stderr, "wavekit emulator: the observer misses %s: its code object is unknown\n",
+                 kernel.c_str());
+    return;
+  }
+  wavekit::hsa::ObservedDispatch dispatch;
+  dispatch.kernel = kernel;
+  for (int axis = 0; axis < 3; ++axis) {
+    dispatch.grid[axis] = params.grid[axis];
+    dispatch.workgroup[axis] = params.workgroup[axis];
+  }
+  dispatch.group_segment_size = params.group_segment_size;
+  dispatch.object_base = base;
+  dispatch.code_object = *image;
+  dispatch.result = &result;
+  try {
+    watcher.completed(dispatch);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "wavekit emulator: the observer failed on %s: %s\n", kernel.c_str(),
+                 error.what());
+  }
+}
+
 void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
                   std::uint64_t dispatch_id) {
   Runtime& rt = runtime();
@@ -211,6 +286,16 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
                 rt.dispatches_of_injected_kernel++ == rt.injection->dispatch;
   }
   if (injecting) params.options.inject = rt.injection->fault;
+  wavekit::hsa::DispatchObserver* watcher = observer();
+  if (watcher) {
+    try {
+      if (!watcher->prepare(kernel, params.options)) watcher = nullptr;
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "wavekit emulator: the observer failed on %s: %s\n", kernel.c_str(),
+                   error.what());
+      watcher = nullptr;
+    }
+  }
   const bool stats = !rt.stats_file.empty();
   const std::uint64_t wall_start = stats ? clock_ns(CLOCK_MONOTONIC) : 0;
   const std::uint64_t cpu_start = stats ? clock_ns(CLOCK_PROCESS_CPUTIME_ID) : 0;
@@ -230,6 +315,7 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
     return;
   }
   if (ground_truth) write_ground_truth(kernel + "." + std::to_string(number), kernel, result);
+  if (watcher) observe(*watcher, kernel, params, result);
 }
 
 bool barrier_satisfied(const hsa_signal_t* dependencies, bool any) {

@@ -128,6 +128,8 @@ Runtime::Runtime() {
   trace_blocks_directory = environment_directory("WAVEKIT_EMU_TRACE_BLOCKS");
   trace_sequence_directory = environment_directory("WAVEKIT_EMU_TRACE_SEQUENCE");
   if (const char* text = std::getenv("WAVEKIT_EMU_STATS"); text && *text) stats_file = text;
+  if (const char* text = std::getenv(wavekit::hsa::kObserverVariable); text && *text)
+    observer_module = text;
   if (const char* text = std::getenv("WAVEKIT_EMU_INJECT"); text && *text) {
     try {
       injection = parse_fault_injection(text);

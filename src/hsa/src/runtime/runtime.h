@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "wavekit/emu/emu.h"
+#include "wavekit/hsa/dispatch_observer.h"
 #include "wavekit/hsa/fault_injection.h"
 #include "wavekit/hsa/loader.h"
 
@@ -88,6 +89,10 @@ struct ExecutableState {
   std::vector<std::unique_ptr<ExecutableSymbol>> symbols;  // built at freeze
   std::vector<std::uint64_t> registered_code;              // load bases given to CodeCache
   std::vector<std::uint64_t> registered_memory;            // load bases given to MemoryMap
+  // With a dispatch observer (Runtime::observer_module): each loaded object's ELF image by its
+  // load base, which the observer reads the kernel's code from. Shared, so that a dispatch in
+  // flight keeps the image it is given while the executable is destroyed.
+  std::map<std::uint64_t, std::shared_ptr<const std::vector<std::uint8_t>>> images;
 };
 
 struct ExecutableSymbol {
@@ -186,6 +191,11 @@ struct Runtime {
   // its kernel so far.
   std::optional<KernelFaultInjection> injection;
   std::uint64_t dispatches_of_injected_kernel = 0;
+  // WAVEKIT_EMU_OBSERVER (wavekit/hsa/dispatch_observer.h): the module's path, and the observer
+  // it made at the first dispatch.
+  std::string observer_module;
+  std::once_flag observer_opened;
+  wavekit::hsa::DispatchObserver* observer = nullptr;
 
   // Host-side signal changes bump this and notify; waiters also poll, because device code
   // changes signal values without telling anyone.

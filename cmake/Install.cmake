@@ -36,6 +36,9 @@ install(TARGETS wavekit_llvm_commands LIBRARY DESTINATION ${WAVEKIT_INSTALL_PKGL
 if(TARGET wavekit_tune_mpi_module)
   install(TARGETS wavekit_tune_mpi_module LIBRARY DESTINATION ${WAVEKIT_INSTALL_PKGLIBDIR})
 endif()
+if(TARGET wavekit_model_observer)
+  install(TARGETS wavekit_model_observer LIBRARY DESTINATION ${WAVEKIT_INSTALL_PKGLIBDIR})
+endif()
 
 # The probe SDK: device headers only, as an interface target.
 add_library(wavekit_probe_sdk INTERFACE)

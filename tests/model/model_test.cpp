@@ -348,6 +348,25 @@ TEST(Compare, ReadsTheThreeFormatsAndSummarises) {
             std::string::npos);
 }
 
+TEST(Compare, AProgramsPredictionMeetsTheMeasuredLaunchOfItsIndex) {
+  // Three measured launches of one kernel at three sizes, as a program makes them.
+  std::vector<Measurement> measured;
+  for (double seconds : {1e-6, 2e-6, 4e-6}) {
+    Measurement m;
+    m.kernel = "step(float*)";
+    m.seconds = seconds;
+    measured.push_back(m);
+  }
+  std::vector<nlohmann::json> predictions = {
+      {{"kernel", "step(float*)"}, {"seconds", 2e-6}, {"launch", 1}},
+      {{"kernel", "step(float*)"}, {"seconds", 1e-6}},                  // no index: the first
+      {{"kernel", "step(float*)"}, {"seconds", 8e-6}, {"launch", 3}}};  // never measured
+  auto rows = compare(predictions, measured);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].measured_seconds, 2e-6);
+  EXPECT_DOUBLE_EQ(rows[1].measured_seconds, 1e-6);
+}
+
 TEST(Compare, ReadsAWavekitProfileOutput) {
   fs::path dir = fs::temp_directory_path() / "wavekit-model-profile-out";
   fs::create_directories(dir);

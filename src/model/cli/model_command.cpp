@@ -13,7 +13,9 @@
 #include "wavekit/model/compare.h"
 #include "wavekit/model/machine.h"
 #include "wavekit/model/predict.h"
+#include "wavekit/model/program.h"
 #include "wavekit/support/error.h"
+#include "wavekit/support/install.h"
 
 namespace {
 
@@ -293,6 +295,170 @@ int run_agent(cli::Arguments args) {
   return result.problems.empty() ? 0 : 1;
 }
 
+// `wavekit model run -- PROGRAM`: the whole-program path (wavekit/model/program.h).
+int run_program_model(cli::Arguments args) {
+  std::vector<std::string> command, machines;
+  std::string kernels, launches_text, timeout_text, target, save;
+  bool json = false, peak = false, no_cache = false;
+  cli::OptionParser parser(
+      "wavekit model run",
+      "Run an unmodified application (a HIP program built with hipcc, or an HSA program) on\n"
+      "the emulator and model every kernel dispatch it makes, as `wavekit model` models one\n"
+      "launch: FLOPs, loads, stores, DRAM bytes (the first --machine's L2 model) and the time\n"
+      "predicted on each --machine, per kernel and for the program. The program's own host\n"
+      "code chooses the sizes and the data.");
+  parser.repeated("--machine", &machines, "NAME|FILE", "machine model (repeatable; default h200)");
+  parser.option("--kernels", &kernels, "REGEX", "count only the kernels whose name this finds");
+  parser.option("--launches", &launches_text, "N",
+                "count the first N launches of each kernel (default all); the others run "
+                "uncounted, their time estimated from the counted ones");
+  parser.option("--target", &target, "PROCESSOR", "the emulated GPU (gfx908, gfx90a, gfx942)");
+  parser.option("--timeout", &timeout_text, "SECONDS", "stop the program after this long");
+  parser.option("--save-model", &save, "FILE", "write the application model (JSON) there");
+  parser.flag("--no-cache-model", &no_cache, "skip the address trace and L2 model (no DRAM bytes)");
+  parser.flag("--peak", &peak, "predict with peak figures instead of achieved ones");
+  parser.flag("--json", &json,
+              "print JSON (the program's stdout goes to stderr): {program, exit_status, kernels: "
+              "[{model, predictions}] per counted launch, summary}");
+  parser.rest("PROGRAM [ARGS]", &command, "the application and its arguments");
+  if (auto code = parser.parse(args)) return *code;
+  if (machines.empty()) machines.push_back("h200");
+  std::vector<Machine> machine_models;
+  for (const auto& name : machines) machine_models.push_back(load_machine(name));
+
+  ProgramSpec spec;
+  spec.command = command;
+  spec.emulator_runtime_dir = companion_path("emulator", WAVEKIT_EMULATOR_RUNTIME_DIR);
+  spec.observer_module = companion_path("libwavekit-model-observer.so", WAVEKIT_MODEL_OBSERVER);
+  spec.emulated_target = target;
+  spec.cache_machine = no_cache ? "" : machine_models.front().file;
+  spec.kernels = kernels;
+  if (!launches_text.empty()) spec.launches = cli::parse_unsigned("--launches", launches_text);
+  if (!timeout_text.empty()) spec.timeout_seconds = cli::parse_double("--timeout", timeout_text);
+  if (json) spec.stdout_file = "/dev/stderr";
+  ProgramOutcome outcome = model_program(spec);
+
+  ApplicationModel app;
+  app.program = command.front();
+  app.source = "binary";
+  nlohmann::json launches = nlohmann::json::array(), summary = nlohmann::json::array();
+  std::uint64_t dispatches = 0, counted = 0;
+  // Per kernel and machine: the predicted time of the counted launches, and of all of them
+  // (the uncounted at the counted ones' mean).
+  std::vector<std::vector<double>> kernel_seconds(outcome.kernels.size(),
+                                                  std::vector<double>(machine_models.size(), 0));
+  for (std::size_t k = 0; k < outcome.kernels.size(); ++k) {
+    const ProgramKernel& kernel = outcome.kernels[k];
+    dispatches += kernel.launches;
+    counted += kernel.counted.size();
+    double f32 = 0, f64 = 0, loads = 0, stores = 0, dram = 0;
+    for (std::size_t i = 0; i < kernel.counted.size(); ++i) {
+      const KernelModel& model = kernel.counted[i];
+      app.kernels.push_back(model);
+      f32 += model.count("flops.fp32");
+      f64 += model.count("flops.fp64");
+      loads += model.count("memory.global.load.bytes");
+      stores += model.count("memory.global.store.bytes");
+      dram += model.count("dram.read.bytes") + model.count("dram.write.bytes");
+      nlohmann::json predictions = nlohmann::json::array();
+      for (std::size_t m = 0; m < machine_models.size(); ++m) {
+        Prediction p = predict(model, machine_models[m], {peak, false});
+        kernel_seconds[k][m] += p.seconds;
+        nlohmann::json j = to_json(p);
+        j["program"] = app.program;
+        j["launch"] = kernel.counted_launch[i];
+        predictions.push_back(j);
+      }
+      launches.push_back({{"model", to_json(model)}, {"predictions", predictions}});
+    }
+    const double scale =
+        kernel.counted.empty() ? 0 : double(kernel.launches) / double(kernel.counted.size());
+    nlohmann::json times = nlohmann::json::object();
+    for (std::size_t m = 0; m < machine_models.size(); ++m)
+      times[machine_models[m].name] = kernel_seconds[k][m] * scale;
+    summary.push_back({{"kernel", kernel.name},
+                       {"launches", kernel.launches},
+                       {"counted", kernel.counted.size()},
+                       {"fp32_flops", f32 * scale},
+                       {"fp64_flops", f64 * scale},
+                       {"global_load_bytes", loads * scale},
+                       {"global_store_bytes", stores * scale},
+                       {"dram_bytes", dram * scale},
+                       {"seconds", times},
+                       {"errors", kernel.errors}});
+  }
+  if (!save.empty()) {
+    std::ofstream out(save);
+    if (!out) throw Error("cannot write " + save);
+    out << to_json(app).dump(2) << "\n";
+  }
+  if (json) {
+    std::cout << nlohmann::json{{"program", app.program},
+                                {"exit_status", outcome.exit.status},
+                                {"kernels", launches},
+                                {"summary", summary}}
+                     .dump(2)
+              << "\n";
+    return outcome.exit.status;
+  }
+
+  std::cout << "\nwavekit model: " << app.program << " exited " << outcome.exit.status << "; "
+            << outcome.kernels.size() << " kernel(s), " << dispatches << " launch(es), " << counted
+            << " counted";
+  if (!no_cache) std::cout << "; DRAM bytes from " << machine_models.front().name << "'s L2 model";
+  std::cout << "\n\n";
+  // Kernel names left-aligned, figures right-aligned in columns of their own width.
+  std::size_t width = 6;
+  for (const ProgramKernel& kernel : outcome.kernels)
+    width = std::max(width, std::min<std::size_t>(48, kernel.name.size()));
+  const std::vector<std::pair<std::string, std::size_t>> columns = {
+      {"launches", 9}, {"FP32 FLOP", 10}, {"FP64 FLOP", 10},
+      {"loads", 9},    {"stores", 9},     {"DRAM", 9}};
+  auto left = [](std::string text, std::size_t w) {
+    if (text.size() > w) text = text.substr(0, w - 3) + "...";
+    return text + std::string(w - text.size(), ' ');
+  };
+  auto right = [](const std::string& text, std::size_t w) {
+    return "  " + (text.size() >= w ? text : std::string(w - text.size(), ' ') + text);
+  };
+  std::cout << left("kernel", width);
+  for (const auto& [title, w] : columns) std::cout << right(title, w);
+  for (const Machine& m : machine_models) std::cout << right(m.name, 10);
+  std::cout << "\n";
+  std::vector<double> total(machine_models.size(), 0);
+  for (std::size_t k = 0; k < outcome.kernels.size(); ++k) {
+    const nlohmann::json& row = summary[k];
+    const std::size_t counted_here = row["counted"];
+    const std::vector<std::string> cells = {
+        std::to_string(counted_here) + "/" + std::to_string(row["launches"].get<std::uint64_t>()),
+        human(row["fp32_flops"], ""),
+        human(row["fp64_flops"], ""),
+        human(row["global_load_bytes"], "B"),
+        human(row["global_store_bytes"], "B"),
+        no_cache ? "-" : human(row["dram_bytes"], "B")};
+    std::cout << left(outcome.kernels[k].name, width);
+    for (std::size_t c = 0; c < cells.size(); ++c) std::cout << right(cells[c], columns[c].second);
+    for (std::size_t m = 0; m < machine_models.size(); ++m) {
+      const double seconds = row["seconds"][machine_models[m].name];
+      total[m] += seconds;
+      std::cout << right(counted_here ? seconds_text(seconds) : "-", 10);
+    }
+    std::cout << "\n";
+    for (const std::string& error : outcome.kernels[k].errors)
+      std::cout << "  not counted, " << error << "\n";
+  }
+  std::size_t figures = width;
+  for (const auto& column : columns) figures += 2 + column.second;
+  std::cout << left("total", figures);
+  for (double seconds : total) std::cout << right(seconds_text(seconds), 10);
+  std::cout << "\n";
+  if (counted < dispatches)
+    std::cout << "(uncounted launches are estimated at their kernel's counted mean)\n";
+  std::cout << "loads and stores: global memory requested by the kernels; per-launch models and "
+               "each term of the time: --json\n";
+  return outcome.exit.status;
+}
+
 int run_model(cli::Arguments args) {
   if (!args.empty()) {
     std::string_view verb = args[0];
@@ -301,6 +467,7 @@ int run_model(cli::Arguments args) {
     if (verb == "check") return run_check(args.subspan(1));
     if (verb == "compare") return run_compare(args.subspan(1));
     if (verb == "agent") return run_agent(args.subspan(1));
+    if (verb == "run") return run_program_model(args.subspan(1));
   }
   std::string file, kernel, blocks, grid, block = "256", fit, check, at, save, program, build_dir;
   std::string lds;
@@ -312,8 +479,8 @@ int run_model(cli::Arguments args) {
       "Run a kernel of an AMDGPU code object (or a HIP source, built for gfx90a with clang-22)\n"
       "on the emulator and report its FLOPs (SP/DP, NVIDIA's convention), loads, stores, DRAM\n"
       "bytes (an L2 model of the machine), predicted time and bound on each --machine.\n"
-      "Other forms: wavekit model machines | predict MODEL | check MODEL | compare PRED CSV | "
-      "agent SRC.\n"
+      "Other forms: wavekit model run -- PROGRAM (every dispatch of an application) | machines |\n"
+      "predict MODEL | check MODEL | compare PRED CSV | agent SRC.\n"
       "Values may be expressions of --param names in braces: --arg f32rand:{n} --blocks {n/256}.");
   parser.positional("FILE", &file, "code object (.co/.hsaco) or HIP source (.hip/.cpp/.cu)");
   parser.option("--kernel", &kernel, "NAME", "kernel (metadata name, or its C++ name)");
@@ -428,6 +595,6 @@ int run_model(cli::Arguments args) {
 }  // namespace
 
 WAVEKIT_SUBCOMMAND("model",
-                   "counts, DRAM bytes and predicted time of a kernel on a GPU model (machines, "
-                   "predict, check, compare, agent)",
+                   "counts, DRAM bytes and predicted time of a kernel or a whole program on a GPU "
+                   "model (run, machines, predict, check, compare, agent)",
                    run_model);

@@ -561,7 +561,6 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   std::vector<std::uint8_t> bytes = read_file(spec.code_object);
   codeobj::CodeObject object = codeobj::CodeObject::parse(bytes, spec.code_object);
   const std::string symbol = resolve_kernel(object, spec.kernel, spec.code_object);
-  const codeobj::Kernel* kernel_info = object.find_kernel(symbol);
 
   hsa::LaunchRequest request;
   request.code_object = spec.code_object;
@@ -609,11 +608,32 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
     throw Error("kernel " + llvm::demangle(symbol) +
                 " did not run to completion on the emulator: " + outcome.error);
 
+  DispatchRecords records;
+  for (int axis = 0; axis < 3; ++axis) {
+    records.grid[axis] = request.grid.size[axis];
+    records.block[axis] = request.block.size[axis];
+  }
+  records.dynamic_lds_bytes = request.dynamic_lds_bytes;
   // The kernel's object: the one loaded first (no libraries are loaded here).
-  std::uint64_t base = outcome.object_bases.empty() ? 0 : outcome.object_bases.front().second;
+  records.object_base = outcome.object_bases.empty() ? 0 : outcome.object_bases.front().second;
+  records.instruction_counts = std::move(outcome.instruction_counts);
+  records.memory_records = std::move(outcome.memory_records);
+  records.waves = outcome.waves;
+  records.instructions = outcome.instructions;
+  records.waves_per_workgroup = outcome.waves_per_workgroup;
+  KernelModel model = count_dispatch(object, symbol, records, options, spec.code_object);
+  model.parameters = spec.parameters;
+  return model;
+}
+
+KernelModel count_dispatch(const codeobj::CodeObject& object, const std::string& symbol,
+                           const DispatchRecords& records, const CountOptions& options,
+                           const std::string& origin) {
+  const codeobj::Kernel* kernel_info = object.find_kernel(symbol);
+  const std::uint64_t base = records.object_base;
   isa::Decoder decoder(object.target().processor);
   std::map<std::uint64_t, Decoded> decoded;  // by pc, in address order
-  for (const emu::InstructionCount& count : outcome.instruction_counts) {
+  for (const emu::InstructionCount& count : records.instruction_counts) {
     if (count.object != base) continue;
     std::optional<isa::Instruction> inst;
     for (std::uint64_t size : {16u, 12u, 8u, 4u}) {
@@ -628,7 +648,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       if (inst) break;
     }
     if (!inst)
-      throw Error(spec.code_object + ": cannot decode the executed instruction at " +
+      throw Error(origin + ": cannot decode the executed instruction at " +
                   std::to_string(count.pc));
     unsigned dst = unsigned(inst->writes.vgpr.count() + inst->writes.agpr.count());
     Decoded d{classify(inst->mnemonic, std::string(isa::to_string(inst->memory)),
@@ -1051,16 +1071,15 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   KernelModel model;
   model.name = llvm::demangle(symbol);
   model.symbol = symbol;
-  model.parameters = spec.parameters;
   for (int axis = 0; axis < 3; ++axis) {
-    model.threads_per_block[axis] = request.block.size[axis];
-    model.blocks[axis] = (std::uint64_t(request.grid.size[axis]) + request.block.size[axis] - 1) /
-                         request.block.size[axis];
+    model.threads_per_block[axis] = records.block[axis];
+    model.blocks[axis] =
+        (std::uint64_t(records.grid[axis]) + records.block[axis] - 1) / records.block[axis];
   }
   for (const char* key : {"flops.fp16", "flops.fp32", "flops.fp64", "ops.valu", "instructions.wave",
                           "sync.memory_phases"})
     model.counts[key] = 0;
-  for (const emu::InstructionCount& count : outcome.instruction_counts) {
+  for (const emu::InstructionCount& count : records.instruction_counts) {
     auto found = decoded.find(count.pc);
     if (count.object != base || found == decoded.end()) continue;
     const InstructionClass& cls = found->second.cls;
@@ -1075,7 +1094,7 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
   }
   if (kernel_info) {
     model.counts["resources.lds_bytes_per_block"] =
-        double(kernel_info->descriptor.group_segment_fixed_size) + request.dynamic_lds_bytes;
+        double(kernel_info->descriptor.group_segment_fixed_size) + records.dynamic_lds_bytes;
     model.counts["resources.vgprs"] = kernel_info->descriptor.vgpr_grant(object.target());
   }
   if (options.simulate_cache) {
@@ -1089,8 +1108,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
       return a;
     };
     CacheModel cache = options.cache;
-    cache.waves_per_workgroup = std::max(1u, outcome.waves_per_workgroup);
-    TrafficResult traffic = simulate_traffic(outcome.memory_records, info, cache);
+    cache.waves_per_workgroup = std::max(1u, records.waves_per_workgroup);
+    TrafficResult traffic = simulate_traffic(records.memory_records, info, cache);
     model.counts["dram.read.bytes"] = traffic.dram_read_bytes;
     model.counts["dram.write.bytes"] = traffic.dram_write_bytes;
     model.counts["footprint.read.bytes"] = traffic.footprint_read_bytes;
@@ -1107,8 +1126,8 @@ KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options) {
                           " waves interleaved); dirty sectors are written back by the end");
   }
   model.notes.push_back("counted on the emulator (" + std::string(object.target().processor) +
-                        ", " + std::to_string(outcome.waves) + " waves, " +
-                        std::to_string(outcome.instructions) + " wave-instructions)");
+                        ", " + std::to_string(records.waves) + " waves, " +
+                        std::to_string(records.instructions) + " wave-instructions)");
   return model;
 }
 

@@ -280,10 +280,16 @@ std::vector<ComparisonRow> compare(const std::vector<nlohmann::json>& prediction
     std::string base = kernel_base_name(kernel);
     double seconds = 0, f32 = 0, f64 = 0, bytes = 0;
     std::size_t n = 0, nf = 0, nb = 0;
+    // The launch of the kernel that the prediction is of (a whole program's, `wavekit model
+    // run`), else the first: later launches of a program may run other sizes.
+    std::uint64_t skip = p.value("launch", std::uint64_t{0});
     for (const auto& m : measurements) {
       if (kernel_base_name(m.kernel) != base) continue;
       if (!program.empty() && !m.program.empty() && m.program != program) continue;
-      // The first launch of the kernel: later launches of a program may run other sizes.
+      if (skip > 0) {
+        --skip;
+        continue;
+      }
       if (n > 0) break;
       seconds += m.seconds;
       ++n;

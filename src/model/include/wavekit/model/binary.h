@@ -7,17 +7,19 @@
 // and checked at a held-out size, extrapolate to sizes too large to emulate.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "wavekit/emu/emu.h"
 #include "wavekit/model/counts.h"
 #include "wavekit/model/expression.h"
 
-namespace wavekit::emu {
-struct MemoryAccessRecord;
+namespace wavekit::codeobj {
+class CodeObject;
 }
 
 namespace wavekit::model {
@@ -98,6 +100,25 @@ std::string substitute(const std::string& text, const Parameters& parameters);
 // Runs the launch on the emulator and counts. Throws wavekit::Error for what the user can fix
 // (no such kernel, bad argument, emulator fault: the message is the emulator's report).
 KernelModel count_launch(const LaunchSpec& spec, const CountOptions& options = {});
+
+// What one dispatch left on the emulator that its counts are made of, however it was launched
+// (count_launch's own launch, or an application's dispatch seen by the runtime's observer).
+struct DispatchRecords {
+  std::array<std::uint32_t, 3> grid{1, 1, 1};   // work-items
+  std::array<std::uint32_t, 3> block{1, 1, 1};  // work-items per workgroup
+  std::uint32_t dynamic_lds_bytes = 0;
+  std::uint64_t object_base = 0;  // the `object` of the kernel's code object in the records
+  std::vector<emu::InstructionCount> instruction_counts;
+  std::vector<std::vector<emu::MemoryAccessRecord>> memory_records;  // per wave, with the cache
+  std::uint64_t waves = 0, instructions = 0;
+  std::uint32_t waves_per_workgroup = 0;
+};
+
+// The kernel model of a dispatch of `symbol` (a kernel of `object`) from its records; `origin`
+// names the object in errors. The model's parameters are left empty.
+KernelModel count_dispatch(const codeobj::CodeObject& object, const std::string& symbol,
+                           const DispatchRecords& records, const CountOptions& options,
+                           const std::string& origin);
 
 // DRAM traffic of an address stream: per wave (linear id order) its memory records, with the
 // instruction class of each record's pc. Global and flat (non-LDS) accesses only.

@@ -48,8 +48,9 @@ struct ComparisonSummary {
 
 // Matches each prediction ({"program"?, "kernel", "seconds", "fp32_flops", "fp64_flops",
 // "dram_bytes", "bound"}) with the measurements of the same kernel (and program, when both
-// name one): the first measured launch of the kernel (later launches may run other sizes, as
-// gpuFLOPBench's lebesgue rows do).
+// name one): the measured launch of the prediction's "launch" (0-based, a whole program's
+// prediction), else the first measured launch of the kernel (later launches may run other
+// sizes, as gpuFLOPBench's lebesgue rows do). A launch that was not measured meets nothing.
 std::vector<ComparisonRow> compare(const std::vector<nlohmann::json>& predictions,
                                    const std::vector<Measurement>& measurements);
 ComparisonSummary summarise(const std::vector<ComparisonRow>& rows);

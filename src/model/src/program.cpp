@@ -1,0 +1,100 @@
+#include "wavekit/model/program.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "wavekit/support/error.h"
+
+namespace wavekit::model {
+
+namespace {
+
+// A fresh file for the observer's lines, removed when the run is over.
+class Scratch {
+ public:
+  Scratch() {
+    std::string name =
+        (std::filesystem::temp_directory_path() / "wavekit-model-XXXXXX.jsonl").string();
+    const int fd = mkstemps(name.data(), 6);
+    if (fd < 0) throw Error("cannot create a file for the counts in " + name);
+    ::close(fd);
+    path_ = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+ProgramOutcome model_program(const ProgramSpec& spec) {
+  if (spec.command.empty()) throw Error("no program to run");
+  if (!std::filesystem::exists(spec.observer_module))
+    throw Error("the model's dispatch observer is missing: " + spec.observer_module);
+  Scratch lines;
+
+  ChildProgram program;
+  program.command = spec.command;
+  program.tool = "wavekit model";
+  program.environment["LD_LIBRARY_PATH"] =
+      prepend_path("LD_LIBRARY_PATH", spec.emulator_runtime_dir);
+  program.environment["WAVEKIT_EMU_OBSERVER"] = spec.observer_module;
+  program.environment["WAVEKIT_MODEL_OUT"] = lines.path();
+  program.environment["WAVEKIT_MODEL_MACHINE"] = spec.cache_machine;
+  program.environment["WAVEKIT_MODEL_KERNELS"] = spec.kernels;
+  program.environment["WAVEKIT_MODEL_LAUNCHES"] = std::to_string(spec.launches);
+  if (!spec.emulated_target.empty())
+    program.environment["WAVEKIT_EMU_TARGET"] = spec.emulated_target;
+  program.stdout_file = spec.stdout_file;
+  program.timeout_seconds = spec.timeout_seconds;
+
+  ProgramOutcome outcome;
+  outcome.exit = run_program(program);
+
+  std::ifstream in(lines.path());
+  if (!in) throw Error("cannot read the counts the program left in " + lines.path());
+  std::map<std::string, std::size_t> index;  // symbol -> kernels[]
+  std::string text;
+  for (std::size_t number = 1; std::getline(in, text); ++number) {
+    nlohmann::json line;
+    try {
+      line = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      // A process killed while writing leaves a partial last line; anything else is ours.
+      if (in.peek() == EOF) break;
+      throw Error(lines.path() + ":" + std::to_string(number) + ": not a line of counts");
+    }
+    const std::string symbol = line.value("symbol", "");
+    auto [at, added] = index.emplace(symbol, outcome.kernels.size());
+    if (added) {
+      ProgramKernel kernel;
+      kernel.symbol = symbol;
+      kernel.name = line.contains("model") ? line["model"].value("name", symbol)
+                                           : line.value("kernel", symbol);
+      outcome.kernels.push_back(std::move(kernel));
+    }
+    ProgramKernel& kernel = outcome.kernels[at->second];
+    ++kernel.launches;
+    const std::uint64_t launch = line.value("launch", std::uint64_t{0});
+    if (line.contains("model")) {
+      kernel.counted.push_back(kernel_from_json(line["model"], "the observer's counts"));
+      kernel.counted_launch.push_back(launch);
+    } else if (line.contains("error")) {
+      kernel.errors.push_back("launch " + std::to_string(launch) + ": " +
+                              line["error"].get<std::string>());
+    }
+  }
+  return outcome;
+}
+
+}  // namespace wavekit::model

@@ -60,19 +60,29 @@ TEST(Program, EveryLaunchIsCountedAsTheSourceSays) {
   EXPECT_EQ(scale["global_store_bytes"].get<double>(), 8 * kElements);
   EXPECT_EQ(scale["dram_bytes"].get<double>(), 16 * kElements);
 
-  // One model per launch, each with its launch index, which `model compare` matches on.
-  ASSERT_EQ(document["kernels"].size(), 4u);
-  std::vector<std::uint64_t> saxpy_launches;
+  const nlohmann::json fill_float = summary_of(document, "void fill<float>");
+  EXPECT_EQ(fill_float["global_store_bytes"].get<double>(), 4 * kElements);
+  EXPECT_EQ(fill_float["global_load_bytes"].get<double>(), 0);
+  EXPECT_EQ(summary_of(document, "void fill<double>")["global_store_bytes"].get<double>(),
+            8 * kElements);
+
+  // One model per launch, each with its launch index among the kernels of its base name, which
+  // `model compare` matches on: fill<double> is the second "fill".
+  ASSERT_EQ(document["kernels"].size(), 6u);
+  std::vector<std::uint64_t> saxpy_launches, fill_launches;
   for (const auto& launch : document["kernels"]) {
     EXPECT_EQ(launch["model"]["launch"]["blocks"][0], 40);
     EXPECT_EQ(launch["model"]["launch"]["threads_per_block"][0], 256);
     ASSERT_EQ(launch["predictions"].size(), 1u);
     EXPECT_EQ(launch["predictions"][0]["machine"], "h200");
     EXPECT_GT(launch["predictions"][0]["seconds"].get<double>(), 0);
-    if (launch["model"]["name"].get<std::string>().rfind("saxpy", 0) == 0)
-      saxpy_launches.push_back(launch["predictions"][0]["launch"]);
+    const std::string name = launch["model"]["name"];
+    if (name.rfind("saxpy", 0) == 0) saxpy_launches.push_back(launch["predictions"][0]["launch"]);
+    if (name.rfind("void fill<", 0) == 0)
+      fill_launches.push_back(launch["predictions"][0]["launch"]);
   }
   EXPECT_EQ(saxpy_launches, (std::vector<std::uint64_t>{0, 1, 2}));
+  EXPECT_EQ(fill_launches, (std::vector<std::uint64_t>{0, 1}));
 }
 
 TEST(Program, UncountedLaunchesAreEstimatedFromTheCountedOnes) {
@@ -84,7 +94,7 @@ TEST(Program, UncountedLaunchesAreEstimatedFromTheCountedOnes) {
   EXPECT_EQ(saxpy["launches"], 3);
   EXPECT_EQ(saxpy["counted"], 1);
   EXPECT_EQ(saxpy["fp32_flops"].get<double>(), 3 * 2 * kElements);
-  ASSERT_EQ(document["kernels"].size(), 2u);
+  ASSERT_EQ(document["kernels"].size(), 4u);
   const auto& first = document["kernels"][0]["predictions"];
   ASSERT_EQ(first.size(), 2u);
   EXPECT_DOUBLE_EQ(saxpy["seconds"]["h200"].get<double>(), 3 * first[0]["seconds"].get<double>());
@@ -107,7 +117,7 @@ TEST(Program, TheTableNamesEveryKernelAndTheSavedModelPassesTheEvaluator) {
   Output out = run("--save-model " + saved + " -- " + WAVEKIT_MODEL_PROGRAM);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("model_program: 10000 elements, 0 wrong"), std::string::npos) << out.text;
-  EXPECT_NE(out.text.find("2 kernel(s), 4 launch(es), 4 counted"), std::string::npos) << out.text;
+  EXPECT_NE(out.text.find("4 kernel(s), 6 launch(es), 6 counted"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("3/3"), std::string::npos) << out.text;
   EXPECT_NE(out.text.find("total"), std::string::npos) << out.text;
   const std::string check = std::string(WAVEKIT_CLI) + " model check " + saved + " 2>&1";
@@ -117,7 +127,7 @@ TEST(Program, TheTableNamesEveryKernelAndTheSavedModelPassesTheEvaluator) {
   std::string text;
   while (std::fgets(line, sizeof line, pipe)) text += line;
   EXPECT_EQ(pclose(pipe), 0) << text;
-  EXPECT_NE(text.find("4 kernel(s), 0 problem(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find("6 kernel(s), 0 problem(s)"), std::string::npos) << text;
 }
 
 TEST(Program, AProgramThatFailsGivesItsExitStatusAndOneThatCannotStartIsNamed) {

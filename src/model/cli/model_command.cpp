@@ -298,7 +298,7 @@ int run_agent(cli::Arguments args) {
 // `wavekit model run -- PROGRAM`: the whole-program path (wavekit/model/program.h).
 int run_program_model(cli::Arguments args) {
   std::vector<std::string> command, machines;
-  std::string kernels, launches_text, timeout_text, target, save;
+  std::string kernels, launches_text, timeout_text, target, save, program_name;
   bool json = false, peak = false, no_cache = false;
   cli::OptionParser parser(
       "wavekit model run",
@@ -315,6 +315,9 @@ int run_program_model(cli::Arguments args) {
   parser.option("--target", &target, "PROCESSOR", "the emulated GPU (gfx908, gfx90a, gfx942)");
   parser.option("--timeout", &timeout_text, "SECONDS", "stop the program after this long");
   parser.option("--save-model", &save, "FILE", "write the application model (JSON) there");
+  parser.option("--program", &program_name, "NAME",
+                "the program's name in the predictions, which model compare matches with a "
+                "measurement file's (default: the command)");
   parser.flag("--no-cache-model", &no_cache, "skip the address trace and L2 model (no DRAM bytes)");
   parser.flag("--peak", &peak, "predict with peak figures instead of achieved ones");
   parser.flag("--json", &json,
@@ -339,7 +342,7 @@ int run_program_model(cli::Arguments args) {
   ProgramOutcome outcome = model_program(spec);
 
   ApplicationModel app;
-  app.program = command.front();
+  app.program = program_name.empty() ? command.front() : program_name;
   app.source = "binary";
   nlohmann::json launches = nlohmann::json::array(), summary = nlohmann::json::array();
   std::uint64_t dispatches = 0, counted = 0;

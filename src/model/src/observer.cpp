@@ -14,7 +14,8 @@
 //   WAVEKIT_MODEL_LAUNCHES  count the first N dispatches of each kernel (0 or unset: all)
 //
 // A dispatch that is not counted still gets a line ({"kernel", "counted": false}), so the
-// program path knows how many launches each kernel had.
+// program path knows how many launches each kernel had. Every line has the dispatch's launch
+// index among its kernel's and its place among the process's dispatches ("dispatch").
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -70,13 +71,15 @@ class ModelObserver final : public hsa::DispatchObserver {
 
   bool prepare(const std::string& kernel, emu::DispatchOptions& options) override {
     std::lock_guard lock(mutex_);
-    const std::uint64_t launch = launches_of_[kernel]++;
-    const bool counted = (!launches_ || launch < launches_) &&
+    // completed() runs on this thread, the queue's, right after this dispatch.
+    pending_ = {launches_of_[kernel]++, dispatches_++};
+    const bool counted = (!launches_ || pending_.launch < launches_) &&
                          (!kernels_ || std::regex_search(llvm::demangle(kernel), *kernels_));
     if (!counted) {
       write_line({{"kernel", llvm::demangle(kernel)},
                   {"symbol", kernel},
-                  {"launch", launch},
+                  {"launch", pending_.launch},
+                  {"dispatch", pending_.dispatch},
                   {"counted", false}});
       return false;
     }
@@ -86,8 +89,8 @@ class ModelObserver final : public hsa::DispatchObserver {
   }
 
   void completed(hsa::ObservedDispatch& dispatch) override {
+    const Pending pending = pending_;
     std::lock_guard lock(mutex_);
-    const std::uint64_t launch = launches_of_[dispatch.kernel] - 1;
     nlohmann::json line;
     try {
       line = {{"model", model::to_json(count(dispatch))}};
@@ -95,7 +98,8 @@ class ModelObserver final : public hsa::DispatchObserver {
       line = {{"kernel", llvm::demangle(dispatch.kernel)}, {"error", error.what()}};
     }
     line["symbol"] = dispatch.kernel;
-    line["launch"] = launch;
+    line["launch"] = pending.launch;
+    line["dispatch"] = pending.dispatch;
     line["counted"] = line.contains("model");
     write_line(line);
   }
@@ -158,8 +162,16 @@ class ModelObserver final : public hsa::DispatchObserver {
   std::optional<std::regex> kernels_;
   std::uint64_t launches_ = 0;
   std::map<std::string, std::uint64_t> launches_of_;
+  std::uint64_t dispatches_ = 0;  // of the process, in the order they were prepared
+  struct Pending {
+    std::uint64_t launch = 0;    // of its kernel (symbol)
+    std::uint64_t dispatch = 0;  // of the process
+  };
+  static thread_local Pending pending_;
   std::map<std::uint64_t, Parsed> objects_;
 };
+
+thread_local ModelObserver::Pending ModelObserver::pending_;
 
 }  // namespace
 

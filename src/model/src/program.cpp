@@ -3,9 +3,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "wavekit/model/compare.h"
 #include "wavekit/support/error.h"
 
 namespace wavekit::model {
@@ -63,17 +65,31 @@ ProgramOutcome model_program(const ProgramSpec& spec) {
 
   std::ifstream in(lines.path());
   if (!in) throw Error("cannot read the counts the program left in " + lines.path());
-  std::map<std::string, std::size_t> index;  // symbol -> kernels[]
+  std::vector<std::pair<std::uint64_t, nlohmann::json>> read;  // (dispatch, line)
   std::string text;
   for (std::size_t number = 1; std::getline(in, text); ++number) {
-    nlohmann::json line;
     try {
-      line = nlohmann::json::parse(text);
+      nlohmann::json line = nlohmann::json::parse(text);
+      const std::uint64_t dispatch = line.value("dispatch", std::uint64_t{0});
+      read.emplace_back(dispatch, std::move(line));
     } catch (const nlohmann::json::exception&) {
       // A process killed while writing leaves a partial last line; anything else is ours.
       if (in.peek() == EOF) break;
       throw Error(lines.path() + ":" + std::to_string(number) + ": not a line of counts");
     }
+  }
+  // In dispatch order (a counted dispatch's line is written when it completes, so a later
+  // uncounted one of another queue may come first); the sort is stable by construction, the
+  // line order breaking ties.
+  std::vector<std::size_t> order(read.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return read[a].first != read[b].first ? read[a].first < read[b].first : a < b;
+  });
+  std::map<std::string, std::size_t> index;            // symbol -> kernels[]
+  std::map<std::string, std::uint64_t> base_launches;  // kernel_base_name -> launches so far
+  for (std::size_t i : order) {
+    const nlohmann::json& line = read[i].second;
     const std::string symbol = line.value("symbol", "");
     auto [at, added] = index.emplace(symbol, outcome.kernels.size());
     if (added) {
@@ -85,13 +101,13 @@ ProgramOutcome model_program(const ProgramSpec& spec) {
     }
     ProgramKernel& kernel = outcome.kernels[at->second];
     ++kernel.launches;
-    const std::uint64_t launch = line.value("launch", std::uint64_t{0});
+    const std::uint64_t launch = base_launches[kernel_base_name(kernel.name)]++;
     if (line.contains("model")) {
       kernel.counted.push_back(kernel_from_json(line["model"], "the observer's counts"));
       kernel.counted_launch.push_back(launch);
     } else if (line.contains("error")) {
-      kernel.errors.push_back("launch " + std::to_string(launch) + ": " +
-                              line["error"].get<std::string>());
+      kernel.errors.push_back("launch " + std::to_string(line.value("launch", std::uint64_t{0})) +
+                              ": " + line["error"].get<std::string>());
     }
   }
   return outcome;

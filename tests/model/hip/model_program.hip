@@ -3,8 +3,10 @@
 // results against the CPU. Per launch of n elements:
 //   saxpy        y = a*x + y: n fused multiply-adds (2n fp32 FLOP), 8n bytes loaded, 4n stored
 //   scale_double v = s*v:     n fp64 multiplies (n fp64 FLOP), 8n bytes loaded, 8n stored
-// saxpy runs kSaxpyLaunches times, scale_double once; n is not a multiple of the block, so the
-// last block's idle lanes must not count.
+//   fill<T>      v = value:   no FLOPs, n*sizeof(T) bytes stored
+// saxpy runs kSaxpyLaunches times, scale_double once, fill<float> and then fill<double> once
+// each (two kernels of one base name, as a profiler names both "fill"); n is not a multiple of
+// the block, so the last block's idle lanes must not count.
 #include <hip/hip_runtime.h>
 
 #include <cmath>
@@ -25,13 +27,19 @@ __global__ void scale_double(double* v, double s, int n) {
   if (i < n) v[i] *= s;
 }
 
-#define CHECK(call)                                                                   \
-  do {                                                                                \
-    hipError_t status = (call);                                                       \
-    if (status != hipSuccess) {                                                       \
-      std::fprintf(stderr, "%s: %s\n", #call, hipGetErrorString(status));             \
-      return 1;                                                                       \
-    }                                                                                 \
+template <typename T>
+__global__ void fill(T* v, T value, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) v[i] = value;
+}
+
+#define CHECK(call)                                                       \
+  do {                                                                    \
+    hipError_t status = (call);                                           \
+    if (status != hipSuccess) {                                           \
+      std::fprintf(stderr, "%s: %s\n", #call, hipGetErrorString(status)); \
+      return 1;                                                           \
+    }                                                                     \
   } while (0)
 
 int main() {
@@ -59,9 +67,20 @@ int main() {
   CHECK(hipGetLastError());
   CHECK(hipMemcpy(y.data(), dy, kElements * sizeof(float), hipMemcpyDeviceToHost));
   CHECK(hipMemcpy(v.data(), dv, kElements * sizeof(double), hipMemcpyDeviceToHost));
+  float* dfilled_f;
+  double* dfilled_d;
+  CHECK(hipMalloc(&dfilled_f, kElements * sizeof(float)));
+  CHECK(hipMalloc(&dfilled_d, kElements * sizeof(double)));
+  fill<float><<<blocks, kBlock>>>(dfilled_f, 3.0f, kElements);
+  fill<double><<<blocks, kBlock>>>(dfilled_d, 4.0, kElements);
+  std::vector<float> filled_f(kElements);
+  std::vector<double> filled_d(kElements);
+  CHECK(hipMemcpy(filled_f.data(), dfilled_f, kElements * sizeof(float), hipMemcpyDeviceToHost));
+  CHECK(hipMemcpy(filled_d.data(), dfilled_d, kElements * sizeof(double), hipMemcpyDeviceToHost));
   int wrong = 0;
   for (int i = 0; i < kElements; ++i)
-    wrong += y[i] != expected[i] || v[i] != double(i) * 0.5;
+    wrong +=
+        y[i] != expected[i] || v[i] != double(i) * 0.5 || filled_f[i] != 3.0f || filled_d[i] != 4.0;
   std::printf("model_program: %d elements, %d wrong\n", kElements, wrong);
   return wrong ? 1 : 0;
 }

@@ -33,9 +33,12 @@ struct ProgramKernel {
   std::string name;    // demangled
   std::string symbol;  // as in the code object
   std::uint64_t launches = 0;
-  std::vector<KernelModel> counted;           // in launch order
-  std::vector<std::uint64_t> counted_launch;  // each counted model's launch index (0-based)
-  std::vector<std::string> errors;            // dispatches the observer could not count, and why
+  std::vector<KernelModel> counted;  // in launch order
+  // Each counted model's launch: its place (0-based) among the program's launches of kernels of
+  // its base name (kernel_base_name: `k<float>` and `k<double>` are one), the index by which
+  // `model compare` meets it with a profiler's launches of that name.
+  std::vector<std::uint64_t> counted_launch;
+  std::vector<std::string> errors;  // dispatches the observer could not count, and why
 };
 
 struct ProgramOutcome {

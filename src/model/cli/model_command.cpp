@@ -344,49 +344,35 @@ int run_program_model(cli::Arguments args) {
   ApplicationModel app;
   app.program = program_name.empty() ? command.front() : program_name;
   app.source = "binary";
+  const std::vector<KernelTotals> totals = total_program(outcome, machine_models, {peak, false});
   nlohmann::json launches = nlohmann::json::array(), summary = nlohmann::json::array();
   std::uint64_t dispatches = 0, counted = 0;
-  // Per kernel and machine: the predicted time of the counted launches, and of all of them
-  // (the uncounted at the counted ones' mean).
-  std::vector<std::vector<double>> kernel_seconds(outcome.kernels.size(),
-                                                  std::vector<double>(machine_models.size(), 0));
-  for (std::size_t k = 0; k < outcome.kernels.size(); ++k) {
-    const ProgramKernel& kernel = outcome.kernels[k];
+  for (const KernelTotals& total : totals) {
+    const ProgramKernel& kernel = *total.kernel;
     dispatches += kernel.launches;
     counted += kernel.counted.size();
-    double f32 = 0, f64 = 0, loads = 0, stores = 0, dram = 0;
     for (std::size_t i = 0; i < kernel.counted.size(); ++i) {
-      const KernelModel& model = kernel.counted[i];
-      app.kernels.push_back(model);
-      f32 += model.count("flops.fp32");
-      f64 += model.count("flops.fp64");
-      loads += model.count("memory.global.load.bytes");
-      stores += model.count("memory.global.store.bytes");
-      dram += model.count("dram.read.bytes") + model.count("dram.write.bytes");
+      app.kernels.push_back(kernel.counted[i]);
       nlohmann::json predictions = nlohmann::json::array();
-      for (std::size_t m = 0; m < machine_models.size(); ++m) {
-        Prediction p = predict(model, machine_models[m], {peak, false});
-        kernel_seconds[k][m] += p.seconds;
+      for (const Prediction& p : total.predictions[i]) {
         nlohmann::json j = to_json(p);
         j["program"] = app.program;
         j["launch"] = kernel.counted_launch[i];
         predictions.push_back(j);
       }
-      launches.push_back({{"model", to_json(model)}, {"predictions", predictions}});
+      launches.push_back({{"model", to_json(kernel.counted[i])}, {"predictions", predictions}});
     }
-    const double scale =
-        kernel.counted.empty() ? 0 : double(kernel.launches) / double(kernel.counted.size());
     nlohmann::json times = nlohmann::json::object();
     for (std::size_t m = 0; m < machine_models.size(); ++m)
-      times[machine_models[m].name] = kernel_seconds[k][m] * scale;
+      times[machine_models[m].name] = total.seconds[m];
     summary.push_back({{"kernel", kernel.name},
                        {"launches", kernel.launches},
                        {"counted", kernel.counted.size()},
-                       {"fp32_flops", f32 * scale},
-                       {"fp64_flops", f64 * scale},
-                       {"global_load_bytes", loads * scale},
-                       {"global_store_bytes", stores * scale},
-                       {"dram_bytes", dram * scale},
+                       {"fp32_flops", total.fp32_flops},
+                       {"fp64_flops", total.fp64_flops},
+                       {"global_load_bytes", total.global_load_bytes},
+                       {"global_store_bytes", total.global_store_bytes},
+                       {"dram_bytes", total.dram_bytes},
                        {"seconds", times},
                        {"errors", kernel.errors}});
   }
@@ -428,32 +414,29 @@ int run_program_model(cli::Arguments args) {
   for (const auto& [title, w] : columns) std::cout << right(title, w);
   for (const Machine& m : machine_models) std::cout << right(m.name, 10);
   std::cout << "\n";
-  std::vector<double> total(machine_models.size(), 0);
-  for (std::size_t k = 0; k < outcome.kernels.size(); ++k) {
-    const nlohmann::json& row = summary[k];
-    const std::size_t counted_here = row["counted"];
+  std::vector<double> program_seconds(machine_models.size(), 0);
+  for (const KernelTotals& total : totals) {
+    const ProgramKernel& kernel = *total.kernel;
     const std::vector<std::string> cells = {
-        std::to_string(counted_here) + "/" + std::to_string(row["launches"].get<std::uint64_t>()),
-        human(row["fp32_flops"], ""),
-        human(row["fp64_flops"], ""),
-        human(row["global_load_bytes"], "B"),
-        human(row["global_store_bytes"], "B"),
-        no_cache ? "-" : human(row["dram_bytes"], "B")};
-    std::cout << left(outcome.kernels[k].name, width);
+        std::to_string(kernel.counted.size()) + "/" + std::to_string(kernel.launches),
+        human(total.fp32_flops, ""),
+        human(total.fp64_flops, ""),
+        human(total.global_load_bytes, "B"),
+        human(total.global_store_bytes, "B"),
+        no_cache ? "-" : human(total.dram_bytes, "B")};
+    std::cout << left(kernel.name, width);
     for (std::size_t c = 0; c < cells.size(); ++c) std::cout << right(cells[c], columns[c].second);
     for (std::size_t m = 0; m < machine_models.size(); ++m) {
-      const double seconds = row["seconds"][machine_models[m].name];
-      total[m] += seconds;
-      std::cout << right(counted_here ? seconds_text(seconds) : "-", 10);
+      program_seconds[m] += total.seconds[m];
+      std::cout << right(kernel.counted.empty() ? "-" : seconds_text(total.seconds[m]), 10);
     }
     std::cout << "\n";
-    for (const std::string& error : outcome.kernels[k].errors)
-      std::cout << "  not counted, " << error << "\n";
+    for (const std::string& error : kernel.errors) std::cout << "  not counted, " << error << "\n";
   }
   std::size_t figures = width;
   for (const auto& column : columns) figures += 2 + column.second;
   std::cout << left("total", figures);
-  for (double seconds : total) std::cout << right(seconds_text(seconds), 10);
+  for (double seconds : program_seconds) std::cout << right(seconds_text(seconds), 10);
   std::cout << "\n";
   if (counted < dispatches)
     std::cout << "(uncounted launches are estimated at their kernel's counted mean)\n";

@@ -113,4 +113,35 @@ ProgramOutcome model_program(const ProgramSpec& spec) {
   return outcome;
 }
 
+std::vector<KernelTotals> total_program(const ProgramOutcome& outcome,
+                                        const std::vector<Machine>& machines,
+                                        const PredictOptions& options) {
+  std::vector<KernelTotals> totals;
+  for (const ProgramKernel& kernel : outcome.kernels) {
+    KernelTotals total;
+    total.kernel = &kernel;
+    total.seconds.assign(machines.size(), 0);
+    for (const KernelModel& model : kernel.counted) {
+      total.fp32_flops += model.count("flops.fp32");
+      total.fp64_flops += model.count("flops.fp64");
+      total.global_load_bytes += model.count("memory.global.load.bytes");
+      total.global_store_bytes += model.count("memory.global.store.bytes");
+      total.dram_bytes += model.count("dram.read.bytes") + model.count("dram.write.bytes");
+      std::vector<Prediction>& predictions = total.predictions.emplace_back();
+      for (std::size_t m = 0; m < machines.size(); ++m) {
+        predictions.push_back(predict(model, machines[m], options));
+        total.seconds[m] += predictions.back().seconds;
+      }
+    }
+    const double scale =
+        kernel.counted.empty() ? 0 : double(kernel.launches) / double(kernel.counted.size());
+    for (double* figure : {&total.fp32_flops, &total.fp64_flops, &total.global_load_bytes,
+                           &total.global_store_bytes, &total.dram_bytes})
+      *figure *= scale;
+    for (double& seconds : total.seconds) seconds *= scale;
+    totals.push_back(std::move(total));
+  }
+  return totals;
+}
+
 }  // namespace wavekit::model

@@ -208,6 +208,12 @@ std::pair<std::uint64_t, std::shared_ptr<const std::vector<std::uint8_t>>> image
   return {0, nullptr};
 }
 
+// An observer's exception loses its observation of the dispatch, not the program.
+void report_observer_failure(const std::string& kernel, const std::exception& error) {
+  std::fprintf(stderr, "wavekit emulator: the observer failed on %s: %s\n", kernel.c_str(),
+               error.what());
+}
+
 // Gives the observer a dispatch that completed. Its failure is reported and the program goes
 // on, as a lost ground truth is: the program's own results do not depend on it.
 void observe(wavekit::hsa::DispatchObserver& watcher, const std::string& kernel,
@@ -231,8 +237,7 @@ void observe(wavekit::hsa::DispatchObserver& watcher, const std::string& kernel,
   try {
     watcher.completed(dispatch);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "wavekit emulator: the observer failed on %s: %s\n", kernel.c_str(),
-                 error.what());
+    report_observer_failure(kernel, error);
   }
 }
 
@@ -291,8 +296,7 @@ void run_dispatch(Queue& queue, const hsa_kernel_dispatch_packet_t& packet,
     try {
       if (!watcher->prepare(kernel, params.options)) watcher = nullptr;
     } catch (const std::exception& error) {
-      std::fprintf(stderr, "wavekit emulator: the observer failed on %s: %s\n", kernel.c_str(),
-                   error.what());
+      report_observer_failure(kernel, error);
       watcher = nullptr;
     }
   }

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "wavekit/model/counts.h"
+#include "wavekit/model/machine.h"
+#include "wavekit/model/predict.h"
 #include "wavekit/support/process.h"
 
 namespace wavekit::model {
@@ -45,6 +47,20 @@ struct ProgramOutcome {
   ProgramExit exit;
   std::vector<ProgramKernel> kernels;  // in the order of their first dispatch
 };
+
+// A kernel of the program on the machines: each counted launch's prediction, and its totals
+// over every launch, the uncounted ones at the counted ones' mean (launches / counted times the
+// counted sums; zero when none was counted).
+struct KernelTotals {
+  const ProgramKernel* kernel = nullptr;
+  std::vector<std::vector<Prediction>> predictions;  // per counted launch, per machine
+  double fp32_flops = 0, fp64_flops = 0;
+  double global_load_bytes = 0, global_store_bytes = 0, dram_bytes = 0;
+  std::vector<double> seconds;  // per machine
+};
+std::vector<KernelTotals> total_program(const ProgramOutcome& outcome,
+                                        const std::vector<Machine>& machines,
+                                        const PredictOptions& options = {});
 
 // Runs the program to completion under the observer. Throws wavekit::Error when it cannot
 // start or the observer's output cannot be read; the program's own failure is in `exit`.

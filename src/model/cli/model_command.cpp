@@ -456,13 +456,13 @@ int run_model(cli::Arguments args) {
     if (verb == "run") return run_program_model(args.subspan(1));
   }
   std::string file, kernel, blocks, grid, block = "256", fit, check, at, save, program, build_dir;
-  std::string lds;
+  std::string lds, target = "gfx90a";
   std::vector<std::string> arguments, machines, params, flags;
   bool json = false, peak = false, no_cache = false;
   std::string threads_text;
   cli::OptionParser parser(
       "wavekit model",
-      "Run a kernel of an AMDGPU code object (or a HIP source, built for gfx90a with clang-22)\n"
+      "Run a kernel of an AMDGPU code object (or a HIP source, built with clang-22 for --target)\n"
       "on the emulator and report its FLOPs (SP/DP, NVIDIA's convention), loads, stores, DRAM\n"
       "bytes (an L2 model of the machine), predicted time and bound on each --machine.\n"
       "Other forms: wavekit model run -- PROGRAM (every dispatch of an application) | machines |\n"
@@ -489,6 +489,9 @@ int run_model(cli::Arguments args) {
   parser.repeated("--hip-flag", &flags, "FLAG", "extra clang flag for a HIP source (repeatable)");
   parser.option("--build-dir", &build_dir, "DIR",
                 "where a HIP source's code object goes (default: a temporary dir)");
+  parser.option("--target", &target, "PROCESSOR",
+                "the processor a HIP source is built for and run on: gfx908, gfx90a (default) "
+                "or gfx942");
   parser.option("--threads", &threads_text, "N", "emulator host threads (default: every core)");
   parser.flag("--no-cache-model", &no_cache, "skip the address trace and L2 model (no DRAM bytes)");
   parser.flag("--peak", &peak, "predict with peak figures instead of achieved ones");
@@ -502,7 +505,7 @@ int run_model(cli::Arguments args) {
   std::string ext = fs::path(file).extension().string();
   if (ext == ".hip" || ext == ".cpp" || ext == ".cu" || ext == ".cc") {
     if (build_dir.empty()) build_dir = (fs::temp_directory_path() / "wavekit-model-build").string();
-    file = build_hip(file, build_dir, flags);
+    file = build_hip(file, build_dir, flags, target);
   }
   LaunchSpec spec;
   spec.code_object = file;

@@ -1073,6 +1073,12 @@ std::vector<OpsSlot> ops_slots() {
                      const std::uint32_t low = f32_bits(product * 4.0f) & 0xffff;
                      return low | ((low & 0x8000) ? 0xffff0000u : 0u);
                    }});
+  slots.push_back({"v_swap_b32 (a, b): the first register gets b", C::bits,
+                   [=](I in, int l) -> std::uint32_t { return in.b[l]; }});
+  slots.push_back({"v_swap_b32 (a, b): the second register gets a", C::bits,
+                   [=](I in, int l) -> std::uint32_t { return in.a[l]; }});
+  slots.push_back({"v_swap_b32 in the even lanes: b there, a elsewhere", C::bits,
+                   [=](I in, int l) -> std::uint32_t { return l % 2 == 0 ? in.b[l] : in.a[l]; }});
   return slots;
 }
 

@@ -570,6 +570,16 @@ void vpk_16_clamp(Wave& w, const Inst& in) {
 _Float16 as_f16(std::uint16_t bits) { return std::bit_cast<_Float16>(bits); }
 std::uint16_t bits_of(_Float16 value) { return std::bit_cast<std::uint16_t>(value); }
 
+// v_swap_b32 vdst, vsrc0 (gfx9): exchanges two VGPRs in the active lanes; the encoding only
+// allows a VGPR source, and the exchange of a register with itself leaves it as it was.
+void v_swap_b32(Wave& w, const Inst& in) {
+  u32* d = w.vreg(vector_index(w, in, in.dst, 3));
+  u32* s = w.vreg(vector_index(w, in, in.src[0], 0));
+  const u64 lanes = write_lanes(w, in);
+  for (unsigned lane = 0; lane < 64; ++lane)
+    if ((lanes >> lane) & 1) std::swap(d[lane], s[lane]);
+}
+
 void v_pk_mov_b32(Wave& w, const Inst& in) {
   u32 t0[128], t1[128];
   View64 a = read64(w, in, 0, t0), b = read64(w, in, 1, t1);
@@ -2257,6 +2267,7 @@ void add_valu(Table& t) {
   V32("v_mov_b32", a);
   add(t, "v_mov_b64", valu64<+[](u64 a, u64, u64) { return a; }>, Family::valu, {B64, B64, B64}, 2);
   add(t, "v_pk_mov_b32", v_pk_mov_b32, Family::valu, {B64, B64, B64}, 2);
+  add(t, "v_swap_b32", v_swap_b32, Family::valu);
   V32("v_not_b32", ~a);
   V32("v_and_b32", a & b);
   V32("v_or_b32", a | b);

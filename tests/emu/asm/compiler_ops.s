@@ -2,7 +2,8 @@
 // emulator had no semantics for (gfx90a): v_pack_b32_f16, v_cvt_pkrtz_f16_f32, the 16-bit
 // min3 / max3 / med3, v_mad_{u32_u16,i32_i16}, the packed i16 operations, v_mac_f16,
 // v_pk_fmac_f16, v_frexp_{mant,exp_i16}_f16, v_cvt_{flr,rpi}_i32_f32, v_cmpx_class_*, the dot
-// products and the sums of absolute differences, with their op_sel, abs / neg and clamp forms.
+// products and the sums of absolute differences, with their op_sel, abs / neg and clamp forms;
+// v_swap_b32.
 //
 // compiler_ops: kernarg A, B, C (integers), H0, H1, H2 (two binary16 each), F0, F1 (f32), out.
 // v1 = A, v2 = B, v3 = C, v5 = H0, v6 = H1, v7 = H2, v8 = F0, v9 = F1 (per lane); v10 = lane * 4.
@@ -176,6 +177,22 @@ compiler_ops:
   OP v_frexp_mant_f16_sdwa v4, v5 mul:2 dst_sel:WORD_1 dst_unused:UNUSED_PAD src0_sel:WORD_0
   OP v_add_f32_sdwa v4, v8, v9 mul:2 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD src1_sel:DWORD
   OP v_mul_f32_sdwa v4, v8, v9 mul:4 dst_sel:WORD_0 dst_unused:UNUSED_SEXT src0_sel:DWORD src1_sel:DWORD
+  // v_swap_b32 (clang's register shuffles, e.g. doh at -fno-inline-functions on gfx942): both
+  // registers, then in the even lanes only.
+  v_mov_b32 v4, v1
+  v_mov_b32 v14, v2
+  v_swap_b32 v4, v14
+  RESULT
+  v_mov_b32 v4, v14
+  RESULT
+  v_mov_b32 v4, v1
+  v_mov_b32 v14, v2
+  s_mov_b64 s[26:27], exec
+  s_mov_b32 exec_lo, 0x55555555
+  s_mov_b32 exec_hi, 0x55555555
+  v_swap_b32 v4, v14
+  s_mov_b64 exec, s[26:27]
+  RESULT
   s_endpgm
 
 .rodata

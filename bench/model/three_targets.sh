@@ -5,14 +5,16 @@
 # a small size (the first --fit value, or the direct run's parameters), its counts compared
 # across the targets (the same source does the same floating-point work and moves the same
 # bytes whatever the ISA: a mismatch names an emulator or counting fault), each code object
-# rewritten with bbcount, callret and blocktrace (`wavekit rewrite`), and the bbcount and
-# blocktrace objects run with `wavekit launch` against the emulator's ground truth of the
-# original on the same inputs (the generated buffers zeroed: `wavekit launch` has no generated
-# forms, and the oracle needs only the same inputs on both sides).
+# rewritten with bbcount, callret and blocktrace (`wavekit rewrite`), and the original, bbcount
+# and blocktrace objects run with `wavekit launch` on one set of inputs per kernel (the
+# generated buffers written to files, seeded, the same for the three targets): the tools'
+# reports against the emulator's ground truth of the original, and the values the original
+# computes on each target against the other targets' (values.tsv).
 #   bash bench/model/three_targets.sh BUILD [OUT]
 # Writes OUT (default BUILD/three-targets)/results.tsv, one line a kernel and target:
 # program kernel target run fp32 fp64 load_bytes store_bytes wave_instructions rewrite exact.
-# KERNELS=FILE takes another kernel list of the same format.
+# KERNELS=FILE takes another kernel list of the same format; HIP_FLAGS adds clang flags to every
+# build (-fno-inline-functions: real device-function calls).
 set -u
 BUILD=$(realpath "${1:?build directory with the wavekit binary}")
 OUT=$(realpath -m "${2:-$BUILD/three-targets}")
@@ -21,11 +23,13 @@ SRC=${WAVEKIT_SHARED_DATA:-$ROOT/../shared/data}/hecbench/src
 mkdir -p "$OUT"
 printf 'program\tkernel\ttarget\trun\tfp32\tfp64\tload_bytes\tstore_bytes\twave_instructions\trewrite\texact\n' > "$OUT/results.tsv"
 # The kernel-list line's launch as `wavekit launch` options: grid = blocks x block, braces
-# evaluated at the parameters, generated buffers as zeroed ones of their size.
-launch_options() {  # BLOCK BLOCKS PARAMS LDS ARGS...
+# evaluated at the parameters, generated buffers as files in INPUTS (written once, seeded by
+# their position, in the model's value ranges).
+launch_options() {  # INPUTS BLOCK BLOCKS PARAMS LDS ARGS...
   /usr/bin/python3 - "$@" <<'PY'
-import math, re, sys
-block, blocks, params, lds, *args = sys.argv[1:]
+import math, os, re, sys
+import numpy as np
+inputs, block, blocks, params, lds, *args = sys.argv[1:]
 env = {k: float(v) for k, v in (p.split("=") for p in params.split())}
 def value(expr):
     return eval(expr.replace("^", "**"), {"__builtins__": {}}, env)
@@ -41,11 +45,28 @@ grid = [size(b) * size(t) for b, t in zip(blocks.split(","), block.split(","))]
 out += ["--grid", ",".join(map(str, grid)), "--block", ",".join(str(size(t)) for t in block.split(","))]
 if lds:
     out += ["--lds", str(size(lds))]
-width = {"f32rand": 4, "f64rand": 8, "i32rand": 4, "u32iota": 4, "f32fill": 4, "f64fill": 8, "i32fill": 4}
-for arg in args:
+def generated(kind, fields, seed):
+    rng = np.random.default_rng(seed)
+    count = size(fields[0])
+    if kind in ("f32rand", "f64rand"):
+        lo, hi = (float(fields[1]), float(fields[2])) if len(fields) == 3 else (0.0, 1.0)
+        values = rng.uniform(lo, hi, count)
+        return values.astype(np.float32 if kind == "f32rand" else np.float64)
+    if kind == "i32rand":
+        return rng.integers(int(fields[1]), int(fields[2]) + 1, count).astype(np.int32)
+    if kind == "u32iota":
+        return np.arange(count, dtype=np.uint32)
+    dtype = {"f32fill": np.float32, "f64fill": np.float64, "i32fill": np.int32}[kind]
+    return np.full(count, float(fields[1])).astype(dtype)
+kinds = ("f32rand", "f64rand", "i32rand", "u32iota", "f32fill", "f64fill", "i32fill")
+os.makedirs(inputs, exist_ok=True)
+for position, arg in enumerate(args):
     kind, _, rest = arg.partition(":")
-    if kind in width:
-        out += ["--arg", "zeros:%d" % (width[kind] * size(rest.split(":")[0]))]
+    if kind in kinds:
+        path = os.path.join(inputs, "arg%d.bin" % position)
+        if not os.path.exists(path):
+            generated(kind, rest.split(":"), position).tofile(path)
+        out += ["--arg", "file:" + path]
     elif kind == "zeros":
         out += ["--arg", "zeros:%d" % size(rest)]
     else:
@@ -65,7 +86,7 @@ while IFS='|' read -r program source kernel block blocks fit check at args lds f
          --target "$target" --threads 2 --no-cache-model --json --build-dir "$base.build"
          --hip-flag=-std=c++17 --hip-flag=-I"$SRC/$program")
     [ -n "$lds" ] && cmd+=(--lds "$lds")
-    for f in $flags; do cmd+=(--hip-flag="$f"); done
+    for f in $flags ${HIP_FLAGS:-}; do cmd+=(--hip-flag="$f"); done
     for a in $args; do cmd+=(--arg "$a"); done
     for p in $params; do cmd+=(--param "$p"); done
     if timeout 300 "${cmd[@]}" > "$base.json" 2> "$base.err"; then
@@ -89,11 +110,14 @@ print("\t".join("%.0f" % c.get(k, 0) for k in ("flops.fp32", "flops.fp64",
     exact=""
     if [ "$run" = ok ] && [ -n "$co" ]; then
       symbol=$(/usr/bin/python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["kernels"][0]["model"]["symbol"])' "$base.json")
-      mapfile -t options < <(launch_options "$block" "$blocks" "$params" "$lds" $args)
-      common=(--kernel "$symbol" --threads 2 --timeout 120 "${options[@]}")
-      rm -rf "$base.truth" "$base.trace"
+      mapfile -t options < <(launch_options "$OUT/$(printf %02d $i)-$program.inputs" "$block" \
+                               "$blocks" "$params" "$lds" $args)
+      # One host thread: the emulator's deterministic schedule (docs/emu.md), so that kernels
+      # whose blocks depend on the interleaving (lebesgue's atomics) compare exactly.
+      common=(--kernel "$symbol" --threads 1 --timeout 120 "${options[@]}")
+      rm -rf "$base.truth" "$base.values"
       if "$BUILD/wavekit" launch "$co" "${common[@]}" --trace-blocks "$base.truth.json" \
-           --trace-sequence "$base.truth" > /dev/null 2> "$base.launch.err"; then
+           --trace-sequence "$base.truth" --out "$base.values" > /dev/null 2> "$base.launch.err"; then
         for tool in bbcount blocktrace; do
           result="$base.$tool.out"
           rm -rf "$result"
@@ -115,3 +139,41 @@ print("\t".join("%.0f" % c.get(k, 0) for k in ("flops.fp32", "flops.fp64",
       "$exact" | tee -a "$OUT/results.tsv"
   done
 done < "${KERNELS:-$ROOT/bench/model/hecbench_kernels.txt}"
+# The values each kernel computed on the three targets, buffer by buffer: equal bytes, or the
+# largest relative difference against gfx90a's with the buffers read as f32 (a rough figure
+# for f64 or integer buffers: the bytes differ either way).
+/usr/bin/python3 - "$OUT" <<'PY'
+import glob, os, sys
+import numpy as np
+out = sys.argv[1]
+rows = ["kernel\tbuffers\tresult"]
+for inputs in sorted(glob.glob(os.path.join(out, "*.inputs"))):
+    stem = inputs[: -len(".inputs")]
+    dirs = {t: stem + "." + t + ".values" for t in ("gfx908", "gfx90a", "gfx942")}
+    if not all(os.path.isdir(d) for d in dirs.values()):
+        rows.append(os.path.basename(stem) + "\t-\tnot run on every target")
+        continue
+    worst, differing, names = 0.0, [], sorted(os.listdir(dirs["gfx90a"]))
+    for name in names:
+        data = {t: open(os.path.join(d, name), "rb").read() for t, d in dirs.items()}
+        if len(set(data.values())) == 1:
+            continue
+        differing.append(name)
+        if len(data["gfx90a"]) % 4:
+            continue
+        ref = np.frombuffer(data["gfx90a"], np.float32).astype(np.float64)
+        for t in ("gfx908", "gfx942"):
+            if len(data[t]) != len(data["gfx90a"]):
+                continue
+            other = np.frombuffer(data[t], np.float32).astype(np.float64)
+            with np.errstate(all="ignore"):
+                rel = np.abs(other - ref) / np.maximum(np.abs(ref), 1e-30)
+            rel = rel[np.isfinite(rel)]
+            if rel.size:
+                worst = max(worst, float(rel.max()))
+    result = "equal" if not differing else "%s differ (largest relative difference as f32 %.3g)" % (
+        ",".join(differing), worst)
+    rows.append("%s\t%d\t%s" % (os.path.basename(stem), len(names), result))
+open(os.path.join(out, "values.tsv"), "w").write("\n".join(rows) + "\n")
+print("\n".join(rows))
+PY

@@ -18,8 +18,10 @@ struct Output {
   std::string text;
 };
 
-Output run(const std::string& arguments) {
-  const std::string command = std::string(WAVEKIT_CLI) + " model run " + arguments + " 2>/dev/null";
+// stdout, and stderr too when `with_errors`.
+Output run(const std::string& arguments, bool with_errors = false) {
+  const std::string command = std::string(WAVEKIT_CLI) + " model run " + arguments +
+                              (with_errors ? " 2>&1" : " 2>/dev/null");
   Output out;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return out;
@@ -136,6 +138,13 @@ TEST(Program, AProgramThatFailsGivesItsExitStatusAndOneThatCannotStartIsNamed) {
   EXPECT_EQ(missing.status, 127);
   Output none = run("--json");
   EXPECT_NE(none.status, 0);
+  // Refused by wavekit model before the program starts (not by the observer inside it).
+  for (const char* bad : {"--kernels '(' -- ", "--timeout -1 -- "}) {
+    Output refused = run(std::string(bad) + WAVEKIT_MODEL_PROGRAM, true);
+    EXPECT_NE(refused.status, 0) << bad;
+    EXPECT_EQ(refused.text.rfind("wavekit model: ", 0), 0u) << refused.text;
+    EXPECT_EQ(refused.text.find("wavekit emulator"), std::string::npos) << refused.text;
+  }
 }
 
 // The runtime's side: an observer module that cannot be opened ends the program with a message

@@ -337,7 +337,12 @@ int run_program_model(cli::Arguments args) {
   spec.cache_machine = no_cache ? "" : machine_models.front().file;
   spec.kernels = kernels;
   if (!launches_text.empty()) spec.launches = cli::parse_unsigned("--launches", launches_text);
-  if (!timeout_text.empty()) spec.timeout_seconds = cli::parse_double("--timeout", timeout_text);
+  if (!timeout_text.empty()) {
+    spec.timeout_seconds = cli::parse_double("--timeout", timeout_text);
+    if (!(spec.timeout_seconds > 0))
+      throw cli::UsageError("--timeout: '" + timeout_text +
+                            "' is not a positive number of seconds");
+  }
   if (json) spec.stdout_file = "/dev/stderr";
   ProgramOutcome outcome = model_program(spec);
 
@@ -391,9 +396,13 @@ int run_program_model(cli::Arguments args) {
     return outcome.exit.status;
   }
 
-  std::cout << "\nwavekit model: " << app.program << " exited " << outcome.exit.status << "; "
-            << outcome.kernels.size() << " kernel(s), " << dispatches << " launch(es), " << counted
-            << " counted";
+  std::string ended = "exited " + std::to_string(outcome.exit.status);
+  if (outcome.exit.timed_out)
+    ended = "was stopped at the --timeout (" + timeout_text + " s)";
+  else if (outcome.exit.signal)
+    ended = "was killed by " + describe_signal(outcome.exit.signal);
+  std::cout << "\nwavekit model: " << app.program << " " << ended << "; " << outcome.kernels.size()
+            << " kernel(s), " << dispatches << " launch(es), " << counted << " counted";
   if (!no_cache) std::cout << "; DRAM bytes from " << machine_models.front().name << "'s L2 model";
   std::cout << "\n\n";
   // Kernel names left-aligned, figures right-aligned in columns of their own width.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "wavekit/model/compare.h"
 #include "wavekit/support/error.h"
@@ -43,6 +44,13 @@ ProgramOutcome model_program(const ProgramSpec& spec) {
   if (spec.command.empty()) throw Error("no program to run");
   if (!std::filesystem::exists(spec.observer_module))
     throw Error("the model's dispatch observer is missing: " + spec.observer_module);
+  // The observer compiles the regex at the program's first dispatch; a bad one is refused here,
+  // before the program runs.
+  try {
+    std::regex check(spec.kernels);
+  } catch (const std::regex_error& error) {
+    throw Error("--kernels: '" + spec.kernels + "' is not a regular expression: " + error.what());
+  }
   Scratch lines;
 
   ChildProgram program;
